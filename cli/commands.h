@@ -1,0 +1,12 @@
+/*
+ * commands.h — the stormsweep subcommands. Each takes the arguments after
+ * its name (argv[0] is the command name) and returns the process exit
+ * status: 0 success, 1 failure while working, 2 bad usage or input.
+ */
+#ifndef STORMSWEEP_COMMANDS_H
+#define STORMSWEEP_COMMANDS_H
+
+int cmd_sim(int argc, char **argv);
+int cmd_route(int argc, char **argv);
+
+#endif

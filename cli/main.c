@@ -1,0 +1,48 @@
+/*
+ * main.c — entry point of the stormsweep command-line tool: dispatches to
+ * one function per subcommand (commands.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+    {"sim", cmd_sim, "simulate one run and print its summary"},
+    {"route", cmd_route, "route keys through a bounded-load consistent-hash ring"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "stormsweep %s — Monte Carlo sweeps of retry storms in sharded clusters\n\n"
+          "usage: stormsweep COMMAND [OPTIONS]\n\ncommands:\n",
+          STORMSWEEP_VERSION);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\n'stormsweep COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("stormsweep %s\n", STORMSWEEP_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "stormsweep: unknown command '%s' (see 'stormsweep --help')\n", argv[1]);
+  return 2;
+}

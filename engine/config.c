@@ -1,0 +1,581 @@
+/*
+ * config.c — the settings table: every user-visible scenario setting, its
+ * type, bounds, default (the built-in seed study, SPEC §3) and help text.
+ *
+ * Parsing, formatting, "did you mean" suggestions, help output and the
+ * README's settings reference all read this one table, so a new setting is
+ * one row here plus its field in eng_config.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eng_config.h"
+
+static const char *const service_names[] = {"exponential", "deterministic", "lognormal", NULL};
+static const char *const key_names[] = {"uniform", "zipf", NULL};
+static const char *const discipline_names[] = {"fifo", "lifo", "adaptive_lifo", NULL};
+static const char *const backoff_names[] = {"none", "full", "equal", "decorrelated", NULL};
+static const char *const breaker_names[] = {"off", "fail_fast", "next_shard", NULL};
+static const char *const bool_names[] = {"off", "on", NULL};
+static const char *const policy_names[] = {"naive", "guarded", NULL};
+
+#define OFF(f) offsetof(eng_config, f)
+#define BIG 1e15
+
+static const eng_setting settings[] = {
+    /* time */
+    {"tick_ms", ENG_SET_DOUBLE, OFF(tick_ms), 1e-3, 1e4, NULL, "time",
+     "length of one tick in ms; every duration below is converted to ticks"},
+    {"horizon_ms", ENG_SET_DOUBLE, OFF(horizon_ms), 1, 1e10, NULL, "time",
+     "simulated time per run in ms (ticks = horizon_ms / tick_ms, at most 100 million)"},
+    /* cluster */
+    {"shards", ENG_SET_INT, OFF(shards), 1, ENG_MAX_SHARDS, NULL, "cluster", "number of shards"},
+    {"workers", ENG_SET_INT, OFF(workers), 1, 1e6, NULL, "cluster",
+     "parallel workers per shard (attempts in service at once)"},
+    {"service", ENG_SET_ENUM, OFF(service_dist), 0, 0, service_names, "cluster",
+     "service-time distribution: exponential, deterministic or lognormal"},
+    {"service_mean_ms", ENG_SET_DOUBLE, OFF(service_mean_ms), 1e-6, 1e9, NULL, "cluster",
+     "mean service time of one attempt in ms"},
+    {"service_sigma", ENG_SET_DOUBLE, OFF(service_sigma), 0, 10, NULL, "cluster",
+     "lognormal shape: sigma of the underlying normal (the mean stays service_mean_ms)"},
+    {"queue_capacity", ENG_SET_DOUBLE_INF, OFF(queue_capacity), 0, 1e9, NULL, "cluster",
+     "waiting attempts a shard holds before rejecting at once; inf = unbounded"},
+    {"queue_discipline", ENG_SET_ENUM, OFF(queue_discipline), 0, 0, discipline_names, "cluster",
+     "fifo; lifo (newest served first); adaptive_lifo (fifo until the queue reaches "
+     "adaptive_lifo_threshold, lifo above it)"},
+    {"adaptive_lifo_threshold", ENG_SET_DOUBLE, OFF(adaptive_lifo_threshold), 0, 1e9, NULL,
+     "cluster", "queue length at which adaptive_lifo switches to lifo"},
+    {"codel_target_ms", ENG_SET_DOUBLE_INF, OFF(codel_target_ms), 0, BIG, NULL, "cluster",
+     "CoDel-style shedding: drop queued attempts older than this once the queue has not "
+     "drained below it for codel_interval_ms; inf = off"},
+    {"codel_interval_ms", ENG_SET_DOUBLE, OFF(codel_interval_ms), 0, BIG, NULL, "cluster",
+     "how long the queue delay must stay above codel_target_ms before shedding starts"},
+    {"deadline_drop", ENG_SET_ENUM, OFF(deadline_drop), 0, 0, bool_names, "cluster",
+     "on: a shard drops, instead of serving, a queued attempt whose client already gave up"},
+    /* router */
+    {"vnodes", ENG_SET_INT, OFF(vnodes), 1, ENG_MAX_VNODES, NULL, "router",
+     "ring points per shard (xxHash of shard and vnode)"},
+    {"capacity_factor", ENG_SET_DOUBLE_INF, OFF(capacity_factor), 1, BIG, NULL, "router",
+     "bounded-load factor c: no shard takes more than max(1, ceil(c (L+1) / M)) attempts "
+     "in flight; inf = plain consistent hashing"},
+    /* traffic */
+    {"load", ENG_SET_DOUBLE, OFF(load), 0, 1e6, NULL, "traffic",
+     "arrival rate as a fraction of cluster capacity (shards x workers / service mean)"},
+    {"rate_rps", ENG_SET_DOUBLE, OFF(rate_rps), 0, 1e12, NULL, "traffic",
+     "absolute arrival rate in requests/s; when > 0 it replaces load"},
+    {"keys", ENG_SET_INT64, OFF(keys), 1, 4e18, NULL, "traffic", "size of the key space"},
+    {"key_dist", ENG_SET_ENUM, OFF(key_dist), 0, 0, key_names, "traffic",
+     "key popularity: uniform or zipf (exponent zipf_s)"},
+    {"zipf_s", ENG_SET_DOUBLE, OFF(zipf_s), 0, 10, NULL, "traffic", "Zipf exponent s"},
+    {"clients", ENG_SET_INT, OFF(clients), 1, 1e6, NULL, "traffic",
+     "client processes sharing the load; budgets and breakers are per client"},
+    /* client policy */
+    {"policy", ENG_SET_PRESET, 0, 0, 0, policy_names, "client",
+     "preset: naive = no budget, no backoff; guarded = budget_ratio 0.1, full jitter "
+     "backoff with base 10 ms and cap 1000 ms (sets those settings when applied)"},
+    {"timeout_ms", ENG_SET_DOUBLE, OFF(timeout_ms), 0, BIG, NULL, "client",
+     "per-attempt client timeout in ms (the server is not told)"},
+    {"max_retries", ENG_SET_INT, OFF(max_retries), 0, 1000, NULL, "client",
+     "retries per request after the first attempt"},
+    {"backoff", ENG_SET_ENUM, OFF(backoff), 0, 0, backoff_names, "client",
+     "delay before a retry: none (immediate), full jitter U(0, min(cap, base 2^n)), equal "
+     "jitter (half fixed, half random) or decorrelated jitter min(cap, U(base, 3 prev))"},
+    {"backoff_base_ms", ENG_SET_DOUBLE, OFF(backoff_base_ms), 0, BIG, NULL, "client",
+     "backoff base in ms"},
+    {"backoff_cap_ms", ENG_SET_DOUBLE, OFF(backoff_cap_ms), 0, BIG, NULL, "client",
+     "backoff cap in ms (0 = retries are immediate, whatever backoff says)"},
+    {"budget_ratio", ENG_SET_DOUBLE_INF, OFF(budget_ratio), 0, BIG, NULL, "client",
+     "retry budget: tokens each first attempt deposits in its client's bucket; a retry "
+     "spends one and is dropped without one; inf = no budget"},
+    {"budget_max_tokens", ENG_SET_DOUBLE, OFF(budget_max_tokens), 0, BIG, NULL, "client",
+     "retry budget bucket capacity per client (the bucket starts full)"},
+    {"breaker", ENG_SET_ENUM, OFF(breaker), 0, 0, breaker_names, "client",
+     "circuit breaker per (client, shard): off; fail_fast (an open breaker fails the attempt "
+     "at once); next_shard (the router steps over shards whose breaker is open)"},
+    {"breaker_window", ENG_SET_INT, OFF(breaker_window), 1, 64, NULL, "client",
+     "calls in the breaker's sliding window"},
+    {"breaker_min_calls", ENG_SET_INT, OFF(breaker_min_calls), 1, 64, NULL, "client",
+     "calls the window must hold before the breaker may open"},
+    {"breaker_threshold", ENG_SET_DOUBLE, OFF(breaker_threshold), 0, 1, NULL, "client",
+     "failure ratio over the window that opens the breaker"},
+    {"breaker_cooldown_ms", ENG_SET_DOUBLE, OFF(breaker_cooldown_ms), 0, BIG, NULL, "client",
+     "how long an open breaker stays open before it lets probes through (half-open)"},
+    {"breaker_probes", ENG_SET_INT, OFF(breaker_probes), 1, 1000, NULL, "client",
+     "successful probes in a row that close a half-open breaker"},
+    /* faults */
+    {"surge", ENG_SET_WINDOWS, OFF(surge), 0, 0, NULL, "faults",
+     "traffic surge windows \"START+DURATION ...\" in ms, or none"},
+    {"surge_factor", ENG_SET_DOUBLE, OFF(surge_factor), 0, 1e6, NULL, "faults",
+     "arrival-rate multiplier during a surge"},
+    {"brownout", ENG_SET_WINDOWS, OFF(brownout), 0, 0, NULL, "faults",
+     "brownout windows of shard brownout_shard, or none"},
+    {"brownout_factor", ENG_SET_DOUBLE, OFF(brownout_factor), 0, 1, NULL, "faults",
+     "service capacity multiplier during a brownout (0 = stalled: no progress at all)"},
+    {"brownout_shard", ENG_SET_INT, OFF(brownout_shard), 0, ENG_MAX_SHARDS - 1, NULL, "faults",
+     "the shard a brownout hits"},
+    {"crash", ENG_SET_WINDOWS, OFF(crash), 0, 0, NULL, "faults",
+     "crash windows of shard crash_shard (it loses its queue and stops answering), or none"},
+    {"crash_shard", ENG_SET_INT, OFF(crash_shard), 0, ENG_MAX_SHARDS - 1, NULL, "faults",
+     "the shard that crashes"},
+    {"crash_detect_ms", ENG_SET_DOUBLE, OFF(crash_detect_ms), 0, BIG, NULL, "faults",
+     "delay before the router marks a crashed shard unhealthy and its keys walk on"},
+    {"outage", ENG_SET_WINDOWS, OFF(outage), 0, 0, NULL, "faults",
+     "network outage windows: attempts sent then are lost (they time out), or none"},
+    {"hot_key", ENG_SET_WINDOWS, OFF(hot_key), 0, 0, NULL, "faults",
+     "windows during which one key takes hot_key_share of the requests, or none"},
+    {"hot_key_share", ENG_SET_DOUBLE, OFF(hot_key_share), 0, 1, NULL, "faults",
+     "share of requests that go to the hot key during a hot_key window"},
+    /* measurement */
+    {"warmup_ms", ENG_SET_DOUBLE, OFF(warmup_ms), 0, BIG, NULL, "measurement",
+     "start of the baseline window (the cluster fills up before it)"},
+    {"baseline_ms", ENG_SET_DOUBLE, OFF(baseline_ms), 1, BIG, NULL, "measurement",
+     "longest baseline window, ending at the first fault (or 90% of the horizon)"},
+    {"recovery_tolerance", ENG_SET_DOUBLE, OFF(recovery_tolerance), 0, 1e6, NULL, "measurement",
+     "recovered = total queue depth <= (1 + tolerance) x baseline p99 + 1 for a hold window"},
+    {"recovery_hold_ms", ENG_SET_DOUBLE, OFF(recovery_hold_ms), 0, BIG, NULL, "measurement",
+     "how long the queue must stay back within tolerance to count as recovered"},
+    {"slo_ms", ENG_SET_DOUBLE, OFF(slo_ms), 0, BIG, NULL, "measurement",
+     "recovery-time SLO: a recovered run passes when recovery_ms <= slo_ms"},
+    {"trend_ms", ENG_SET_DOUBLE, OFF(trend_ms), 1, BIG, NULL, "measurement",
+     "length of the two late windows compared to tell slow from metastable"},
+    {"shrink_min", ENG_SET_DOUBLE, OFF(shrink_min), 0, 1, NULL, "measurement",
+     "the backlog is shrinking when the last window's mean queue is below (1 - shrink_min) "
+     "x the previous window's"},
+    {"metastable_goodput", ENG_SET_DOUBLE, OFF(metastable_goodput), 0, 1, NULL, "measurement",
+     "goodput (share of baseline) under which a stuck backlog counts as metastable"},
+    {"record_shard_queues", ENG_SET_ENUM, OFF(record_shard_queues), 0, 0, bool_names,
+     "measurement", "on: also record the queue depth of every shard at every tick"},
+};
+
+#define NSETTINGS (sizeof settings / sizeof settings[0])
+
+void eng_config_defaults(eng_config *c) {
+  memset(c, 0, sizeof *c);
+  c->tick_ms = 1;
+  c->horizon_ms = 10000;
+  c->shards = 16;
+  c->workers = 8;
+  c->service_dist = ENG_SERVICE_EXP;
+  c->service_mean_ms = 5;
+  c->service_sigma = 1;
+  c->queue_capacity = 1024;
+  c->queue_discipline = ENG_QUEUE_FIFO;
+  c->adaptive_lifo_threshold = 64;
+  c->codel_target_ms = INFINITY;
+  c->codel_interval_ms = 100;
+  c->vnodes = 150;
+  c->capacity_factor = 1.25;
+  c->load = 0.7;
+  c->keys = 1000000;
+  c->key_dist = ENG_KEYS_UNIFORM;
+  c->zipf_s = 1.1;
+  c->clients = 64;
+  c->timeout_ms = 100;
+  c->max_retries = 3;
+  c->backoff = ENG_BACKOFF_NONE;
+  c->backoff_base_ms = 10;
+  c->backoff_cap_ms = 1000;
+  c->budget_ratio = INFINITY;
+  c->budget_max_tokens = 10;
+  c->breaker = ENG_BREAKER_OFF;
+  c->breaker_window = 20;
+  c->breaker_min_calls = 10;
+  c->breaker_threshold = 0.5;
+  c->breaker_cooldown_ms = 1000;
+  c->breaker_probes = 3;
+  c->surge.count = 1;
+  c->surge.w[0] = (eng_window){2000, 500};
+  c->surge_factor = 5;
+  c->brownout.count = 1;
+  c->brownout.w[0] = (eng_window){2000, 500};
+  c->brownout_factor = 0;
+  c->brownout_shard = 0;
+  c->crash_shard = 1;
+  c->crash_detect_ms = 50;
+  c->hot_key_share = 0.5;
+  c->warmup_ms = 500;
+  c->baseline_ms = 1500;
+  c->recovery_tolerance = 0.5;
+  c->recovery_hold_ms = 200;
+  c->slo_ms = 1500;
+  c->trend_ms = 1000;
+  c->shrink_min = 0.1;
+  c->metastable_goodput = 0.5;
+}
+
+size_t eng_settings_count(void) { return NSETTINGS; }
+
+const eng_setting *eng_settings_at(size_t i) { return i < NSETTINGS ? &settings[i] : NULL; }
+
+const eng_setting *eng_settings_find(const char *key) {
+  for (size_t i = 0; i < NSETTINGS; i++)
+    if (!strcmp(settings[i].key, key)) return &settings[i];
+  return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63) return 64;
+  size_t row[64];
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+      size_t best = diag + cost;
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const char *eng_settings_suggest(const char *key) {
+  const char *best = NULL;
+  size_t best_d = (size_t)-1;
+  for (size_t i = 0; i < NSETTINGS; i++) {
+    size_t d = edit_distance(key, settings[i].key);
+    /* A key that contains the typo (or the reverse) is a good guess too. */
+    if (strstr(settings[i].key, key) && strlen(key) >= 3) d = d < 2 ? d : 2;
+    if (d < best_d) best_d = d, best = settings[i].key;
+  }
+  size_t len = strlen(key);
+  size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+  return best_d <= limit ? best : NULL;
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+/* Parses a whole string as a number; "inf" only when allowed. */
+static int parse_double(const char *s, int allow_inf, double *out) {
+  while (isspace((unsigned char)*s)) s++;
+  if (!*s) return -1;
+  if (!strcmp(s, "inf") || !strcmp(s, "+inf") || !strcmp(s, "infinity")) {
+    if (!allow_inf) return -1;
+    *out = INFINITY;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  while (isspace((unsigned char)*end)) end++;
+  if (*end || errno == ERANGE || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_windows(const char *s, eng_windows *w, char *err, size_t errlen,
+                         const char *key) {
+  eng_windows out = {0};
+  while (isspace((unsigned char)*s)) s++;
+  if (!strcmp(s, "none") || !*s) {
+    *w = out;
+    return 0;
+  }
+  while (*s) {
+    if (out.count == ENG_MAX_WINDOWS) {
+      seterr(err, errlen, "%s: at most %d windows", key, ENG_MAX_WINDOWS);
+      return -1;
+    }
+    char *end;
+    errno = 0;
+    double start = strtod(s, &end);
+    if (end == s || *end != '+') goto bad;
+    s = end + 1;
+    double dur = strtod(s, &end);
+    if (end == s || errno == ERANGE) goto bad;
+    if (!(start >= 0) || !(dur >= 0) || !isfinite(start) || !isfinite(dur)) {
+      seterr(err, errlen, "%s: window start and duration must be >= 0 ms", key);
+      return -1;
+    }
+    out.w[out.count++] = (eng_window){start, dur};
+    s = end;
+    if (*s && !isspace((unsigned char)*s) && *s != ';') goto bad;
+    while (isspace((unsigned char)*s) || *s == ';') s++;
+  }
+  *w = out;
+  return 0;
+bad:
+  seterr(err, errlen, "%s: expected windows \"START+DURATION ...\" in ms (e.g. 2000+500) or none",
+         key);
+  return -1;
+}
+
+static int apply_preset(eng_config *c, int which) {
+  if (which == 0) { /* naive */
+    c->budget_ratio = INFINITY;
+    c->backoff = ENG_BACKOFF_NONE;
+  } else { /* guarded */
+    c->budget_ratio = 0.1;
+    c->backoff = ENG_BACKOFF_FULL;
+    c->backoff_base_ms = 10;
+    c->backoff_cap_ms = 1000;
+  }
+  return 0;
+}
+
+static void describe_names(const char *const *names, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int i = 0; names[i]; i++)
+    used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? ", " : "",
+                             names[i]);
+}
+
+int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
+  const eng_setting *s = eng_settings_find(key);
+  if (!s) {
+    const char *sug = eng_settings_suggest(key);
+    if (sug)
+      seterr(err, errlen, "unknown setting '%s' (did you mean '%s'?)", key, sug);
+    else
+      seterr(err, errlen, "unknown setting '%s' (see 'stormsweep sim --list-settings')", key);
+    return -1;
+  }
+  char *field = (char *)c + s->offset;
+  double v;
+  char names[256];
+  switch (s->type) {
+  case ENG_SET_ENUM:
+  case ENG_SET_PRESET: {
+    char word[64];
+    size_t n = 0;
+    while (isspace((unsigned char)*value)) value++;
+    while (value[n] && !isspace((unsigned char)value[n]) && n < sizeof word - 1) {
+      word[n] = value[n];
+      n++;
+    }
+    word[n] = 0;
+    for (int i = 0; s->names[i]; i++)
+      if (!strcmp(word, s->names[i])) {
+        if (s->type == ENG_SET_PRESET) return apply_preset(c, i);
+        *(int32_t *)field = i;
+        return 0;
+      }
+    describe_names(s->names, names, sizeof names);
+    seterr(err, errlen, "%s: must be one of %s, got '%s'", key, names, value);
+    return -1;
+  }
+  case ENG_SET_WINDOWS:
+    return parse_windows(value, (eng_windows *)field, err, errlen, key);
+  default:
+    break;
+  }
+  int allow_inf = s->type == ENG_SET_DOUBLE_INF;
+  if (parse_double(value, allow_inf, &v)) {
+    seterr(err, errlen, "%s: expected a %s%s, got '%s'", key,
+           s->type == ENG_SET_INT || s->type == ENG_SET_INT64 ? "whole number" : "number",
+           allow_inf ? " or inf" : "", value);
+    return -1;
+  }
+  if (!isinf(v) && (v < s->min || v > s->max)) {
+    if (s->max >= BIG)
+      seterr(err, errlen, "%s: must be >= %g%s, got %s", key, s->min, allow_inf ? " or inf" : "",
+             value);
+    else
+      seterr(err, errlen, "%s: must be between %g and %g%s, got %s", key, s->min, s->max,
+             allow_inf ? " or inf" : "", value);
+    return -1;
+  }
+  if ((s->type == ENG_SET_INT || s->type == ENG_SET_INT64) && v != floor(v)) {
+    seterr(err, errlen, "%s: expected a whole number, got '%s'", key, value);
+    return -1;
+  }
+  switch (s->type) {
+  case ENG_SET_INT: *(int32_t *)field = (int32_t)v; break;
+  case ENG_SET_INT64: *(int64_t *)field = (int64_t)v; break;
+  default: *(double *)field = v; break;
+  }
+  return 0;
+}
+
+static void format_double(double v, char *buf, size_t len) {
+  if (isinf(v))
+    snprintf(buf, len, "inf");
+  else
+    snprintf(buf, len, "%.17g", v);
+  /* Prefer the short form when it round-trips. */
+  char shortbuf[64];
+  snprintf(shortbuf, sizeof shortbuf, "%g", v);
+  if (!isinf(v) && strtod(shortbuf, NULL) == v) snprintf(buf, len, "%s", shortbuf);
+}
+
+int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) {
+  const eng_setting *s = eng_settings_find(key);
+  if (!s || !len) return -1;
+  const char *field = (const char *)c + s->offset;
+  switch (s->type) {
+  case ENG_SET_INT: snprintf(buf, len, "%d", (int)*(const int32_t *)field); break;
+  case ENG_SET_INT64: snprintf(buf, len, "%lld", (long long)*(const int64_t *)field); break;
+  case ENG_SET_DOUBLE:
+  case ENG_SET_DOUBLE_INF: format_double(*(const double *)field, buf, len); break;
+  case ENG_SET_ENUM: snprintf(buf, len, "%s", s->names[*(const int32_t *)field]); break;
+  case ENG_SET_PRESET: {
+    /* A preset has no state of its own: report the name whose settings match. */
+    const char *name = "custom";
+    if (isinf(c->budget_ratio) && c->backoff == ENG_BACKOFF_NONE) name = "naive";
+    if (c->budget_ratio == 0.1 && c->backoff == ENG_BACKOFF_FULL && c->backoff_base_ms == 10 &&
+        c->backoff_cap_ms == 1000)
+      name = "guarded";
+    snprintf(buf, len, "%s", name);
+    break;
+  }
+  case ENG_SET_WINDOWS: {
+    const eng_windows *w = (const eng_windows *)field;
+    size_t used = 0;
+    buf[0] = 0;
+    if (!w->count) snprintf(buf, len, "none");
+    for (int i = 0; i < w->count && used < len; i++)
+      used += (size_t)snprintf(buf + used, len - used, "%s%g+%g", i ? " " : "", w->w[i].start_ms,
+                               w->w[i].duration_ms);
+    break;
+  }
+  }
+  return 0;
+}
+
+double eng_config_get_number(const eng_config *c, const char *key) {
+  const eng_setting *s = eng_settings_find(key);
+  if (!s) return NAN;
+  const char *field = (const char *)c + s->offset;
+  switch (s->type) {
+  case ENG_SET_INT:
+  case ENG_SET_ENUM: return *(const int32_t *)field;
+  case ENG_SET_INT64: return (double)*(const int64_t *)field;
+  case ENG_SET_DOUBLE:
+  case ENG_SET_DOUBLE_INF: return *(const double *)field;
+  case ENG_SET_WINDOWS: {
+    const eng_windows *w = (const eng_windows *)field;
+    return w->count ? w->w[0].start_ms : NAN;
+  }
+  case ENG_SET_PRESET: {
+    char buf[32];
+    eng_config_get(c, key, buf, sizeof buf);
+    return !strcmp(buf, "naive") ? 0 : !strcmp(buf, "guarded") ? 1 : NAN;
+  }
+  }
+  return NAN;
+}
+
+int32_t eng_config_ticks(const eng_config *c) {
+  double t = floor(c->horizon_ms / c->tick_ms + 0.5);
+  return t > 1e8 ? -1 : (int32_t)t;
+}
+
+double eng_config_capacity_rps(const eng_config *c) {
+  return (double)c->shards * c->workers * 1000.0 / c->service_mean_ms;
+}
+
+double eng_config_arrival_rps(const eng_config *c) {
+  return c->rate_rps > 0 ? c->rate_rps : c->load * eng_config_capacity_rps(c);
+}
+
+static void windows_extent(const eng_windows *w, double *first, double *last) {
+  for (int i = 0; i < w->count; i++) {
+    if (w->w[i].duration_ms <= 0) continue;
+    if (w->w[i].start_ms < *first) *first = w->w[i].start_ms;
+    if (w->w[i].start_ms + w->w[i].duration_ms > *last)
+      *last = w->w[i].start_ms + w->w[i].duration_ms;
+  }
+}
+
+/* Faults that disturb the cluster. A hot key is a fault too: bounded load is
+ * studied by how the cluster copes with the skew and its end. */
+static void faults_extent(const eng_config *c, double *first, double *last) {
+  *first = INFINITY;
+  *last = 0;
+  windows_extent(&c->surge, first, last);
+  windows_extent(&c->brownout, first, last);
+  windows_extent(&c->crash, first, last);
+  windows_extent(&c->outage, first, last);
+  windows_extent(&c->hot_key, first, last);
+}
+
+double eng_config_fault_clear_ms(const eng_config *c) {
+  double first, last;
+  faults_extent(c, &first, &last);
+  return last;
+}
+
+double eng_config_fault_start_ms(const eng_config *c) {
+  double first, last;
+  faults_extent(c, &first, &last);
+  return isinf(first) ? c->horizon_ms : first;
+}
+
+static int check_windows(const eng_config *c, const eng_windows *w, const char *key, char *err,
+                         size_t errlen) {
+  for (int i = 0; i < w->count; i++)
+    if (w->w[i].start_ms + w->w[i].duration_ms > c->horizon_ms) {
+      seterr(err, errlen, "%s: window %g+%g ends after the horizon (horizon_ms = %g)", key,
+             w->w[i].start_ms, w->w[i].duration_ms, c->horizon_ms);
+      return -1;
+    }
+  return 0;
+}
+
+int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
+  int32_t ticks = eng_config_ticks(c);
+  if (ticks < 1) {
+    seterr(err, errlen, "horizon_ms / tick_ms must give 1 to 100000000 ticks (got %g / %g)",
+           c->horizon_ms, c->tick_ms);
+    return -1;
+  }
+  if (check_windows(c, &c->surge, "surge", err, errlen) ||
+      check_windows(c, &c->brownout, "brownout", err, errlen) ||
+      check_windows(c, &c->crash, "crash", err, errlen) ||
+      check_windows(c, &c->outage, "outage", err, errlen) ||
+      check_windows(c, &c->hot_key, "hot_key", err, errlen))
+    return -1;
+  if (c->brownout.count && c->brownout_shard >= c->shards) {
+    seterr(err, errlen, "brownout_shard: %d is not a shard (shards = %d)", c->brownout_shard,
+           c->shards);
+    return -1;
+  }
+  if (c->crash.count && c->crash_shard >= c->shards) {
+    seterr(err, errlen, "crash_shard: %d is not a shard (shards = %d)", c->crash_shard, c->shards);
+    return -1;
+  }
+  if (c->crash.count && c->shards < 2) {
+    seterr(err, errlen, "crash: needs at least 2 shards so the crashed shard's keys can move");
+    return -1;
+  }
+  if (c->breaker_min_calls > c->breaker_window) {
+    seterr(err, errlen, "breaker_min_calls (%d) must not exceed breaker_window (%d)",
+           c->breaker_min_calls, c->breaker_window);
+    return -1;
+  }
+  if (c->key_dist == ENG_KEYS_ZIPF && c->zipf_s <= 0) {
+    seterr(err, errlen, "zipf_s: must be > 0 for key_dist = zipf");
+    return -1;
+  }
+  double rate_per_tick = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
+  double peak = rate_per_tick * (c->surge.count ? (c->surge_factor > 1 ? c->surge_factor : 1) : 1);
+  if (peak > 1e7) {
+    seterr(err, errlen,
+           "arrival rate of %.3g requests per tick is beyond what a run can simulate (max 1e7)",
+           peak);
+    return -1;
+  }
+  if (c->timeout_ms < c->tick_ms) {
+    seterr(err, errlen, "timeout_ms (%g) must be at least one tick (tick_ms = %g)", c->timeout_ms,
+           c->tick_ms);
+    return -1;
+  }
+  return 0;
+}

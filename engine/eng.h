@@ -1,0 +1,114 @@
+/*
+ * eng.h — public API of the stormsweep engine: one seeded run of a sharded
+ * cluster in integer ticks (SPEC §1–2).
+ *
+ * Threading: the engine has no mutable global state. An eng_run owns every
+ * buffer a run needs; use one eng_run per thread and reuse it across runs
+ * (eng_run_simulate only grows its buffers, so a sweep allocates once per
+ * thread). An eng_config is plain data and may be shared read-only.
+ *
+ * Errors: configuration problems are reported as -1 with a message in a
+ * caller-supplied buffer; broken model invariants abort with the run's seed.
+ */
+#ifndef STORMSWEEP_ENG_H
+#define STORMSWEEP_ENG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eng_config.h"
+
+/* ---- per-tick metrics (SPEC §2); every one is an int32 count per tick ---- */
+typedef enum eng_metric {
+  ENG_M_NEW_REQUESTS,   /* requests created by the open-loop source */
+  ENG_M_ATTEMPTS,       /* attempts sent to the router (first tries + retries) */
+  ENG_M_RETRIES,        /* attempts that were retries */
+  ENG_M_SUCCESSES,      /* attempts answered within the client timeout (goodput) */
+  ENG_M_TIMEOUTS,       /* attempts abandoned by the client at its timeout */
+  ENG_M_REJ_QUEUE_FULL, /* attempts rejected by a full shard queue */
+  ENG_M_REJ_ROUTER,     /* attempts refused by the router (cluster_capacity_exhausted) */
+  ENG_M_REJ_BREAKER,    /* attempts failed fast by an open circuit breaker */
+  ENG_M_REJ_BUDGET,     /* retries dropped because the retry budget was empty */
+  ENG_M_SHED,           /* queued attempts dropped by the shard (CoDel, deadline drop) */
+  ENG_M_LOST,           /* attempts lost to a crashed shard or a network outage */
+  ENG_M_FAILED,         /* requests that ended without success */
+  ENG_M_WASTED,         /* completions of attempts the client had abandoned */
+  ENG_M_QUEUE_DEPTH,    /* attempts waiting in shard queues, summed over shards */
+  ENG_M_MAX_SHARD_QUEUE,/* the longest shard queue */
+  ENG_M_IN_FLIGHT,      /* attempts admitted and not finished (queued + in service) */
+  ENG_M_HOPS,           /* router hops taken by this tick's admissions, summed */
+  ENG_M_OPEN_BREAKERS,  /* (client, shard) breakers open or half-open */
+  ENG_M_BUDGET_TOKENS,  /* whole retry-budget tokens left, summed over clients */
+  ENG_M_COUNT
+} eng_metric;
+
+typedef struct eng_metric_info {
+  const char *name;        /* dataset name, e.g. "queue_depth" */
+  const char *unit;        /* "attempts/tick", "attempts", ... */
+  const char *description; /* one line for help text and file attributes */
+} eng_metric_info;
+
+const eng_metric_info *eng_metric_get_info(eng_metric m);
+
+/* ---- run outcome (SPEC §2; the rule lives in recovery.c and the README) ---- */
+typedef enum eng_outcome {
+  ENG_OUTCOME_RECOVERED = 0,
+  ENG_OUTCOME_SLOW = 1,
+  ENG_OUTCOME_METASTABLE = 2
+} eng_outcome;
+
+const char *eng_outcome_name(eng_outcome o);
+
+/* Per-run summary row. Times are in ms; NaN where undefined. */
+typedef struct eng_summary {
+  uint64_t seed;
+  int32_t outcome;             /* eng_outcome */
+  int32_t passed_slo;          /* recovered and recovery_ms <= slo_ms */
+  double recovery_ms;          /* NaN unless recovered */
+  double baseline_queue;       /* mean total queue depth over the baseline window */
+  double recovery_threshold;   /* queue depth that counts as "back to baseline" */
+  double peak_queue;           /* max total queue depth over the run */
+  double amplification;        /* attempts / new requests over the whole run */
+  double amplification_after;  /* the same from fault clearance to the horizon */
+  double goodput_baseline;     /* successes per tick over the baseline window */
+  double goodput_during;       /* goodput during the faults / baseline goodput */
+  double goodput_after;        /* goodput from clearance to horizon / baseline goodput */
+  double late_queue_trend;     /* late-window mean queue / previous-window mean queue */
+  double max_mean_shard_load;  /* max over shards of admissions / mean admissions */
+  double mean_hops;            /* router hops per admission */
+  double little_L;             /* time-average attempts in system (steady window) */
+  double little_lambda_w;      /* admission rate x mean time in system */
+  double little_lambda;        /* admissions per ms over the steady window */
+  double little_w_ms;          /* mean time in system (ms) of attempts admitted then */
+  double little_rel_error;     /* |L - lambda W| / L */
+  double keys_remapped;        /* fraction of the key space moved by crash faults */
+  double successor_peak_load;  /* peak in-flight on a live shard during a crash / baseline mean */
+  int64_t new_requests, attempts, successes, failed_requests;
+  int64_t events;              /* engine events processed (for cost accounting) */
+} eng_summary;
+
+/* ---- one run ---- */
+typedef struct eng_run eng_run;
+
+eng_run *eng_run_create(void);
+void eng_run_destroy(eng_run *run);
+
+/* Simulates one run of cfg with the given seed. Returns 0, or -1 with a
+ * message in err when the configuration is invalid (validate first to get
+ * all messages up front). Per-tick metrics stay readable until the next call. */
+int eng_run_simulate(eng_run *run, const eng_config *cfg, uint64_t seed,
+                     eng_summary *out, char *err, size_t errlen);
+
+/* Per-tick values of metric m from the last simulation, length eng_run_ticks(). */
+const int32_t *eng_run_metric(const eng_run *run, eng_metric m);
+int32_t eng_run_ticks(const eng_run *run);
+
+/* Optional per-shard queue depth matrix (ticks x shards, row-major); NULL
+ * unless cfg->record_shard_queues was set. */
+const int32_t *eng_run_shard_queues(const eng_run *run);
+
+/* Seed of run (point, replicate) of a sweep with master seed: an xxHash of
+ * the three numbers, so it never depends on thread, rank or order. */
+uint64_t eng_seed_derive(uint64_t master, uint64_t point, uint64_t replicate);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * eng_config.h — the scenario of one run as plain data, and the table of
+ * named settings through which files and command lines change it.
+ *
+ * Every field a user can change has exactly one entry in the settings table
+ * (config.c): its key, type, bounds, default and help. Sweep files, --set and
+ * grid axes all go through eng_config_set, so "any setting can be an axis"
+ * holds by construction. Defaults are the built-in seed study (SPEC §3).
+ */
+#ifndef STORMSWEEP_ENG_CONFIG_H
+#define STORMSWEEP_ENG_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENG_MAX_WINDOWS 8      /* fault windows per fault kind */
+#define ENG_MAX_SHARDS 4096
+#define ENG_MAX_VNODES 65536
+
+typedef enum { ENG_SERVICE_EXP, ENG_SERVICE_DET, ENG_SERVICE_LOGNORMAL } eng_service_dist;
+typedef enum { ENG_KEYS_UNIFORM, ENG_KEYS_ZIPF } eng_key_dist;
+typedef enum { ENG_QUEUE_FIFO, ENG_QUEUE_LIFO, ENG_QUEUE_ADAPTIVE_LIFO } eng_queue_discipline;
+typedef enum { ENG_BACKOFF_NONE, ENG_BACKOFF_FULL, ENG_BACKOFF_EQUAL, ENG_BACKOFF_DECORRELATED } eng_backoff;
+typedef enum { ENG_BREAKER_OFF, ENG_BREAKER_FAIL_FAST, ENG_BREAKER_NEXT_SHARD } eng_breaker_mode;
+
+/* A fault window in ms: [start_ms, start_ms + duration_ms). */
+typedef struct eng_window {
+  double start_ms, duration_ms;
+} eng_window;
+
+typedef struct eng_windows {
+  int count;
+  eng_window w[ENG_MAX_WINDOWS];
+} eng_windows;
+
+typedef struct eng_config {
+  /* time */
+  double tick_ms, horizon_ms;
+  /* cluster */
+  int32_t shards, workers;
+  int32_t service_dist; /* eng_service_dist */
+  double service_mean_ms, service_sigma;
+  double queue_capacity; /* inf = unbounded */
+  int32_t queue_discipline; /* eng_queue_discipline */
+  double adaptive_lifo_threshold; /* queue length at which adaptive LIFO flips */
+  double codel_target_ms, codel_interval_ms; /* target inf = CoDel off */
+  int32_t deadline_drop; /* 1: shards drop queued attempts the client abandoned */
+  /* router */
+  int32_t vnodes;
+  double capacity_factor; /* inf = plain consistent hashing */
+  /* traffic */
+  double load;     /* fraction of capacity; used when rate_rps is 0 */
+  double rate_rps; /* absolute arrival rate, overrides load when > 0 */
+  int64_t keys;
+  int32_t key_dist; /* eng_key_dist */
+  double zipf_s;
+  int32_t clients;
+  /* client policy */
+  double timeout_ms;
+  int32_t max_retries;
+  int32_t backoff; /* eng_backoff */
+  double backoff_base_ms, backoff_cap_ms;
+  double budget_ratio;      /* inf = no retry budget */
+  double budget_max_tokens; /* bucket capacity per client */
+  int32_t breaker;          /* eng_breaker_mode */
+  int32_t breaker_window, breaker_min_calls, breaker_probes;
+  double breaker_threshold, breaker_cooldown_ms;
+  /* faults */
+  eng_windows surge;   double surge_factor;
+  eng_windows brownout; double brownout_factor; int32_t brownout_shard;
+  eng_windows crash;   int32_t crash_shard; double crash_detect_ms;
+  eng_windows outage;
+  eng_windows hot_key; double hot_key_share;
+  /* measurement */
+  double warmup_ms, baseline_ms;
+  double recovery_tolerance, recovery_hold_ms;
+  double slo_ms;
+  double trend_ms, shrink_min, metastable_goodput;
+  int32_t record_shard_queues;
+} eng_config;
+
+typedef enum {
+  ENG_SET_INT,     /* int32 */
+  ENG_SET_INT64,   /* int64 */
+  ENG_SET_DOUBLE,  /* finite double */
+  ENG_SET_DOUBLE_INF, /* double, "inf" allowed */
+  ENG_SET_ENUM,    /* int32 index into a NULL-terminated name list */
+  ENG_SET_WINDOWS, /* "START+DURATION ..." in ms, or "none" */
+  ENG_SET_PRESET   /* a name that sets several other settings (policy) */
+} eng_setting_type;
+
+typedef struct eng_setting {
+  const char *key;
+  eng_setting_type type;
+  size_t offset;            /* into eng_config (unused for presets) */
+  double min, max;          /* inclusive bounds for numbers */
+  const char *const *names; /* enum / preset names */
+  const char *group;        /* "time", "cluster", ... for help and README */
+  const char *help;
+} eng_setting;
+
+void eng_config_defaults(eng_config *cfg);
+
+size_t eng_settings_count(void);
+const eng_setting *eng_settings_at(size_t i);
+const eng_setting *eng_settings_find(const char *key);
+/* Closest known key by edit distance, for "did you mean" messages; NULL if none is close. */
+const char *eng_settings_suggest(const char *key);
+
+/* Parses value for key into cfg. Returns 0, or -1 with a message such as
+ * "capacity_factor: must be >= 1 or inf, got 0.5". */
+int eng_config_set(eng_config *cfg, const char *key, const char *value, char *err, size_t errlen);
+/* Formats the current value of key (as eng_config_set would accept it). */
+int eng_config_get(const eng_config *cfg, const char *key, char *buf, size_t len);
+/* Numeric value of a setting for tables: enums give their index, windows the
+ * first start (NaN when none), presets NaN. */
+double eng_config_get_number(const eng_config *cfg, const char *key);
+
+/* Cross-field checks (fault windows inside the horizon, shard indexes, ...). */
+int eng_config_validate(const eng_config *cfg, char *err, size_t errlen);
+
+/* Derived quantities. */
+int32_t eng_config_ticks(const eng_config *cfg);
+double eng_config_capacity_rps(const eng_config *cfg); /* shards*workers/service mean */
+double eng_config_arrival_rps(const eng_config *cfg);  /* rate_rps, or load*capacity */
+/* End of the last fault window in ms (0 when there is no fault). */
+double eng_config_fault_clear_ms(const eng_config *cfg);
+double eng_config_fault_start_ms(const eng_config *cfg); /* horizon when none */
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * router.h — consistent hashing with bounded load over a uint32 ring of
+ * xxHash points (SPEC §1, the reference routeWithBoundedLoad).
+ *
+ * The ring is built once per run (and again when a shard leaves or rejoins);
+ * routing a key is a table lookup plus a short scan, then a clockwise walk
+ * only while the target shard is at its cap.
+ */
+#ifndef STORMSWEEP_ROUTER_H
+#define STORMSWEEP_ROUTER_H
+
+#include <stdint.h>
+
+typedef struct eng_ring_point {
+  uint32_t hash;
+  uint32_t shard;
+} eng_ring_point;
+
+typedef struct eng_ring {
+  eng_ring_point *points; /* sorted by (hash, shard, vnode) ascending */
+  int32_t count;          /* points in use */
+  int32_t capacity;       /* points allocated */
+  int32_t healthy;        /* shards with points on the ring */
+  uint32_t *lut;          /* lookup table: top lut_bits of a hash -> first index >= it */
+  int32_t lut_bits;
+  int32_t lut_capacity;
+} eng_ring;
+
+/* Hash of (shard, vnode) for the ring, and of a key, both XXH32 with `seed`. */
+uint32_t eng_ring_point_hash(uint32_t shard, uint32_t vnode, uint32_t seed);
+uint32_t eng_key_hash(uint64_t key, uint32_t seed);
+
+/* Builds the ring of `vnodes` points for every shard s < shards with
+ * healthy == NULL or healthy[s] != 0. Reuses ring's memory (grows only).
+ * Returns 0, or -1 if memory is exhausted. */
+int eng_ring_build(eng_ring *ring, int32_t shards, int32_t vnodes,
+                   const uint8_t *healthy, uint32_t seed);
+void eng_ring_free(eng_ring *ring);
+
+/* Index of the first point clockwise from keyhash: the first with
+ * hash >= keyhash, wrapping to 0. The ring must not be empty. */
+int32_t eng_ring_find(const eng_ring *ring, uint32_t keyhash);
+
+/* max(1, ceil(c * (in_flight + 1) / healthy)); INT32_MAX when c is inf. */
+int32_t eng_router_cap(double capacity_factor, int64_t in_flight, int32_t healthy);
+
+typedef struct eng_route {
+  int32_t shard; /* -1: refused (cluster_capacity_exhausted) */
+  int32_t hops;  /* points stepped over clockwise */
+  int32_t cap;   /* the cap in force for this decision */
+} eng_route;
+
+/* The reference decision. loads[s] = attempts in flight on shard s;
+ * excluded (may be NULL) marks shards to step over as if full (a client's
+ * open breakers). Does not change loads: the caller admits. */
+eng_route eng_router_route(const eng_ring *ring, const int32_t *loads, int64_t in_flight,
+                           uint32_t keyhash, double capacity_factor, const uint8_t *excluded);
+
+#endif

@@ -1,0 +1,1136 @@
+/*
+ * sim.c — one run of the sharded cluster, tick by tick (SPEC §1–2).
+ *
+ * Everything a run touches lives in struct eng_run, reused across runs so a
+ * sweep thread allocates only while its buffers grow.
+ *
+ * Attempts are records in one pool, addressed by 32-bit index, recycled
+ * through a free list; a generation counter tells a recycled record from the
+ * one a stale reference meant. Each tick runs, in order:
+ *   1. fault edges that start or end at this tick;
+ *   2. the timing wheel's bucket: service completions and delayed retries;
+ *   3. client timeouts: one FIFO, since every attempt gets the same timeout,
+ *      so the oldest outstanding attempt is always at its head (O(1), no
+ *      cancellation: answered attempts are skipped lazily);
+ *   4. new requests: a Poisson count, then one attempt each;
+ *   5. the tick's metrics.
+ * Completions come before timeouts, so an attempt answered exactly at its
+ * timeout succeeds: success <=> time in system <= timeout.
+ *
+ * Service times are drawn in continuous time and rounded to ticks by
+ * floor(x + U), which keeps their mean exact; a zero-tick service finishes in
+ * the tick it started. The wheel has WHEEL_SIZE buckets; an event further
+ * ahead than that waits in its bucket for the right lap (the check is one
+ * compare), so no horizon or queue depth makes an event cost more.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "eng.h"
+#include "recovery.h"
+#include "rng.h"
+#include "router.h"
+
+#define NIL UINT32_MAX
+#define WHEEL_BITS 12
+#define WHEEL_SIZE (1u << WHEEL_BITS)
+#define WHEEL_MASK (WHEEL_SIZE - 1)
+
+enum { EV_COMPLETE = 0, EV_RETRY = 1 };
+enum { BRK_CLOSED = 0, BRK_OPEN = 1, BRK_HALF_OPEN = 2 };
+enum { STREAM_ARRIVALS = 1, STREAM_SERVICE = 2, STREAM_CLIENT = 3, STREAM_RING = 4 };
+
+typedef struct attempt {
+  uint32_t next;      /* wheel bucket, shard queue or free list link */
+  uint32_t gen;       /* bumped on free: stale timeout entries are skipped */
+  uint32_t keyhash;
+  uint32_t client;
+  int32_t sent;       /* tick the attempt was sent (and admitted) */
+  int32_t due;        /* wheel event tick */
+  int32_t started;    /* tick service started */
+  uint16_t shard;
+  uint16_t epoch;     /* shard epoch at admission: a crash invalidates it */
+  uint8_t attempt_no; /* 0 = first try */
+  uint8_t kind;       /* wheel event kind */
+  uint8_t at_server;  /* admitted and not yet finished or lost */
+  uint8_t abandoned;  /* the client timed it out */
+  float prev_sleep;   /* decorrelated jitter's previous sleep, ms */
+} attempt;
+
+typedef struct shard {
+  uint32_t qhead, qtail;
+  int32_t qlen, busy;
+  int32_t stall_start, stall_end; /* stalled while stall_start <= now < stall_end */
+  double speed;                   /* brownout service-rate factor (1 = healthy) */
+  int32_t codel_first_above;      /* CoDel: tick the queue delay must stay above target until */
+  uint16_t epoch;
+  uint8_t crashed;
+  uint8_t codel_dropping;
+  int64_t admitted;
+} shard;
+
+typedef struct breaker {
+  uint64_t window; /* 1 bits = failures, newest in bit 0 */
+  int32_t open_until;
+  uint8_t n, state, probes_out, probes_ok;
+} breaker;
+
+typedef struct edge {
+  int32_t tick;
+  int8_t kind, on;
+} edge;
+
+enum { F_SURGE, F_BROWNOUT, F_CRASH, F_DETECT, F_OUTAGE, F_HOT, F_KINDS };
+
+struct eng_run {
+  const eng_config *cfg;
+  int32_t ticks, now;
+  eng_rng r_arr, r_svc, r_cli;
+  uint32_t ring_seed;
+
+  attempt *at;
+  uint32_t at_cap, at_free;
+
+  uint32_t wheel[WHEEL_SIZE];
+
+  uint64_t *tq; /* timeout FIFO: index | gen << 32 */
+  uint32_t tq_cap, tq_head, tq_len;
+
+  shard *sh;
+  int32_t *loads;
+  uint8_t *healthy;
+  size_t sh_cap, loads_cap, healthy_cap, excluded_cap;
+  int64_t in_flight;
+  int64_t total_queued;
+  eng_ring ring;
+
+  breaker *brk;
+  int32_t *client_open; /* open breakers per client */
+  uint8_t *excluded;    /* scratch: shards a client's breakers exclude */
+  double *tokens;
+  size_t brk_cap, client_open_cap, tokens_cap;
+  int32_t open_breakers;
+  double tokens_total;
+
+  edge *edges;
+  size_t edges_cap;
+  int32_t n_edges, edge_pos;
+  int32_t fault_on[F_KINDS];
+
+  /* converted parameters */
+  double svc_mean_ticks, lognorm_mu, lam_base, lam_now, exp_neg_lam;
+  double q_cap;
+  int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
+  double zipf_hx1, zipf_hn, zipf_sv;
+
+  /* metrics */
+  int32_t *metrics;      /* ENG_M_COUNT x ticks */
+  size_t metrics_cap;
+  int32_t *shard_queues; /* ticks x shards, optional */
+  size_t shard_queues_cap;
+  int32_t cur[ENG_M_COUNT];
+
+  /* Little's law over the baseline window */
+  int32_t base_begin, base_end;
+  int32_t little_begin, little_end; /* the baseline window less a tail margin */
+  int64_t little_admitted, little_sojourn_sum, little_done;
+  double little_in_system;
+
+  int64_t events, hops_total, admissions;
+  double keys_remapped;
+  int32_t succ_peak_load;
+  int32_t crash_active_detected;
+};
+
+/* ------------------------------------------------------------------------ */
+/* metadata                                                                  */
+
+static const eng_metric_info metric_info[ENG_M_COUNT] = {
+    {"new_requests", "requests/tick", "requests created by the open-loop source"},
+    {"attempts", "attempts/tick", "attempts sent to the router (first tries and retries)"},
+    {"retries", "attempts/tick", "attempts that were retries"},
+    {"successes", "attempts/tick", "attempts answered within the client timeout (goodput)"},
+    {"timeouts", "attempts/tick", "attempts abandoned by their client at the timeout"},
+    {"rejected_queue_full", "attempts/tick", "attempts rejected by a full shard queue"},
+    {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)"},
+    {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker"},
+    {"rejected_budget", "retries/tick", "retries dropped because the client's retry budget was empty"},
+    {"shed", "attempts/tick", "queued attempts dropped by shards (CoDel or deadline drop)"},
+    {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage"},
+    {"failed_requests", "requests/tick", "requests that ended without a success"},
+    {"wasted", "attempts/tick", "completions of attempts whose client had already given up"},
+    {"queue_depth", "attempts", "attempts waiting in shard queues, all shards"},
+    {"max_shard_queue", "attempts", "the longest shard queue"},
+    {"in_flight", "attempts", "attempts admitted to a shard and not finished"},
+    {"hops", "hops/tick", "router hops taken by this tick's admissions"},
+    {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open"},
+    {"budget_tokens", "tokens", "whole retry-budget tokens left, all clients"},
+};
+
+const eng_metric_info *eng_metric_get_info(eng_metric m) {
+  return (unsigned)m < ENG_M_COUNT ? &metric_info[m] : NULL;
+}
+
+const char *eng_outcome_name(eng_outcome o) {
+  switch (o) {
+  case ENG_OUTCOME_RECOVERED: return "recovered";
+  case ENG_OUTCOME_SLOW: return "slow";
+  case ENG_OUTCOME_METASTABLE: return "metastable";
+  }
+  return "unknown";
+}
+
+uint64_t eng_seed_derive(uint64_t master, uint64_t point, uint64_t replicate) {
+  unsigned char buf[24];
+  uint64_t v[3] = {master, point, replicate};
+  for (int i = 0; i < 3; i++)
+    for (int b = 0; b < 8; b++) buf[i * 8 + b] = (unsigned char)(v[i] >> (8 * b));
+  return XXH3_64bits(buf, sizeof buf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* memory                                                                    */
+
+eng_run *eng_run_create(void) {
+  eng_run *r = calloc(1, sizeof *r);
+  return r;
+}
+
+void eng_run_destroy(eng_run *r) {
+  if (!r) return;
+  free(r->at);
+  free(r->tq);
+  free(r->sh);
+  free(r->loads);
+  free(r->healthy);
+  eng_ring_free(&r->ring);
+  free(r->brk);
+  free(r->client_open);
+  free(r->excluded);
+  free(r->tokens);
+  free(r->edges);
+  free(r->metrics);
+  free(r->shard_queues);
+  free(r);
+}
+
+static void fatal_oom(const eng_run *r) {
+  fprintf(stderr, "stormsweep: out of memory in a run (tick %d)\n", r->now);
+  abort();
+}
+
+/* Grows *p to hold need elements (doubling); contents are kept. */
+static int ensure(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 16;
+  while (n < need) n *= 2;
+  void *q = realloc(*p, n * elem);
+  if (!q) return -1;
+  *p = q;
+  *cap = n;
+  return 0;
+}
+
+/* Doubles the attempt pool; new records go on the free list. */
+static void pool_grow(eng_run *r) {
+  uint32_t old = r->at_cap, n = old ? old * 2 : 4096;
+  if (n > (uint32_t)1 << 31) fatal_oom(r);
+  attempt *p = realloc(r->at, (size_t)n * sizeof *p);
+  if (!p) fatal_oom(r);
+  r->at = p;
+  for (uint32_t i = old; i < n; i++) {
+    p[i].next = i + 1 < n ? i + 1 : r->at_free;
+    p[i].gen = 0;
+  }
+  r->at_free = old;
+  r->at_cap = n;
+}
+
+static inline uint32_t at_alloc(eng_run *r) {
+  if (r->at_free == NIL) pool_grow(r);
+  uint32_t i = r->at_free;
+  r->at_free = r->at[i].next;
+  return i;
+}
+
+static inline void at_free(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  a->gen++;
+  a->next = r->at_free;
+  r->at_free = i;
+}
+
+static inline void wheel_insert(eng_run *r, uint32_t i, int32_t due, int kind) {
+  attempt *a = &r->at[i];
+  a->due = due;
+  a->kind = (uint8_t)kind;
+  uint32_t *b = &r->wheel[(uint32_t)due & WHEEL_MASK];
+  a->next = *b;
+  *b = i;
+}
+
+static void tq_push(eng_run *r, uint32_t i) {
+  if (r->tq_len == r->tq_cap) {
+    uint32_t n = r->tq_cap ? r->tq_cap * 2 : 4096;
+    uint64_t *q = malloc((size_t)n * sizeof *q);
+    if (!q) fatal_oom(r);
+    for (uint32_t k = 0; k < r->tq_len; k++) q[k] = r->tq[(r->tq_head + k) & (r->tq_cap - 1)];
+    free(r->tq);
+    r->tq = q;
+    r->tq_cap = n;
+    r->tq_head = 0;
+  }
+  r->tq[(r->tq_head + r->tq_len) & (r->tq_cap - 1)] = i | (uint64_t)r->at[i].gen << 32;
+  r->tq_len++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* random variates                                                           */
+
+static double log_factorial(double k) {
+  static const double small[10] = {0,
+                                   0,
+                                   0.69314718055994531,
+                                   1.79175946922805500,
+                                   3.17805383034794562,
+                                   4.78749174278204599,
+                                   6.57925121201010100,
+                                   8.52516136106541430,
+                                   10.60460290274525023,
+                                   12.80182748008146961};
+  if (k < 10) return small[(int)k];
+  double n = k + 1; /* Stirling series for lgamma(n) */
+  return (n - 0.5) * log(n) - n + 0.91893853320467274 + 1 / (12 * n) - 1 / (360 * n * n * n);
+}
+
+/* Poisson variate: inversion by multiplication for small means, Hörmann's
+ * PTRS transformed rejection for larger ones (the method numpy uses). */
+static int64_t poisson(eng_run *r, double lam) {
+  eng_rng *g = &r->r_arr;
+  if (lam <= 0) return 0;
+  if (lam < 10) {
+    double p = eng_rng_uniform(g);
+    int64_t k = 0;
+    while (p > r->exp_neg_lam) {
+      p *= eng_rng_uniform(g);
+      k++;
+    }
+    return k;
+  }
+  double slam = sqrt(lam), loglam = log(lam);
+  double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  for (;;) {
+    double U = eng_rng_uniform(g) - 0.5, V = eng_rng_uniform(g);
+    double us = 0.5 - fabs(U);
+    int64_t k = (int64_t)floor((2 * a / us + b) * U + lam + 0.43);
+    if (us >= 0.07 && V <= vr) return k;
+    if (k < 0 || (us < 0.013 && V > us)) continue;
+    if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - log_factorial((double)k))
+      return k;
+  }
+}
+
+/* Zipf over ranks 1..n by rejection-inversion (Hörmann & Derflinger 1996),
+ * O(1) per draw whatever n. */
+static double zipf_helper1(double x) {
+  return fabs(x) > 1e-8 ? log1p(x) / x : 1 - x * (0.5 - x * (1.0 / 3 - 0.25 * x));
+}
+static double zipf_helper2(double x) {
+  return fabs(x) > 1e-8 ? expm1(x) / x : 1 + x * 0.5 * (1 + x / 3 * (1 + 0.25 * x));
+}
+static double zipf_h(double s, double x) { return exp(-s * log(x)); }
+static double zipf_hint(double s, double x) {
+  double lx = log(x);
+  return zipf_helper2((1 - s) * lx) * lx;
+}
+static double zipf_hinv(double s, double x) {
+  double t = x * (1 - s);
+  if (t < -1) t = -1;
+  return exp(zipf_helper1(t) * x);
+}
+
+static void zipf_init(eng_run *r, double s, double n) {
+  r->zipf_hx1 = zipf_hint(s, 1.5) - 1;
+  r->zipf_hn = zipf_hint(s, n + 0.5);
+  r->zipf_sv = 2 - zipf_hinv(s, zipf_hint(s, 2.5) - zipf_h(s, 2));
+}
+
+static uint64_t zipf_draw(eng_run *r) {
+  double s = r->cfg->zipf_s, n = (double)r->cfg->keys;
+  for (;;) {
+    double u = r->zipf_hn + eng_rng_uniform(&r->r_arr) * (r->zipf_hx1 - r->zipf_hn);
+    double x = zipf_hinv(s, u);
+    double k = floor(x + 0.5);
+    if (k < 1) k = 1;
+    if (k > n) k = n;
+    if (k - x <= r->zipf_sv || u >= zipf_hint(s, k + 0.5) - zipf_h(s, k)) return (uint64_t)k - 1;
+  }
+}
+
+static int32_t service_ticks(eng_run *r, const shard *s) {
+  double x;
+  switch (r->cfg->service_dist) {
+  case ENG_SERVICE_DET: x = r->svc_mean_ticks; break;
+  case ENG_SERVICE_LOGNORMAL:
+    x = exp(r->lognorm_mu + r->cfg->service_sigma * eng_rng_normal(&r->r_svc));
+    break;
+  default: x = eng_rng_exp(&r->r_svc, r->svc_mean_ticks); break;
+  }
+  if (s->speed < 1) x /= s->speed;
+  double d = floor(x + eng_rng_uniform(&r->r_svc));
+  return d > 1e9 ? 1000000000 : (int32_t)d;
+}
+
+/* ------------------------------------------------------------------------ */
+/* circuit breakers                                                          */
+
+static inline breaker *brk_get(eng_run *r, uint32_t client, uint32_t s) {
+  return &r->brk[(size_t)client * (size_t)r->cfg->shards + s];
+}
+
+static void brk_set_open(eng_run *r, breaker *b, uint32_t client) {
+  if (b->state == BRK_CLOSED) {
+    r->open_breakers++;
+    r->client_open[client]++;
+  }
+  b->state = BRK_OPEN;
+  b->open_until = r->now + (int32_t)floor(r->cfg->breaker_cooldown_ms / r->cfg->tick_ms + 0.5);
+}
+
+/* Whether the client may send to shard s now; counts a half-open probe. */
+static int brk_allow(eng_run *r, uint32_t client, uint32_t s) {
+  breaker *b = brk_get(r, client, s);
+  if (b->state == BRK_CLOSED) return 1;
+  if (b->state == BRK_OPEN) {
+    if (r->now < b->open_until) return 0;
+    b->state = BRK_HALF_OPEN;
+    b->probes_out = b->probes_ok = 0;
+  }
+  if (b->probes_out >= r->cfg->breaker_probes) return 0;
+  b->probes_out++;
+  return 1;
+}
+
+static void brk_record(eng_run *r, uint32_t client, uint32_t s, int failed) {
+  const eng_config *c = r->cfg;
+  breaker *b = brk_get(r, client, s);
+  if (b->state == BRK_OPEN) return; /* answers to calls made before it opened */
+  if (b->state == BRK_HALF_OPEN) {
+    if (failed) {
+      brk_set_open(r, b, client);
+    } else if (++b->probes_ok >= c->breaker_probes) {
+      b->state = BRK_CLOSED;
+      b->window = 0;
+      b->n = 0;
+      r->open_breakers--;
+      r->client_open[client]--;
+    }
+    return;
+  }
+  uint64_t mask = c->breaker_window >= 64 ? ~0ULL : ((1ULL << c->breaker_window) - 1);
+  b->window = ((b->window << 1) | (uint64_t)(failed != 0)) & mask;
+  if (b->n < c->breaker_window) b->n++;
+  if (b->n >= c->breaker_min_calls &&
+      __builtin_popcountll(b->window) >= c->breaker_threshold * b->n)
+    brk_set_open(r, b, client);
+}
+
+/* ------------------------------------------------------------------------ */
+/* shards                                                                    */
+
+static inline int shard_stalled(const eng_run *r, const shard *s) {
+  return r->now >= s->stall_start && r->now < s->stall_end;
+}
+
+static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id);
+static void client_issue(eng_run *r, uint32_t i);
+
+/* An admitted attempt leaves its shard: answered, or shed. */
+static void shard_release(eng_run *r, attempt *a) {
+  r->loads[a->shard]--;
+  r->in_flight--;
+  a->at_server = 0;
+  if (a->sent >= r->little_begin && a->sent < r->little_end) {
+    r->little_sojourn_sum += r->now - a->sent;
+    r->little_done++;
+  }
+}
+
+static void attempt_answered(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  shard_release(r, a);
+  if (a->abandoned) {
+    r->cur[ENG_M_WASTED]++;
+  } else {
+    r->cur[ENG_M_SUCCESSES]++;
+    if (r->cfg->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, 0);
+  }
+  at_free(r, i);
+}
+
+static void attempt_shed(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  shard_release(r, a);
+  r->cur[ENG_M_SHED]++;
+  /* The client is not told: it learns at its timeout, as with a real drop. */
+  if (a->abandoned) at_free(r, i);
+}
+
+/* Whether the queue head should be shed rather than served (deadline drop,
+ * CoDel). */
+static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
+  if (a->abandoned && r->cfg->deadline_drop) return 1;
+  if (r->codel_target < 0) return 0;
+  int32_t delay = r->now - a->sent;
+  if (delay < r->codel_target) {
+    s->codel_first_above = -1;
+    s->codel_dropping = 0;
+    return 0;
+  }
+  if (s->codel_dropping) return 1;
+  if (s->codel_first_above < 0) {
+    s->codel_first_above = r->now + r->codel_interval;
+    return 0;
+  }
+  if (r->now >= s->codel_first_above) {
+    s->codel_dropping = 1;
+    return 1;
+  }
+  return 0;
+}
+
+static void shard_start(eng_run *r, shard *s, uint32_t i);
+
+/* Starts queued work while workers are free. */
+static void shard_pump(eng_run *r, shard *s) {
+  while (s->busy < r->cfg->workers && s->qhead != NIL && !shard_stalled(r, s)) {
+    uint32_t i = s->qhead;
+    attempt *a = &r->at[i];
+    s->qhead = a->next;
+    if (s->qhead == NIL) s->qtail = NIL;
+    s->qlen--;
+    r->total_queued--;
+    if (shard_should_shed(r, s, a)) {
+      attempt_shed(r, i);
+      continue;
+    }
+    shard_start(r, s, i);
+  }
+  if (s->qhead == NIL) {
+    s->codel_first_above = -1;
+    s->codel_dropping = 0;
+  }
+}
+
+static void shard_start(eng_run *r, shard *s, uint32_t i) {
+  attempt *a = &r->at[i];
+  int32_t d = service_ticks(r, s);
+  a->started = r->now;
+  if (d == 0) { /* finished within the tick; the worker stays free */
+    attempt_answered(r, i);
+    return;
+  }
+  s->busy++;
+  wheel_insert(r, i, r->now + d, EV_COMPLETE);
+}
+
+static void shard_enqueue(eng_run *r, shard *s, uint32_t i) {
+  attempt *a = &r->at[i];
+  int lifo = r->cfg->queue_discipline == ENG_QUEUE_LIFO ||
+             (r->cfg->queue_discipline == ENG_QUEUE_ADAPTIVE_LIFO &&
+              s->qlen >= r->cfg->adaptive_lifo_threshold);
+  if (s->qhead == NIL) {
+    a->next = NIL;
+    s->qhead = s->qtail = i;
+  } else if (lifo) {
+    a->next = s->qhead;
+    s->qhead = i;
+  } else {
+    a->next = NIL;
+    r->at[s->qtail].next = i;
+    s->qtail = i;
+  }
+  s->qlen++;
+  r->total_queued++;
+}
+
+static void on_complete(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  shard *s = &r->sh[a->shard];
+  if (a->epoch != s->epoch) { /* its shard crashed meanwhile: the answer never comes */
+    if (a->abandoned) at_free(r, i);
+    else a->at_server = 0;
+    return;
+  }
+  if (shard_stalled(r, s)) { /* frozen: resume where it was when the stall began */
+    int32_t begun = a->started > s->stall_start ? a->started : s->stall_start;
+    wheel_insert(r, i, s->stall_end + (r->now - begun), EV_COMPLETE);
+    return;
+  }
+  s->busy--;
+  attempt_answered(r, i);
+  shard_pump(r, s);
+}
+
+/* Crash: queued and in-service work is gone; clients find out by timeout. */
+static void shard_crash(eng_run *r, int32_t k) {
+  shard *s = &r->sh[k];
+  for (uint32_t i = s->qhead; i != NIL;) {
+    uint32_t next = r->at[i].next;
+    r->at[i].at_server = 0;
+    if (r->at[i].abandoned) at_free(r, i);
+    i = next;
+  }
+  r->total_queued -= s->qlen;
+  r->in_flight -= r->loads[k];
+  r->loads[k] = 0;
+  s->qhead = s->qtail = NIL;
+  s->qlen = s->busy = 0;
+  s->epoch++;
+  s->crashed = 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* clients                                                                   */
+
+static double backoff_ms(eng_run *r, attempt *a) {
+  const eng_config *c = r->cfg;
+  if (c->backoff == ENG_BACKOFF_NONE || c->backoff_cap_ms <= 0) return 0;
+  double v = c->backoff_base_ms * ldexp(1.0, a->attempt_no < 60 ? a->attempt_no : 60);
+  if (v > c->backoff_cap_ms) v = c->backoff_cap_ms;
+  switch (c->backoff) {
+  case ENG_BACKOFF_FULL: return eng_rng_uniform(&r->r_cli) * v;
+  case ENG_BACKOFF_EQUAL: return v / 2 + eng_rng_uniform(&r->r_cli) * v / 2;
+  default: {
+    double prev = a->prev_sleep > 0 ? a->prev_sleep : c->backoff_base_ms;
+    double lo = c->backoff_base_ms, hi = 3 * prev;
+    double sl = lo + eng_rng_uniform(&r->r_cli) * (hi > lo ? hi - lo : 0);
+    return sl < c->backoff_cap_ms ? sl : c->backoff_cap_ms;
+  }
+  }
+}
+
+/* The client's view of a failed attempt: breaker bookkeeping, then a retry
+ * (budget permitting, after backoff) or the request's failure. Returns the
+ * retry to send at once, or NIL (scheduled later, or none). */
+static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
+  const eng_config *c = r->cfg;
+  attempt *a = &r->at[i];
+  if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, (uint32_t)shard_id, 1);
+  if (a->attempt_no >= c->max_retries) {
+    r->cur[ENG_M_FAILED]++;
+    return NIL;
+  }
+  if (!isinf(c->budget_ratio)) {
+    double *t = &r->tokens[a->client];
+    if (*t < 1) {
+      r->cur[ENG_M_REJ_BUDGET]++;
+      r->cur[ENG_M_FAILED]++;
+      return NIL;
+    }
+    *t -= 1;
+    r->tokens_total -= 1;
+  }
+  double sleep = backoff_ms(r, a);
+  uint32_t j = at_alloc(r);
+  a = &r->at[i]; /* the pool may have moved */
+  attempt *b = &r->at[j];
+  b->keyhash = a->keyhash;
+  b->client = a->client;
+  b->attempt_no = (uint8_t)(a->attempt_no + 1);
+  b->prev_sleep = (float)sleep;
+  b->abandoned = 0;
+  b->at_server = 0;
+  int32_t delay = (int32_t)floor(sleep / c->tick_ms + 0.5);
+  if (delay <= 0) return j;
+  wheel_insert(r, j, r->now + delay, EV_RETRY);
+  return NIL;
+}
+
+/* Sends attempt i: breaker, router, shard. A fast failure (open breaker,
+ * refusal, full queue) goes straight back to the client, whose immediate
+ * retry is sent by the same loop rather than by recursion. */
+static void client_issue(eng_run *r, uint32_t i) {
+  const eng_config *c = r->cfg;
+  for (;;) {
+    attempt *a = &r->at[i];
+    r->events++;
+    const uint8_t *excl = NULL;
+    if (c->breaker == ENG_BREAKER_NEXT_SHARD && r->client_open[a->client]) {
+      for (int32_t k = 0; k < c->shards; k++) {
+        const breaker *b = brk_get(r, a->client, (uint32_t)k);
+        r->excluded[k] = b->state == BRK_OPEN ? r->now < b->open_until
+                         : b->state == BRK_HALF_OPEN ? b->probes_out >= c->breaker_probes
+                                                     : 0;
+      }
+      excl = r->excluded;
+    }
+    eng_route rt = eng_router_route(&r->ring, r->loads, r->in_flight, a->keyhash,
+                                    c->capacity_factor, excl);
+    int32_t fail_shard = -1;
+    if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
+        !brk_allow(r, a->client, (uint32_t)rt.shard)) {
+      r->cur[ENG_M_REJ_BREAKER]++;
+    } else {
+      r->cur[ENG_M_ATTEMPTS]++;
+      if (a->attempt_no) r->cur[ENG_M_RETRIES]++;
+      if (rt.shard < 0) {
+        r->cur[ENG_M_REJ_ROUTER]++;
+      } else {
+        a->shard = (uint16_t)rt.shard;
+        a->sent = r->now;
+        shard *s = &r->sh[rt.shard];
+        if (r->fault_on[F_OUTAGE] || s->crashed) {
+          r->cur[ENG_M_LOST]++;
+          a->at_server = 0;
+          tq_push(r, i);
+          return;
+        }
+        int free_worker = s->busy < c->workers && !shard_stalled(r, s);
+        if (free_worker || s->qlen < r->q_cap) {
+          r->cur[ENG_M_HOPS] += rt.hops;
+          r->hops_total += rt.hops;
+          r->admissions++;
+          s->admitted++;
+          r->loads[rt.shard]++;
+          r->in_flight++;
+          if (r->now >= r->little_begin && r->now < r->little_end) r->little_admitted++;
+          a->at_server = 1;
+          a->epoch = s->epoch;
+          tq_push(r, i);
+          if (free_worker && s->qhead == NIL) {
+            shard_start(r, s, i);
+          } else {
+            shard_enqueue(r, s, i);
+            shard_pump(r, s);
+          }
+          return;
+        }
+        r->cur[ENG_M_REJ_QUEUE_FULL]++;
+        fail_shard = rt.shard;
+      }
+    }
+    uint32_t retry = client_failed(r, i, fail_shard);
+    at_free(r, i);
+    if (retry == NIL) return;
+    i = retry;
+  }
+}
+
+static void on_timeout(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  a->abandoned = 1;
+  r->cur[ENG_M_TIMEOUTS]++;
+  int gone = !a->at_server;
+  uint32_t retry = client_failed(r, i, r->at[i].shard);
+  if (gone) at_free(r, i);
+  if (retry != NIL) client_issue(r, retry);
+}
+
+static void new_request(eng_run *r) {
+  const eng_config *c = r->cfg;
+  uint64_t key;
+  if (r->fault_on[F_HOT] && eng_rng_uniform(&r->r_arr) < c->hot_key_share)
+    key = 0;
+  else if (c->key_dist == ENG_KEYS_ZIPF)
+    key = zipf_draw(r);
+  else
+    key = c->keys <= UINT32_MAX ? eng_rng_below(&r->r_arr, (uint32_t)c->keys)
+                                : eng_rng_below64(&r->r_arr, (uint64_t)c->keys);
+  uint32_t i = at_alloc(r);
+  attempt *a = &r->at[i];
+  a->keyhash = eng_key_hash(key, r->ring_seed);
+  a->client = eng_rng_below(&r->r_arr, (uint32_t)c->clients);
+  a->attempt_no = 0;
+  a->abandoned = 0;
+  a->at_server = 0;
+  a->prev_sleep = 0;
+  r->cur[ENG_M_NEW_REQUESTS]++;
+  if (!isinf(c->budget_ratio)) {
+    double *t = &r->tokens[a->client];
+    double add = *t + c->budget_ratio > c->budget_max_tokens ? c->budget_max_tokens - *t
+                                                             : c->budget_ratio;
+    *t += add;
+    r->tokens_total += add;
+  }
+  client_issue(r, i);
+}
+
+/* ------------------------------------------------------------------------ */
+/* faults                                                                    */
+
+static int32_t ms_to_tick(const eng_config *c, double ms) {
+  return (int32_t)floor(ms / c->tick_ms + 0.5);
+}
+
+static int edge_cmp(const void *x, const void *y) {
+  const edge *a = x, *b = y;
+  if (a->tick != b->tick) return a->tick < b->tick ? -1 : 1;
+  /* ends before starts at the same tick, then by kind: a fixed order */
+  if (a->on != b->on) return a->on < b->on ? -1 : 1;
+  return a->kind - b->kind;
+}
+
+static int edges_build(eng_run *r) {
+  const eng_config *c = r->cfg;
+  const eng_windows *ws[F_KINDS] = {&c->surge, &c->brownout, &c->crash, NULL, &c->outage,
+                                    &c->hot_key};
+  size_t need = 1;
+  for (int k = 0; k < F_KINDS; k++)
+    if (ws[k]) need += 2 * (size_t)ws[k]->count * (k == F_CRASH ? 2 : 1);
+  if (ensure((void **)&r->edges, &r->edges_cap, need, sizeof *r->edges)) return -1;
+  edge *e = r->edges;
+  int32_t n = 0;
+  for (int k = 0; k < F_KINDS; k++) {
+    if (!ws[k]) continue;
+    for (int w = 0; w < ws[k]->count; w++) {
+      int32_t a = ms_to_tick(c, ws[k]->w[w].start_ms);
+      int32_t b = ms_to_tick(c, ws[k]->w[w].start_ms + ws[k]->w[w].duration_ms);
+      if (b <= a) continue;
+      e[n++] = (edge){a, (int8_t)k, 1};
+      e[n++] = (edge){b, (int8_t)k, 0};
+      if (k == F_CRASH && a + r->detect_ticks < b)
+        e[n++] = (edge){a + r->detect_ticks, F_DETECT, 1}, e[n++] = (edge){b, F_DETECT, 0};
+    }
+  }
+  qsort(e, (size_t)n, sizeof *e, edge_cmp);
+  r->n_edges = n;
+  r->edge_pos = 0;
+  return 0;
+}
+
+static void ring_rebuild(eng_run *r) {
+  if (eng_ring_build(&r->ring, r->cfg->shards, r->cfg->vnodes, r->healthy, r->ring_seed))
+    fatal_oom(r);
+}
+
+/* Share of the hash space whose first point clockwise belongs to shard k. */
+static double ring_share(const eng_ring *ring, uint32_t k) {
+  double share = 0;
+  for (int32_t p = 0; p < ring->count; p++) {
+    if (ring->points[p].shard != k) continue;
+    uint32_t prev = ring->points[p ? p - 1 : ring->count - 1].hash;
+    share += (double)(uint32_t)(ring->points[p].hash - prev);
+  }
+  return ring->count == 1 ? 1.0 : share / 4294967296.0;
+}
+
+static void fault_edge(eng_run *r, const edge *e) {
+  const eng_config *c = r->cfg;
+  int delta = e->on ? 1 : -1;
+  r->fault_on[e->kind] += delta;
+  switch (e->kind) {
+  case F_SURGE:
+    r->lam_now = r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1);
+    r->exp_neg_lam = exp(-r->lam_now);
+    break;
+  case F_BROWNOUT: {
+    shard *s = &r->sh[c->brownout_shard];
+    if (c->brownout_factor > 0) {
+      s->speed = r->fault_on[F_BROWNOUT] ? c->brownout_factor : 1;
+    } else if (e->on && r->fault_on[F_BROWNOUT] == 1) {
+      /* find this window's end: the next brownout end edge */
+      int32_t end = r->ticks;
+      for (int32_t p = r->edge_pos + 1; p < r->n_edges; p++)
+        if (r->edges[p].kind == F_BROWNOUT && !r->edges[p].on) {
+          end = r->edges[p].tick;
+          break;
+        }
+      s->stall_start = r->now;
+      s->stall_end = end;
+    } else if (!e->on && !r->fault_on[F_BROWNOUT]) {
+      s->stall_end = r->now;
+      shard_pump(r, s);
+    }
+    break;
+  }
+  case F_CRASH:
+    if (e->on && r->fault_on[F_CRASH] == 1) {
+      shard_crash(r, c->crash_shard);
+    } else if (!e->on && !r->fault_on[F_CRASH]) {
+      r->sh[c->crash_shard].crashed = 0;
+      if (!r->healthy[c->crash_shard]) {
+        r->healthy[c->crash_shard] = 1;
+        ring_rebuild(r);
+      }
+    }
+    break;
+  case F_DETECT:
+    if (e->on && r->fault_on[F_CRASH] && r->healthy[c->crash_shard]) {
+      r->keys_remapped += ring_share(&r->ring, (uint32_t)c->crash_shard);
+      r->healthy[c->crash_shard] = 0;
+      ring_rebuild(r);
+    }
+    break;
+  default: break;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* the run                                                                   */
+
+static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err, size_t errlen) {
+  if (eng_config_validate(c, err, errlen)) return -1;
+  r->cfg = c;
+  r->ticks = eng_config_ticks(c);
+  r->now = 0;
+  eng_rng_seed(&r->r_arr, seed, STREAM_ARRIVALS);
+  eng_rng_seed(&r->r_svc, seed, STREAM_SERVICE);
+  eng_rng_seed(&r->r_cli, seed, STREAM_CLIENT);
+  eng_rng ring_rng;
+  eng_rng_seed(&ring_rng, seed, STREAM_RING);
+  r->ring_seed = (uint32_t)(eng_rng_next(&ring_rng) >> 32);
+
+  /* attempts: keep the pool, rebuild the free list */
+  if (!r->at_cap) pool_grow(r);
+  for (uint32_t i = 0; i < r->at_cap; i++) r->at[i].next = i + 1 < r->at_cap ? i + 1 : NIL;
+  r->at_free = 0;
+  for (uint32_t b = 0; b < WHEEL_SIZE; b++) r->wheel[b] = NIL;
+  r->tq_head = r->tq_len = 0;
+
+  size_t ns = (size_t)c->shards;
+  if (ensure((void **)&r->sh, &r->sh_cap, ns, sizeof *r->sh) ||
+      ensure((void **)&r->loads, &r->loads_cap, ns, sizeof *r->loads) ||
+      ensure((void **)&r->healthy, &r->healthy_cap, ns, 1) ||
+      ensure((void **)&r->excluded, &r->excluded_cap, ns, 1))
+    goto oom;
+  for (size_t k = 0; k < ns; k++) {
+    r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .stall_start = INT32_MAX, .stall_end = INT32_MAX,
+                       .speed = 1, .codel_first_above = -1};
+    r->loads[k] = 0;
+    r->healthy[k] = 1;
+    r->excluded[k] = 0;
+  }
+  r->in_flight = r->total_queued = 0;
+  ring_rebuild(r);
+
+  size_t nb = c->breaker != ENG_BREAKER_OFF ? (size_t)c->clients * ns : 1;
+  if (ensure((void **)&r->brk, &r->brk_cap, nb, sizeof *r->brk) ||
+      ensure((void **)&r->client_open, &r->client_open_cap, (size_t)c->clients,
+             sizeof *r->client_open) ||
+      ensure((void **)&r->tokens, &r->tokens_cap, (size_t)c->clients, sizeof *r->tokens))
+    goto oom;
+  memset(r->brk, 0, nb * sizeof *r->brk);
+  r->open_breakers = 0;
+  r->tokens_total = 0;
+  for (int32_t k = 0; k < c->clients; k++) {
+    r->client_open[k] = 0;
+    r->tokens[k] = isinf(c->budget_ratio) ? 0 : c->budget_max_tokens;
+    r->tokens_total += r->tokens[k];
+  }
+
+  r->svc_mean_ticks = c->service_mean_ms / c->tick_ms;
+  r->lognorm_mu = log(r->svc_mean_ticks) - 0.5 * c->service_sigma * c->service_sigma;
+  r->lam_base = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
+  r->lam_now = r->lam_base;
+  r->exp_neg_lam = exp(-r->lam_now);
+  r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
+  r->timeout_ticks = ms_to_tick(c, c->timeout_ms);
+  if (r->timeout_ticks < 1) r->timeout_ticks = 1;
+  r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
+  r->codel_interval = ms_to_tick(c, c->codel_interval_ms);
+  r->detect_ticks = ms_to_tick(c, c->crash_detect_ms);
+  if (c->key_dist == ENG_KEYS_ZIPF) zipf_init(r, c->zipf_s, (double)c->keys);
+  memset(r->fault_on, 0, sizeof r->fault_on);
+  if (edges_build(r)) goto oom;
+
+  if (ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->ticks,
+             sizeof *r->metrics))
+    goto oom;
+  if (c->record_shard_queues &&
+      ensure((void **)&r->shard_queues, &r->shard_queues_cap, (size_t)r->ticks * ns,
+             sizeof *r->shard_queues))
+    goto oom;
+
+  int32_t fs = ms_to_tick(c, eng_config_fault_start_ms(c));
+  int has_fault = eng_config_fault_clear_ms(c) > 0;
+  r->base_end = has_fault ? fs : (int32_t)(0.9 * r->ticks);
+  int32_t bl = ms_to_tick(c, c->baseline_ms);
+  r->base_begin = r->base_end - bl;
+  int32_t warm = ms_to_tick(c, c->warmup_ms);
+  if (r->base_begin < warm) r->base_begin = warm;
+  if (r->base_end - r->base_begin < 10) r->base_begin = 0;
+  if (r->base_end <= r->base_begin) r->base_end = r->base_begin + 1 < r->ticks ? r->base_begin + 1 : r->ticks;
+  /* Little's Law compares a window's time-average L with lambda W of the
+   * attempts admitted in it; attempts still in the system when the window
+   * ends make the two differ, and a fault right after the window would
+   * stretch them. A margin of the timeout (or 20 service times) lets those
+   * finish first. */
+  int32_t margin = r->timeout_ticks;
+  if (margin < (int32_t)(20 * r->svc_mean_ticks)) margin = (int32_t)(20 * r->svc_mean_ticks);
+  if (margin > (r->base_end - r->base_begin) / 4) margin = (r->base_end - r->base_begin) / 4;
+  r->little_begin = r->base_begin;
+  r->little_end = r->base_end - margin;
+  r->little_admitted = r->little_sojourn_sum = r->little_done = 0;
+  r->little_in_system = 0;
+  r->events = r->hops_total = r->admissions = 0;
+  r->keys_remapped = 0;
+  r->succ_peak_load = 0;
+  return 0;
+oom:
+  snprintf(err, errlen, "out of memory preparing a run of %d shards and %d ticks", c->shards,
+           r->ticks);
+  return -1;
+}
+
+static void run_tick(eng_run *r) {
+  const eng_config *c = r->cfg;
+  int32_t t = r->now;
+  memset(r->cur, 0, sizeof r->cur);
+
+  while (r->edge_pos < r->n_edges && r->edges[r->edge_pos].tick <= t) {
+    fault_edge(r, &r->edges[r->edge_pos]);
+    r->edge_pos++;
+  }
+
+  uint32_t *bucket = &r->wheel[(uint32_t)t & WHEEL_MASK];
+  uint32_t i = *bucket;
+  *bucket = NIL;
+  while (i != NIL) {
+    attempt *a = &r->at[i];
+    uint32_t next = a->next;
+    if (a->due != t) { /* a later lap of the wheel */
+      a->next = *bucket;
+      *bucket = i;
+    } else {
+      r->events++;
+      if (a->kind == EV_COMPLETE)
+        on_complete(r, i);
+      else
+        client_issue(r, i);
+    }
+    i = next;
+  }
+
+  int32_t deadline = t - r->timeout_ticks;
+  while (r->tq_len) {
+    uint64_t e = r->tq[r->tq_head];
+    uint32_t k = (uint32_t)e;
+    attempt *a = &r->at[k];
+    if (a->gen == (uint32_t)(e >> 32) && !a->abandoned) {
+      if (a->sent > deadline) break;
+      r->tq_head = (r->tq_head + 1) & (r->tq_cap - 1);
+      r->tq_len--;
+      r->events++;
+      on_timeout(r, k);
+    } else {
+      r->tq_head = (r->tq_head + 1) & (r->tq_cap - 1);
+      r->tq_len--;
+    }
+  }
+
+  int64_t n = poisson(r, r->lam_now);
+  r->events += n;
+  for (int64_t k = 0; k < n; k++) new_request(r);
+
+  /* metrics */
+  r->cur[ENG_M_QUEUE_DEPTH] = (int32_t)r->total_queued;
+  r->cur[ENG_M_IN_FLIGHT] = (int32_t)r->in_flight;
+  int32_t mx = 0;
+  for (int32_t k = 0; k < c->shards; k++) mx = r->sh[k].qlen > mx ? r->sh[k].qlen : mx;
+  r->cur[ENG_M_MAX_SHARD_QUEUE] = mx;
+  r->cur[ENG_M_OPEN_BREAKERS] = r->open_breakers;
+  r->cur[ENG_M_BUDGET_TOKENS] = isinf(c->budget_ratio) ? 0 : (int32_t)floor(r->tokens_total + 1e-9);
+  for (int m = 0; m < ENG_M_COUNT; m++) r->metrics[(size_t)m * (size_t)r->ticks + (size_t)t] = r->cur[m];
+  if (c->record_shard_queues)
+    for (int32_t k = 0; k < c->shards; k++)
+      r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
+  if (t >= r->little_begin && t < r->little_end) r->little_in_system += (double)r->in_flight;
+  if (r->fault_on[F_DETECT])
+    for (int32_t k = 0; k < c->shards; k++)
+      if (r->healthy[k] && r->loads[k] > r->succ_peak_load) r->succ_peak_load = r->loads[k];
+}
+
+static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
+  const eng_config *c = r->cfg;
+  memset(out, 0, sizeof *out);
+  out->seed = seed;
+  const int32_t *m = r->metrics;
+  size_t T = (size_t)r->ticks;
+  eng_recovery_params p = {
+      .ticks = r->ticks,
+      .base_begin = r->base_begin,
+      .base_end = r->base_end,
+      .fault_start = ms_to_tick(c, eng_config_fault_start_ms(c)),
+      .clear = ms_to_tick(c, eng_config_fault_clear_ms(c)),
+      .hold = ms_to_tick(c, c->recovery_hold_ms),
+      .trend = ms_to_tick(c, c->trend_ms),
+      .tolerance = c->recovery_tolerance,
+      .shrink_min = c->shrink_min,
+      .metastable_goodput = c->metastable_goodput,
+      .tick_ms = c->tick_ms,
+      .slo_ms = c->slo_ms,
+      .has_fault = eng_config_fault_clear_ms(c) > 0,
+  };
+  if (p.clear > r->ticks) p.clear = r->ticks;
+  eng_recovery_assess(m + ENG_M_QUEUE_DEPTH * T, m + ENG_M_SUCCESSES * T, &p, out);
+
+  int64_t newr = 0, att = 0, succ = 0, fail = 0, newr_after = 0, att_after = 0;
+  for (size_t t = 0; t < T; t++) {
+    newr += m[ENG_M_NEW_REQUESTS * T + t];
+    att += m[ENG_M_ATTEMPTS * T + t];
+    succ += m[ENG_M_SUCCESSES * T + t];
+    fail += m[ENG_M_FAILED * T + t];
+    if ((int32_t)t >= p.clear) {
+      newr_after += m[ENG_M_NEW_REQUESTS * T + t];
+      att_after += m[ENG_M_ATTEMPTS * T + t];
+    }
+  }
+  out->new_requests = newr;
+  out->attempts = att;
+  out->successes = succ;
+  out->failed_requests = fail;
+  out->amplification = newr ? (double)att / (double)newr : NAN;
+  out->amplification_after = newr_after ? (double)att_after / (double)newr_after : NAN;
+
+  double mean_adm = 0, max_adm = 0;
+  for (int32_t k = 0; k < c->shards; k++) {
+    mean_adm += (double)r->sh[k].admitted;
+    if (r->sh[k].admitted > max_adm) max_adm = (double)r->sh[k].admitted;
+  }
+  mean_adm /= c->shards;
+  out->max_mean_shard_load = mean_adm > 0 ? max_adm / mean_adm : NAN;
+  out->mean_hops = r->admissions ? (double)r->hops_total / (double)r->admissions : NAN;
+
+  double span = r->base_end - r->base_begin;
+  double lspan = r->little_end > r->little_begin ? r->little_end - r->little_begin : 1;
+  out->little_L = r->little_in_system / lspan;
+  double lambda = r->little_admitted / lspan;
+  double W = r->little_done ? (double)r->little_sojourn_sum / (double)r->little_done : NAN;
+  out->little_lambda_w = lambda * W;
+  out->little_lambda = lambda / c->tick_ms;
+  out->little_w_ms = W * c->tick_ms;
+  out->little_rel_error = out->little_L > 0 ? fabs(out->little_L - out->little_lambda_w) / out->little_L : NAN;
+
+  out->keys_remapped = r->keys_remapped;
+  double base_shard_load = 0;
+  for (int32_t t = r->base_begin; t < r->base_end; t++) base_shard_load += m[ENG_M_IN_FLIGHT * T + (size_t)t];
+  base_shard_load /= span * c->shards;
+  out->successor_peak_load =
+      c->crash.count && base_shard_load > 0 ? r->succ_peak_load / base_shard_load : NAN;
+  out->events = r->events;
+}
+
+int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary *out, char *err,
+                     size_t errlen) {
+  if (run_prepare(r, c, seed, err, errlen)) return -1;
+  for (r->now = 0; r->now < r->ticks; r->now++) run_tick(r);
+  run_summarize(r, seed, out);
+  return 0;
+}
+
+const int32_t *eng_run_metric(const eng_run *r, eng_metric m) {
+  if ((unsigned)m >= ENG_M_COUNT || !r->metrics) return NULL;
+  return r->metrics + (size_t)m * (size_t)r->ticks;
+}
+
+int32_t eng_run_ticks(const eng_run *r) { return r->ticks; }
+
+const int32_t *eng_run_shard_queues(const eng_run *r) {
+  return r->cfg && r->cfg->record_shard_queues ? r->shard_queues : NULL;
+}
