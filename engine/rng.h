@@ -1,5 +1,5 @@
 /*
- * rng.h — the engine's random numbers: xoshiro256+ streams seeded through
+ * rng.h — the engine's random numbers: xoshiro256++ streams seeded through
  * splitmix64, plus the variates the model needs.
  *
  * A run derives one stream per purpose (arrivals, service, client policy, ...)
@@ -32,11 +32,12 @@ static inline void eng_rng_seed(eng_rng *r, uint64_t seed, uint64_t stream) {
 
 static inline uint64_t eng_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-/* xoshiro256+ : fastest of the family; its weak low bits are never used
- * below (doubles take the top 53 bits, ranges use the top 32). */
+/* xoshiro256++: every output bit is good, so one draw can be split into
+ * several variates (the hot loop does: a ziggurat layer, its value and a
+ * rounding fraction from one number). */
 static inline uint64_t eng_rng_next(eng_rng *r) {
   uint64_t *s = r->s;
-  const uint64_t result = s[0] + s[3];
+  const uint64_t result = eng_rotl(s[0] + s[3], 23) + s[0];
   const uint64_t t = s[1] << 17;
   s[2] ^= s[0];
   s[3] ^= s[1];

@@ -31,9 +31,12 @@
 #include <xxhash.h>
 
 #include "eng.h"
+#include "backoff.h"
+#include "breaker.h"
 #include "recovery.h"
 #include "rng.h"
 #include "router.h"
+#include "variates.h"
 
 #define NIL UINT32_MAX
 #define WHEEL_BITS 12
@@ -41,7 +44,6 @@
 #define WHEEL_MASK (WHEEL_SIZE - 1)
 
 enum { EV_COMPLETE = 0, EV_RETRY = 1 };
-enum { BRK_CLOSED = 0, BRK_OPEN = 1, BRK_HALF_OPEN = 2 };
 enum { STREAM_ARRIVALS = 1, STREAM_SERVICE = 2, STREAM_CLIENT = 3, STREAM_RING = 4 };
 
 typedef struct attempt {
@@ -73,12 +75,6 @@ typedef struct shard {
   int64_t admitted;
 } shard;
 
-typedef struct breaker {
-  uint64_t window; /* 1 bits = failures, newest in bit 0 */
-  int32_t open_until;
-  uint8_t n, state, probes_out, probes_ok;
-} breaker;
-
 typedef struct edge {
   int32_t tick;
   int8_t kind, on;
@@ -108,7 +104,7 @@ struct eng_run {
   int64_t total_queued;
   eng_ring ring;
 
-  breaker *brk;
+  eng_breaker *brk;
   int32_t *client_open; /* open breakers per client */
   uint8_t *excluded;    /* scratch: shards a client's breakers exclude */
   double *tokens;
@@ -125,7 +121,6 @@ struct eng_run {
   double svc_mean_ticks, lognorm_mu, lam_base, lam_now, exp_neg_lam;
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
-  double zipf_hx1, zipf_hn, zipf_sv;
 
   /* metrics */
   int32_t *metrics;      /* ENG_M_COUNT x ticks */
@@ -143,60 +138,17 @@ struct eng_run {
   int64_t events, hops_total, admissions;
   double keys_remapped;
   int32_t succ_peak_load;
-  int32_t crash_active_detected;
+  eng_zig zig; /* exponential ziggurat tables, built once per context */
+  eng_zipf zipf;
+  eng_breaker_params brk_params;
 };
-
-/* ------------------------------------------------------------------------ */
-/* metadata                                                                  */
-
-static const eng_metric_info metric_info[ENG_M_COUNT] = {
-    {"new_requests", "requests/tick", "requests created by the open-loop source"},
-    {"attempts", "attempts/tick", "attempts sent to the router (first tries and retries)"},
-    {"retries", "attempts/tick", "attempts that were retries"},
-    {"successes", "attempts/tick", "attempts answered within the client timeout (goodput)"},
-    {"timeouts", "attempts/tick", "attempts abandoned by their client at the timeout"},
-    {"rejected_queue_full", "attempts/tick", "attempts rejected by a full shard queue"},
-    {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)"},
-    {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker"},
-    {"rejected_budget", "retries/tick", "retries dropped because the client's retry budget was empty"},
-    {"shed", "attempts/tick", "queued attempts dropped by shards (CoDel or deadline drop)"},
-    {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage"},
-    {"failed_requests", "requests/tick", "requests that ended without a success"},
-    {"wasted", "attempts/tick", "completions of attempts whose client had already given up"},
-    {"queue_depth", "attempts", "attempts waiting in shard queues, all shards"},
-    {"max_shard_queue", "attempts", "the longest shard queue"},
-    {"in_flight", "attempts", "attempts admitted to a shard and not finished"},
-    {"hops", "hops/tick", "router hops taken by this tick's admissions"},
-    {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open"},
-    {"budget_tokens", "tokens", "whole retry-budget tokens left, all clients"},
-};
-
-const eng_metric_info *eng_metric_get_info(eng_metric m) {
-  return (unsigned)m < ENG_M_COUNT ? &metric_info[m] : NULL;
-}
-
-const char *eng_outcome_name(eng_outcome o) {
-  switch (o) {
-  case ENG_OUTCOME_RECOVERED: return "recovered";
-  case ENG_OUTCOME_SLOW: return "slow";
-  case ENG_OUTCOME_METASTABLE: return "metastable";
-  }
-  return "unknown";
-}
-
-uint64_t eng_seed_derive(uint64_t master, uint64_t point, uint64_t replicate) {
-  unsigned char buf[24];
-  uint64_t v[3] = {master, point, replicate};
-  for (int i = 0; i < 3; i++)
-    for (int b = 0; b < 8; b++) buf[i * 8 + b] = (unsigned char)(v[i] >> (8 * b));
-  return XXH3_64bits(buf, sizeof buf);
-}
 
 /* ------------------------------------------------------------------------ */
 /* memory                                                                    */
 
 eng_run *eng_run_create(void) {
   eng_run *r = calloc(1, sizeof *r);
+  if (r) eng_zig_init(&r->zig);
   return r;
 }
 
@@ -291,153 +243,35 @@ static void tq_push(eng_run *r, uint32_t i) {
 /* ------------------------------------------------------------------------ */
 /* random variates                                                           */
 
-static double log_factorial(double k) {
-  static const double small[10] = {0,
-                                   0,
-                                   0.69314718055994531,
-                                   1.79175946922805500,
-                                   3.17805383034794562,
-                                   4.78749174278204599,
-                                   6.57925121201010100,
-                                   8.52516136106541430,
-                                   10.60460290274525023,
-                                   12.80182748008146961};
-  if (k < 10) return small[(int)k];
-  double n = k + 1; /* Stirling series for lgamma(n) */
-  return (n - 0.5) * log(n) - n + 0.91893853320467274 + 1 / (12 * n) - 1 / (360 * n * n * n);
-}
-
-/* Poisson variate: inversion by multiplication for small means, Hörmann's
- * PTRS transformed rejection for larger ones (the method numpy uses). */
-static int64_t poisson(eng_run *r, double lam) {
-  eng_rng *g = &r->r_arr;
-  if (lam <= 0) return 0;
-  if (lam < 10) {
-    double p = eng_rng_uniform(g);
-    int64_t k = 0;
-    while (p > r->exp_neg_lam) {
-      p *= eng_rng_uniform(g);
-      k++;
-    }
-    return k;
-  }
-  double slam = sqrt(lam), loglam = log(lam);
-  double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-  double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
-  for (;;) {
-    double U = eng_rng_uniform(g) - 0.5, V = eng_rng_uniform(g);
-    double us = 0.5 - fabs(U);
-    int64_t k = (int64_t)floor((2 * a / us + b) * U + lam + 0.43);
-    if (us >= 0.07 && V <= vr) return k;
-    if (k < 0 || (us < 0.013 && V > us)) continue;
-    if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - log_factorial((double)k))
-      return k;
-  }
-}
-
-/* Zipf over ranks 1..n by rejection-inversion (Hörmann & Derflinger 1996),
- * O(1) per draw whatever n. */
-static double zipf_helper1(double x) {
-  return fabs(x) > 1e-8 ? log1p(x) / x : 1 - x * (0.5 - x * (1.0 / 3 - 0.25 * x));
-}
-static double zipf_helper2(double x) {
-  return fabs(x) > 1e-8 ? expm1(x) / x : 1 + x * 0.5 * (1 + x / 3 * (1 + 0.25 * x));
-}
-static double zipf_h(double s, double x) { return exp(-s * log(x)); }
-static double zipf_hint(double s, double x) {
-  double lx = log(x);
-  return zipf_helper2((1 - s) * lx) * lx;
-}
-static double zipf_hinv(double s, double x) {
-  double t = x * (1 - s);
-  if (t < -1) t = -1;
-  return exp(zipf_helper1(t) * x);
-}
-
-static void zipf_init(eng_run *r, double s, double n) {
-  r->zipf_hx1 = zipf_hint(s, 1.5) - 1;
-  r->zipf_hn = zipf_hint(s, n + 0.5);
-  r->zipf_sv = 2 - zipf_hinv(s, zipf_hint(s, 2.5) - zipf_h(s, 2));
-}
-
-static uint64_t zipf_draw(eng_run *r) {
-  double s = r->cfg->zipf_s, n = (double)r->cfg->keys;
-  for (;;) {
-    double u = r->zipf_hn + eng_rng_uniform(&r->r_arr) * (r->zipf_hx1 - r->zipf_hn);
-    double x = zipf_hinv(s, u);
-    double k = floor(x + 0.5);
-    if (k < 1) k = 1;
-    if (k > n) k = n;
-    if (k - x <= r->zipf_sv || u >= zipf_hint(s, k + 0.5) - zipf_h(s, k)) return (uint64_t)k - 1;
-  }
-}
-
 static int32_t service_ticks(eng_run *r, const shard *s) {
-  double x;
+  double x, frac;
   switch (r->cfg->service_dist) {
-  case ENG_SERVICE_DET: x = r->svc_mean_ticks; break;
+  case ENG_SERVICE_DET:
+    x = r->svc_mean_ticks;
+    frac = eng_rng_uniform(&r->r_svc);
+    break;
   case ENG_SERVICE_LOGNORMAL:
     x = exp(r->lognorm_mu + r->cfg->service_sigma * eng_rng_normal(&r->r_svc));
+    frac = eng_rng_uniform(&r->r_svc);
     break;
-  default: x = eng_rng_exp(&r->r_svc, r->svc_mean_ticks); break;
+  default: x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks; break;
   }
   if (s->speed < 1) x /= s->speed;
-  double d = floor(x + eng_rng_uniform(&r->r_svc));
+  double d = floor(x + frac);
   return d > 1e9 ? 1000000000 : (int32_t)d;
 }
 
 /* ------------------------------------------------------------------------ */
 /* circuit breakers                                                          */
 
-static inline breaker *brk_get(eng_run *r, uint32_t client, uint32_t s) {
+static inline eng_breaker *brk_get(eng_run *r, uint32_t client, uint32_t s) {
   return &r->brk[(size_t)client * (size_t)r->cfg->shards + s];
 }
 
-static void brk_set_open(eng_run *r, breaker *b, uint32_t client) {
-  if (b->state == BRK_CLOSED) {
-    r->open_breakers++;
-    r->client_open[client]++;
-  }
-  b->state = BRK_OPEN;
-  b->open_until = r->now + (int32_t)floor(r->cfg->breaker_cooldown_ms / r->cfg->tick_ms + 0.5);
-}
-
-/* Whether the client may send to shard s now; counts a half-open probe. */
-static int brk_allow(eng_run *r, uint32_t client, uint32_t s) {
-  breaker *b = brk_get(r, client, s);
-  if (b->state == BRK_CLOSED) return 1;
-  if (b->state == BRK_OPEN) {
-    if (r->now < b->open_until) return 0;
-    b->state = BRK_HALF_OPEN;
-    b->probes_out = b->probes_ok = 0;
-  }
-  if (b->probes_out >= r->cfg->breaker_probes) return 0;
-  b->probes_out++;
-  return 1;
-}
-
 static void brk_record(eng_run *r, uint32_t client, uint32_t s, int failed) {
-  const eng_config *c = r->cfg;
-  breaker *b = brk_get(r, client, s);
-  if (b->state == BRK_OPEN) return; /* answers to calls made before it opened */
-  if (b->state == BRK_HALF_OPEN) {
-    if (failed) {
-      brk_set_open(r, b, client);
-    } else if (++b->probes_ok >= c->breaker_probes) {
-      b->state = BRK_CLOSED;
-      b->window = 0;
-      b->n = 0;
-      r->open_breakers--;
-      r->client_open[client]--;
-    }
-    return;
-  }
-  uint64_t mask = c->breaker_window >= 64 ? ~0ULL : ((1ULL << c->breaker_window) - 1);
-  b->window = ((b->window << 1) | (uint64_t)(failed != 0)) & mask;
-  if (b->n < c->breaker_window) b->n++;
-  if (b->n >= c->breaker_min_calls &&
-      __builtin_popcountll(b->window) >= c->breaker_threshold * b->n)
-    brk_set_open(r, b, client);
+  int d = eng_breaker_record(brk_get(r, client, s), &r->brk_params, r->now, failed);
+  r->open_breakers += d;
+  r->client_open[client] += d;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -598,23 +432,6 @@ static void shard_crash(eng_run *r, int32_t k) {
 /* ------------------------------------------------------------------------ */
 /* clients                                                                   */
 
-static double backoff_ms(eng_run *r, attempt *a) {
-  const eng_config *c = r->cfg;
-  if (c->backoff == ENG_BACKOFF_NONE || c->backoff_cap_ms <= 0) return 0;
-  double v = c->backoff_base_ms * ldexp(1.0, a->attempt_no < 60 ? a->attempt_no : 60);
-  if (v > c->backoff_cap_ms) v = c->backoff_cap_ms;
-  switch (c->backoff) {
-  case ENG_BACKOFF_FULL: return eng_rng_uniform(&r->r_cli) * v;
-  case ENG_BACKOFF_EQUAL: return v / 2 + eng_rng_uniform(&r->r_cli) * v / 2;
-  default: {
-    double prev = a->prev_sleep > 0 ? a->prev_sleep : c->backoff_base_ms;
-    double lo = c->backoff_base_ms, hi = 3 * prev;
-    double sl = lo + eng_rng_uniform(&r->r_cli) * (hi > lo ? hi - lo : 0);
-    return sl < c->backoff_cap_ms ? sl : c->backoff_cap_ms;
-  }
-  }
-}
-
 /* The client's view of a failed attempt: breaker bookkeeping, then a retry
  * (budget permitting, after backoff) or the request's failure. Returns the
  * retry to send at once, or NIL (scheduled later, or none). */
@@ -636,7 +453,10 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
     *t -= 1;
     r->tokens_total -= 1;
   }
-  double sleep = backoff_ms(r, a);
+  double sleep = 0;
+  if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
+    sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms, a->attempt_no,
+                           a->prev_sleep, eng_rng_uniform(&r->r_cli));
   uint32_t j = at_alloc(r);
   a = &r->at[i]; /* the pool may have moved */
   attempt *b = &r->at[j];
@@ -662,19 +482,16 @@ static void client_issue(eng_run *r, uint32_t i) {
     r->events++;
     const uint8_t *excl = NULL;
     if (c->breaker == ENG_BREAKER_NEXT_SHARD && r->client_open[a->client]) {
-      for (int32_t k = 0; k < c->shards; k++) {
-        const breaker *b = brk_get(r, a->client, (uint32_t)k);
-        r->excluded[k] = b->state == BRK_OPEN ? r->now < b->open_until
-                         : b->state == BRK_HALF_OPEN ? b->probes_out >= c->breaker_probes
-                                                     : 0;
-      }
+      for (int32_t k = 0; k < c->shards; k++)
+        r->excluded[k] =
+            (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
       excl = r->excluded;
     }
     eng_route rt = eng_router_route(&r->ring, r->loads, r->in_flight, a->keyhash,
                                     c->capacity_factor, excl);
     int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
-        !brk_allow(r, a->client, (uint32_t)rt.shard)) {
+        !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
     } else {
       r->cur[ENG_M_ATTEMPTS]++;
@@ -738,14 +555,18 @@ static void new_request(eng_run *r) {
   if (r->fault_on[F_HOT] && eng_rng_uniform(&r->r_arr) < c->hot_key_share)
     key = 0;
   else if (c->key_dist == ENG_KEYS_ZIPF)
-    key = zipf_draw(r);
+    key = eng_zipf_draw(&r->zipf, &r->r_arr) - 1;
+  else if (c->keys > UINT32_MAX)
+    key = eng_rng_below64(&r->r_arr, (uint64_t)c->keys);
   else
-    key = c->keys <= UINT32_MAX ? eng_rng_below(&r->r_arr, (uint32_t)c->keys)
-                                : eng_rng_below64(&r->r_arr, (uint64_t)c->keys);
+    key = UINT64_MAX; /* drawn below with the client */
+  /* One draw gives the client (low half) and a uniform key (high half). */
+  uint64_t x = eng_rng_next(&r->r_arr);
+  if (key == UINT64_MAX) key = ((x >> 32) * (uint64_t)c->keys) >> 32;
   uint32_t i = at_alloc(r);
   attempt *a = &r->at[i];
   a->keyhash = eng_key_hash(key, r->ring_seed);
-  a->client = eng_rng_below(&r->r_arr, (uint32_t)c->clients);
+  a->client = (uint32_t)(((x & 0xFFFFFFFFu) * (uint64_t)c->clients) >> 32);
   a->attempt_no = 0;
   a->abandoned = 0;
   a->at_server = 0;
@@ -935,7 +756,14 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
   r->codel_interval = ms_to_tick(c, c->codel_interval_ms);
   r->detect_ticks = ms_to_tick(c, c->crash_detect_ms);
-  if (c->key_dist == ENG_KEYS_ZIPF) zipf_init(r, c->zipf_s, (double)c->keys);
+  if (c->key_dist == ENG_KEYS_ZIPF) eng_zipf_init(&r->zipf, c->zipf_s, (double)c->keys);
+  r->brk_params = (eng_breaker_params){
+      .window = c->breaker_window,
+      .min_calls = c->breaker_min_calls,
+      .probes = c->breaker_probes,
+      .cooldown = ms_to_tick(c, c->breaker_cooldown_ms),
+      .threshold = c->breaker_threshold,
+  };
   memset(r->fault_on, 0, sizeof r->fault_on);
   if (edges_build(r)) goto oom;
 
@@ -1024,7 +852,7 @@ static void run_tick(eng_run *r) {
     }
   }
 
-  int64_t n = poisson(r, r->lam_now);
+  int64_t n = eng_poisson(&r->r_arr, r->lam_now, r->exp_neg_lam);
   r->events += n;
   for (int64_t k = 0; k < n; k++) new_request(r);
 

@@ -1,0 +1,51 @@
+/*
+ * breaker.c — the circuit breaker state machine (see breaker.h). A count-
+ * based window in one 64-bit word keeps a record O(1): shift, mask, popcount.
+ */
+#include "breaker.h"
+
+static int open_now(eng_breaker *b, const eng_breaker_params *p, int32_t now) {
+  int was_closed = b->state == ENG_BRK_CLOSED;
+  b->state = ENG_BRK_OPEN;
+  b->open_until = now + p->cooldown;
+  return was_closed;
+}
+
+int eng_breaker_allow(eng_breaker *b, const eng_breaker_params *p, int32_t now) {
+  if (b->state == ENG_BRK_CLOSED) return 1;
+  if (b->state == ENG_BRK_OPEN) {
+    if (now < b->open_until) return 0;
+    b->state = ENG_BRK_HALF_OPEN;
+    b->probes_out = b->probes_ok = 0;
+  }
+  if (b->probes_out >= p->probes) return 0;
+  b->probes_out++;
+  return 1;
+}
+
+int eng_breaker_refuses(const eng_breaker *b, const eng_breaker_params *p, int32_t now) {
+  if (b->state == ENG_BRK_OPEN) return now < b->open_until;
+  if (b->state == ENG_BRK_HALF_OPEN) return b->probes_out >= p->probes;
+  return 0;
+}
+
+int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int failed) {
+  if (b->state == ENG_BRK_OPEN) return 0;
+  if (b->state == ENG_BRK_HALF_OPEN) {
+    if (failed) {
+      open_now(b, p, now);
+      return 0;
+    }
+    if (++b->probes_ok < p->probes) return 0;
+    b->state = ENG_BRK_CLOSED;
+    b->calls = 0;
+    b->n = 0;
+    return -1;
+  }
+  uint64_t mask = p->window >= 64 ? ~0ULL : ((1ULL << p->window) - 1);
+  b->calls = ((b->calls << 1) | (uint64_t)(failed != 0)) & mask;
+  if (b->n < p->window) b->n++;
+  if (b->n >= p->min_calls && __builtin_popcountll(b->calls) >= p->threshold * b->n)
+    return open_now(b, p, now);
+  return 0;
+}

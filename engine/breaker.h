@@ -1,0 +1,42 @@
+/*
+ * breaker.h — a client's circuit breaker towards one shard: closed, open,
+ * half-open (SPEC §1), driven by the outcomes of that client's attempts.
+ *
+ * Closed: the last `window` calls are a bit window (1 = failure); once it
+ * holds at least `min_calls` calls and failures / calls >= threshold, the
+ * breaker opens for `cooldown` ticks. Open: calls are refused. After the
+ * cool-down the next call finds it half-open: up to `probes` calls go
+ * through; `probes` successes close it (with an empty window), any failure
+ * opens it again. Answers to calls made before it opened are ignored.
+ */
+#ifndef STORMSWEEP_BREAKER_H
+#define STORMSWEEP_BREAKER_H
+
+#include <stdint.h>
+
+enum { ENG_BRK_CLOSED = 0, ENG_BRK_OPEN = 1, ENG_BRK_HALF_OPEN = 2 };
+
+typedef struct eng_breaker_params {
+  int32_t window, min_calls, probes, cooldown;
+  double threshold;
+} eng_breaker_params;
+
+typedef struct eng_breaker {
+  uint64_t calls;  /* 1 bits = failures, newest in bit 0 */
+  int32_t open_until;
+  uint8_t n, state, probes_out, probes_ok;
+} eng_breaker;
+
+/* Whether a call may go through at tick now; counts a half-open probe. */
+int eng_breaker_allow(eng_breaker *b, const eng_breaker_params *p, int32_t now);
+
+/* Whether the breaker would refuse a call now, without counting a probe
+ * (the router's next_shard mode steps over such shards). */
+int eng_breaker_refuses(const eng_breaker *b, const eng_breaker_params *p, int32_t now);
+
+/* Records a call's outcome. Returns +1 when the breaker left the closed
+ * state, -1 when it returned to it, 0 otherwise (the caller counts open
+ * breakers). */
+int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int failed);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * metrics.c — names and meanings of the per-tick metrics and outcomes, and
+ * the derivation of run seeds: the vocabulary every layer (CLI, HDF5 files,
+ * analysis) shares with the engine.
+ */
+#include <xxhash.h>
+
+#include "eng.h"
+
+static const eng_metric_info metric_info[ENG_M_COUNT] = {
+    {"new_requests", "requests/tick", "requests created by the open-loop source"},
+    {"attempts", "attempts/tick", "attempts sent to the router (first tries and retries)"},
+    {"retries", "attempts/tick", "attempts that were retries"},
+    {"successes", "attempts/tick", "attempts answered within the client timeout (goodput)"},
+    {"timeouts", "attempts/tick", "attempts abandoned by their client at the timeout"},
+    {"rejected_queue_full", "attempts/tick", "attempts rejected by a full shard queue"},
+    {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)"},
+    {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker"},
+    {"rejected_budget", "retries/tick", "retries dropped because the client's retry budget was empty"},
+    {"shed", "attempts/tick", "queued attempts dropped by shards (CoDel or deadline drop)"},
+    {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage"},
+    {"failed_requests", "requests/tick", "requests that ended without a success"},
+    {"wasted", "attempts/tick", "completions of attempts whose client had already given up"},
+    {"queue_depth", "attempts", "attempts waiting in shard queues, all shards"},
+    {"max_shard_queue", "attempts", "the longest shard queue"},
+    {"in_flight", "attempts", "attempts admitted to a shard and not finished"},
+    {"hops", "hops/tick", "router hops taken by this tick's admissions"},
+    {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open"},
+    {"budget_tokens", "tokens", "whole retry-budget tokens left, all clients"},
+};
+
+const eng_metric_info *eng_metric_get_info(eng_metric m) {
+  return (unsigned)m < ENG_M_COUNT ? &metric_info[m] : NULL;
+}
+
+const char *eng_outcome_name(eng_outcome o) {
+  switch (o) {
+  case ENG_OUTCOME_RECOVERED: return "recovered";
+  case ENG_OUTCOME_SLOW: return "slow";
+  case ENG_OUTCOME_METASTABLE: return "metastable";
+  }
+  return "unknown";
+}
+
+uint64_t eng_seed_derive(uint64_t master, uint64_t point, uint64_t replicate) {
+  unsigned char buf[24];
+  uint64_t v[3] = {master, point, replicate};
+  for (int i = 0; i < 3; i++)
+    for (int b = 0; b < 8; b++) buf[i * 8 + b] = (unsigned char)(v[i] >> (8 * b));
+  return XXH3_64bits(buf, sizeof buf);
+}
+

@@ -1,0 +1,120 @@
+/*
+ * variates.c — Poisson, Zipf and exponential variates (see variates.h).
+ *
+ * Poisson: inversion by multiplication below a mean of 10, Hörmann's PTRS
+ * transformed rejection above (the method numpy uses); log k! comes from a
+ * table and a Stirling series because lgamma() writes the global signgam
+ * and is not thread-safe. Zipf: Hörmann & Derflinger's rejection-inversion
+ * (as in Apache Commons RNG). Exponential: Marsaglia & Tsang's ziggurat.
+ */
+#include "variates.h"
+
+static double log_factorial(double k) {
+  static const double small[10] = {0,
+                                   0,
+                                   0.69314718055994531,
+                                   1.79175946922805500,
+                                   3.17805383034794562,
+                                   4.78749174278204599,
+                                   6.57925121201010100,
+                                   8.52516136106541430,
+                                   10.60460290274525023,
+                                   12.80182748008146961};
+  if (k < 10) return small[(int)k];
+  double n = k + 1; /* Stirling series for lgamma(n), error < 1e-10 here */
+  return (n - 0.5) * log(n) - n + 0.91893853320467274 + 1 / (12 * n) - 1 / (360 * n * n * n);
+}
+
+int64_t eng_poisson(eng_rng *g, double lam, double exp_neg_lam) {
+  if (!(lam > 0)) return 0;
+  if (lam < 10) {
+    double p = eng_rng_uniform(g);
+    int64_t k = 0;
+    while (p > exp_neg_lam) {
+      p *= eng_rng_uniform(g);
+      k++;
+    }
+    return k;
+  }
+  double slam = sqrt(lam), loglam = log(lam);
+  double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  for (;;) {
+    double U = eng_rng_uniform(g) - 0.5, V = eng_rng_uniform(g);
+    double us = 0.5 - fabs(U);
+    int64_t k = (int64_t)floor((2 * a / us + b) * U + lam + 0.43);
+    if (us >= 0.07 && V <= vr) return k;
+    if (k < 0 || (us < 0.013 && V > us)) continue;
+    if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
+        -lam + (double)k * loglam - log_factorial((double)k))
+      return k;
+  }
+}
+
+static double zipf_helper1(double x) {
+  return fabs(x) > 1e-8 ? log1p(x) / x : 1 - x * (0.5 - x * (1.0 / 3 - 0.25 * x));
+}
+static double zipf_helper2(double x) {
+  return fabs(x) > 1e-8 ? expm1(x) / x : 1 + x * 0.5 * (1 + x / 3 * (1 + 0.25 * x));
+}
+static double zipf_h(double s, double x) { return exp(-s * log(x)); }
+static double zipf_hint(double s, double x) {
+  double lx = log(x);
+  return zipf_helper2((1 - s) * lx) * lx;
+}
+static double zipf_hinv(double s, double x) {
+  double t = x * (1 - s);
+  if (t < -1) t = -1;
+  return exp(zipf_helper1(t) * x);
+}
+
+void eng_zipf_init(eng_zipf *z, double s, double n) {
+  z->s = s;
+  z->n = n;
+  z->hx1 = zipf_hint(s, 1.5) - 1;
+  z->hn = zipf_hint(s, n + 0.5);
+  z->sv = 2 - zipf_hinv(s, zipf_hint(s, 2.5) - zipf_h(s, 2));
+}
+
+uint64_t eng_zipf_draw(const eng_zipf *z, eng_rng *g) {
+  for (;;) {
+    double u = z->hn + eng_rng_uniform(g) * (z->hx1 - z->hn);
+    double x = zipf_hinv(z->s, u);
+    double k = floor(x + 0.5);
+    if (k < 1) k = 1;
+    if (k > z->n) k = z->n;
+    if (k - x <= z->sv || u >= zipf_hint(z->s, k + 0.5) - zipf_h(z->s, k)) return (uint64_t)k;
+  }
+}
+
+void eng_zig_init(eng_zig *z) {
+  const double m2 = 4294967296.0;
+  double de = 7.697117470131487, te = de, ve = 3.949659822581572e-3;
+  double q = ve / exp(-de);
+  z->k[0] = (uint32_t)((de / q) * m2);
+  z->k[1] = 0;
+  z->w[0] = q / m2;
+  z->w[255] = de / m2;
+  z->f[0] = 1.0;
+  z->f[255] = exp(-de);
+  for (int i = 254; i >= 1; i--) {
+    de = -log(ve / de + exp(-de));
+    z->k[i + 1] = (uint32_t)((de / te) * m2);
+    te = de;
+    z->f[i] = exp(-de);
+    z->w[i] = de / m2;
+  }
+}
+
+double eng_zig_exp1_slow(const eng_zig *z, eng_rng *g, uint64_t x) {
+  uint32_t iz = (uint32_t)x & 255, jz = (uint32_t)(x >> 32);
+  for (;;) {
+    if (iz == 0) return 7.69711747013104972 - log(eng_rng_uniform_pos(g));
+    double v = jz * z->w[iz];
+    if (z->f[iz] + eng_rng_uniform(g) * (z->f[iz - 1] - z->f[iz]) < exp(-v)) return v;
+    x = eng_rng_next(g);
+    iz = (uint32_t)x & 255;
+    jz = (uint32_t)(x >> 32);
+    if (jz < z->k[iz]) return jz * z->w[iz];
+  }
+}
