@@ -361,7 +361,12 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
       n++;
     }
     word[n] = 0;
-    for (int i = 0; s->names[i]; i++)
+    size_t rest = n;
+    while (isspace((unsigned char)value[rest])) rest++;
+    /* "custom" is what get reports for hand-made policy settings: accepting
+     * it (as "change nothing") keeps get's output valid input for set. */
+    if (s->type == ENG_SET_PRESET && !strcmp(word, "custom") && !value[rest]) return 0;
+    for (int i = 0; s->names[i] && !value[rest]; i++)
       if (!strcmp(word, s->names[i])) {
         if (s->type == ENG_SET_PRESET) return apply_preset(c, i);
         *(int32_t *)field = i;
@@ -440,9 +445,12 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
     size_t used = 0;
     buf[0] = 0;
     if (!w->count) snprintf(buf, len, "none");
-    for (int i = 0; i < w->count && used < len; i++)
-      used += (size_t)snprintf(buf + used, len - used, "%s%g+%g", i ? " " : "", w->w[i].start_ms,
-                               w->w[i].duration_ms);
+    for (int i = 0; i < w->count && used < len; i++) {
+      char a[40], b[40];
+      format_double(w->w[i].start_ms, a, sizeof a);
+      format_double(w->w[i].duration_ms, b, sizeof b);
+      used += (size_t)snprintf(buf + used, len - used, "%s%s+%s", i ? " " : "", a, b);
+    }
     break;
   }
   }

@@ -257,7 +257,7 @@ static int32_t service_ticks(eng_run *r, const shard *s) {
   default: x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks; break;
   }
   if (s->speed < 1) x /= s->speed;
-  double d = floor(x + frac);
+  double d = x + frac; /* >= 0, so truncation is floor() without a libm call */
   return d > 1e9 ? 1000000000 : (int32_t)d;
 }
 
@@ -282,6 +282,7 @@ static inline int shard_stalled(const eng_run *r, const shard *s) {
 }
 
 static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id);
+static int32_t ticks_saturate(double t);
 static void client_issue(eng_run *r, uint32_t i);
 
 /* An admitted attempt leaves its shard: answered, or shed. */
@@ -466,7 +467,7 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   b->prev_sleep = (float)sleep;
   b->abandoned = 0;
   b->at_server = 0;
-  int32_t delay = (int32_t)floor(sleep / c->tick_ms + 0.5);
+  int32_t delay = ticks_saturate(floor(sleep / c->tick_ms + 0.5));
   if (delay <= 0) return j;
   wheel_insert(r, j, r->now + delay, EV_RETRY);
   return NIL;
@@ -585,8 +586,14 @@ static void new_request(eng_run *r) {
 /* ------------------------------------------------------------------------ */
 /* faults                                                                    */
 
+/* Runs have at most 1e8 ticks, so 1e9 ticks means "never"; saturating there
+ * keeps sums such as start + detection delay inside int32. */
+static int32_t ticks_saturate(double t) {
+  return t >= 1e9 ? 1000000000 : t <= -1e9 ? -1000000000 : (int32_t)t;
+}
+
 static int32_t ms_to_tick(const eng_config *c, double ms) {
-  return (int32_t)floor(ms / c->tick_ms + 0.5);
+  return ticks_saturate(floor(ms / c->tick_ms + 0.5));
 }
 
 static int edge_cmp(const void *x, const void *y) {
