@@ -16,6 +16,12 @@ typedef struct command {
 static const command commands[] = {
     {"sim", cmd_sim, "simulate one run and print its summary"},
     {"route", cmd_route, "route keys through a bounded-load consistent-hash ring"},
+    {"run", cmd_run, "run a sweep (default: the built-in seed study) into one HDF5 file"},
+    {"list", cmd_list, "list a sweep's axes, grid points and run count without running"},
+    {"analyze", cmd_analyze, "summarise a result file: per-point table, effects, recommendation"},
+    {"recommend", cmd_recommend, "name the cheapest setting that provably meets the targets"},
+    {"report", cmd_report, "write plots (PNG, SVG) and index.html for a result file"},
+    {"bench", cmd_bench, "measure engine and sweep speed on this machine"},
 };
 
 static void usage(FILE *out) {

@@ -1,0 +1,343 @@
+/*
+ * ana.h — public API of the stormsweep analysis library (SPEC §5): reading a
+ * result file, per-point statistics, parameter effects, the tuning
+ * recommendation and the plots of `report`.
+ *
+ * Layers, bottom up:
+ *   stats.c      pure statistics (intervals, Kaplan–Meier, histograms, means)
+ *   reader.c     the only module that knows the HDF5 layout of a result file;
+ *                reads /points and /runs whole (one small row per run) and
+ *                /ticks/<metric> one point at a time in tick blocks
+ *   store.c      writes what analyze computed back under /analysis
+ *   summarize.c  per-point table and main effects (pure, on ana_results)
+ *   recommend.c  the recommendation rule and its text
+ *   report.c     gnuplot images and index.html
+ *   cmd_analyze.c  the `analyze`, `recommend` and `report` commands
+ *
+ * Nothing here has mutable global state; every function works on what it is
+ * given. Errors: functions return 0 / -1 and write a one-line message into a
+ * caller-supplied buffer.
+ */
+#ifndef STORMSWEEP_ANA_H
+#define STORMSWEEP_ANA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ANA_Z95 1.959963984540054 /* standard normal 97.5% quantile */
+#define ANA_CONF 0.95             /* every interval in the analysis is 95% */
+
+/* ======================================================================== */
+/* Statistics (stats.c)                                                      */
+/* ======================================================================== */
+
+typedef struct ana_interval {
+  double lo, hi;
+} ana_interval;
+
+typedef enum ana_method { ANA_INTERVAL_WILSON, ANA_INTERVAL_EXACT } ana_method;
+
+const char *ana_method_name(ana_method m);
+
+/* Regularized incomplete beta I_x(a, b) and its inverse in x (bisection). */
+double ana_beta_inc(double a, double b, double x);
+double ana_beta_inc_inv(double a, double b, double p);
+
+/* Intervals for a binomial proportion k/n; NaN bounds when n <= 0. */
+ana_interval ana_wilson(int64_t k, int64_t n, double z);
+ana_interval ana_clopper_pearson(int64_t k, int64_t n, double conf); /* two-sided */
+ana_interval ana_proportion_interval(ana_method m, int64_t k, int64_t n); /* 95% */
+
+/* Smallest number of runs per point for which a perfect point (0 metastable,
+ * all passing) has exact two-sided bounds meeting both targets; -1 if none. */
+int64_t ana_runs_needed(double max_meta, double min_pass, double conf);
+
+/* Student t quantile (p in (0,1), df > 0). */
+double ana_t_quantile(double p, double df);
+
+/* Mean of the non-NaN values with a 95% Student t interval. With one value
+ * the interval collapses to it and sd is NaN; with none everything is NaN. */
+typedef struct ana_mean {
+  size_t n;
+  double mean, sd;
+  ana_interval ci;
+} ana_mean;
+
+ana_mean ana_mean_compute(const double *x, size_t n);
+
+/* Sample quantile of sorted data by linear interpolation (Hyndman–Fan 7). */
+void ana_sort_doubles(double *x, size_t n);
+double ana_quantile_sorted(const double *x, size_t n, double q);
+
+/* Kaplan–Meier survival estimate with right censoring. One step per distinct
+ * time; surv is S(t) just after t. Events at a time come before censorings
+ * at the same time (the censored ones are still at risk there). */
+typedef struct ana_km_step {
+  double t, surv;
+  int64_t at_risk, events, censored;
+} ana_km_step;
+
+typedef struct ana_km {
+  size_t n_obs, n_events, n_steps;
+  ana_km_step *steps;
+  double censor_max; /* largest censoring time (0 when none) */
+} ana_km;
+
+/* time[i] is the event or censoring time, event[i] 1 for an event. NaN times
+ * are skipped. Allocates km->steps; returns -1 when out of memory. */
+int ana_km_compute(ana_km *km, const double *time, const unsigned char *event, size_t n);
+void ana_km_free(ana_km *km);
+double ana_km_survival(const ana_km *km, double t);
+/* First time S(t) <= 1 - q; +INFINITY when the curve never gets there
+ * ("not reached", reported as ">horizon"); NaN without observations. */
+double ana_km_quantile(const ana_km *km, double q);
+
+/* Histogram over [lo, hi] in nbins equal bins (hi falls in the last bin). */
+typedef struct ana_histogram {
+  double lo, hi;
+  size_t nbins;
+  int64_t *counts;
+  int64_t under, over, missing;
+} ana_histogram;
+
+int ana_histogram_fill(ana_histogram *h, const double *x, size_t n, double lo, double hi,
+                       size_t nbins);
+void ana_histogram_free(ana_histogram *h);
+
+/* ======================================================================== */
+/* Result files (reader.c, store.c)                                          */
+/* ======================================================================== */
+
+#define ANA_FORMAT_NAME "stormsweep-results"
+#define ANA_FORMAT_VERSION 1 /* newest format_version this reader understands */
+
+/* Outcome codes as written in /runs (eng_outcome). */
+enum { ANA_RECOVERED = 0, ANA_SLOW = 1, ANA_METASTABLE = 2 };
+
+/* One row of /runs: the columns the analysis uses. Optional columns missing
+ * from the file read as NaN. */
+typedef struct ana_run {
+  int64_t run;       /* run id = row of the /ticks datasets */
+  int64_t point;     /* point id (matches /points "point") */
+  int64_t replicate;
+  uint64_t seed;
+  int32_t outcome;   /* ANA_RECOVERED / ANA_SLOW / ANA_METASTABLE; <0 = not run */
+  int32_t passed_slo;
+  double recovery_ms;      /* NaN unless recovered */
+  double amplification;    /* attempts / new requests, whole run */
+  double goodput_during;   /* goodput during the faults / baseline */
+  double goodput_after;    /* goodput from clearance to horizon / baseline */
+  double peak_queue;
+  double baseline_queue;
+  int64_t ticks;           /* ticks this run simulated; -1 when unknown */
+} ana_run;
+
+/* Times of one grid point's scenario in ms; NaN when the file does not say. */
+typedef struct ana_point_times {
+  double horizon_ms, fault_start_ms, fault_clear_ms;
+  double censor_ms; /* horizon - clearance: where not-recovered runs are censored */
+} ana_point_times;
+
+typedef struct ana_results {
+  char *path;
+  int format_version;
+  char *tool_version;      /* NULL when absent */
+  uint64_t master_seed;
+  double tick_ms;          /* NaN when unknown (plots then use ticks) */
+  double slo_ms;           /* the sweep's own SLO; NaN when unknown */
+  int64_t n_ticks;         /* columns of the /ticks datasets (0 when none) */
+  size_t n_axes;
+  char **axes;             /* axis (setting key) names, in /points column order */
+  char ***labels;          /* labels[axis][point]: value as the sweep wrote it, or NULL */
+  size_t n_points;
+  int64_t *point_ids;      /* n_points */
+  double *values;          /* n_points x n_axes, row-major */
+  ana_point_times *times;  /* n_points */
+  size_t n_runs;
+  ana_run *runs;
+  size_t *point_of_run;    /* n_runs: index into the points (not the id) */
+  size_t n_skipped;        /* rows of /runs not used (not run yet, unknown point) */
+  int complete;            /* root attribute "complete": 1, 0, or -1 when absent */
+} ana_results;
+
+/* Reads everything but /ticks. Returns 0; or -1 with a one-line message
+ * ("FILE: not an HDF5 file", "FILE: not a stormsweep result file (...)",
+ * "FILE: format_version 3 is newer than this stormsweep understands (1)")
+ * for a file analysis cannot use. */
+int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen);
+void ana_results_free(ana_results *r);
+/* Index of the point with id, or -1. */
+long ana_results_point_index(const ana_results *r, int64_t id);
+/* Human-readable value of an axis ("inf", enum names, "%g"). */
+void ana_value_format(const char *axis, double v, char *buf, size_t len);
+/* The value of axis at a point as the sweep wrote it when known, else
+ * ana_value_format of the number. */
+void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
+                     size_t len);
+
+/* Per-tick quantile band of one metric across the replicates of one point,
+ * binned in time so a curve has at most max_bins points: each replicate is
+ * averaged over a bin, then the 5/50/95% quantiles and mean are taken across
+ * replicates. Reads only that point's rows, a block of ticks at a time. */
+typedef struct ana_band {
+  size_t nbins, n_runs;
+  int64_t ticks_per_bin;
+  double *t_ms;  /* bin centre in ms (ticks when tick_ms unknown) */
+  double *p05, *p50, *p95, *mean;
+} ana_band;
+
+int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t point_index,
+                  size_t max_bins, char *err, size_t errlen);
+void ana_band_free(ana_band *b);
+/* 1 if /ticks/<metric> exists, 0 if not, -1 on error. */
+int ana_metric_exists(const ana_results *r, const char *metric);
+
+/* ======================================================================== */
+/* Summaries (summarize.c)                                                   */
+/* ======================================================================== */
+
+typedef struct ana_point_stats {
+  size_t index;  /* into ana_results points */
+  int64_t point; /* point id */
+  int64_t n, n_recovered, n_slow, n_meta, n_pass;
+  double p_meta, p_pass;
+  ana_interval meta_wilson, meta_exact, pass_wilson, pass_exact;
+  double censor_ms;  /* where not-recovered runs are censored (horizon - clearance) */
+  double rec_p50, rec_p90, rec_p99; /* KM; +inf = not reached, NaN = no runs */
+  double rec_mean_recovered;        /* mean over recovered runs only */
+  ana_mean amp, gp_during, gp_after, peak_queue;
+} ana_point_stats;
+
+typedef struct ana_level {
+  double value;
+  size_t example; /* a point index with this value (for its label) */
+  int64_t n, n_meta, n_pass;
+  double p_meta, p_pass;
+  ana_interval meta_ci, pass_ci;
+} ana_level;
+
+typedef struct ana_axis_effect {
+  size_t axis;
+  size_t n_levels;
+  ana_level *levels; /* sorted by value */
+  double effect_meta, effect_pass; /* max - min of the level probabilities */
+  double effect;                   /* max of the two: the ranking key */
+} ana_axis_effect;
+
+typedef struct ana_summary {
+  double slo_ms;
+  ana_method method; /* interval shown in tables and effects */
+  size_t n_points;
+  ana_point_stats *points; /* in file order */
+  size_t n_axes;
+  ana_axis_effect *effects; /* ranked: largest effect first */
+  size_t *order;            /* n_points: display order (best first) */
+} ana_summary;
+
+/* Computes per-point stats with the SLO rule "recovered and recovery_ms <=
+ * slo_ms" (recomputed from recovery_ms, whatever the run's own SLO was). */
+int ana_summary_compute(ana_summary *s, const ana_results *r, double slo_ms, ana_method method,
+                        char *err, size_t errlen);
+void ana_summary_free(ana_summary *s);
+
+/* Recovery-time samples of one point for Kaplan–Meier: time[i] is the run's
+ * recovery_ms, or censor_ms for a run that did not recover (event[i] = 0).
+ * The arrays need room for the point's runs; returns how many were filled. */
+size_t ana_point_samples(const ana_results *r, size_t point_index, double censor_ms,
+                         double *time, unsigned char *event);
+
+/* Recovery-time histogram of one point over [0, hi] (recovered runs only;
+ * h->missing counts the runs that did not recover). ana_histogram_range is
+ * the common hi of a file: its largest recovery time. */
+#define ANA_HISTOGRAM_BINS 20
+double ana_histogram_range(const ana_results *r);
+int ana_point_histogram(ana_histogram *h, const ana_results *r, size_t point_index, double hi,
+                        size_t nbins);
+
+/* Marginal P(metastable) over two axes (others pooled): cells[ix * ny + iy]
+ * for the level values of the two axes. */
+typedef struct ana_grid2 {
+  size_t ax, ay, nx, ny;
+  double *xv, *yv;
+  size_t *xex, *yex; /* a point index having each x / y value (for labels) */
+  ana_level *cells;
+} ana_grid2;
+
+int ana_grid2_compute(ana_grid2 *g, const ana_results *r, const ana_summary *s, size_t ax,
+                      size_t ay);
+void ana_grid2_free(ana_grid2 *g);
+
+/* Printing (summarize.c). */
+void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary *s);
+void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summary *s);
+int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summary *s,
+                          char *err, size_t errlen);
+void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *s,
+                            const char *recommendation);
+/* "vnodes=16 capacity_factor=1.25 ..." */
+void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len);
+/* "1234", ">8000" (not reached, with the censoring time) or "-" */
+void ana_ms_format(double ms, double censor_ms, char *buf, size_t len);
+
+/* ======================================================================== */
+/* Recommendation (recommend.c)                                              */
+/* ======================================================================== */
+
+typedef struct ana_reco_opts {
+  double max_meta; /* exact upper bound of P(metastable) must be <= this */
+  double min_pass; /* exact lower bound of P(pass) must be >= this */
+} ana_reco_opts;
+
+#define ANA_RECO_CANDIDATES 5
+
+typedef struct ana_reco {
+  size_t n_qualifying;
+  long best;      /* index into s->points, -1 when none qualifies */
+  long runner_up; /* second-cheapest qualifying point, -1 when none */
+  long closest;   /* when none qualifies: the nearest miss */
+  double miss_meta, miss_pass; /* how far closest misses each target (0 = meets) */
+  size_t n_reject_meta, n_reject_pass; /* points failing each test */
+  size_t n_refuted;  /* non-qualifying points whose 95% interval lies wholly outside a target */
+  size_t n_unproven; /* non-qualifying points consistent with the targets (need more runs) */
+  size_t n_candidates;
+  long candidates[ANA_RECO_CANDIDATES]; /* unproven points, nearest miss first */
+  int64_t min_runs, max_runs;  /* runs per point in the file */
+  int64_t runs_needed;         /* per point, for a perfect point to qualify */
+} ana_reco;
+
+int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
+                  const ana_reco_opts *o);
+/* The recommendation as text (several lines). Returns a malloc'd string. */
+char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary *s,
+                    const ana_reco_opts *o);
+
+/* Writes /analysis (replacing an existing one); opens the file read-write. */
+int ana_analysis_store(const char *path, const ana_results *r, const ana_summary *s,
+                       const char *recommendation, char *err, size_t errlen);
+
+/* ======================================================================== */
+/* Report (report.c)                                                         */
+/* ======================================================================== */
+
+typedef struct ana_report_opts {
+  const char *dir;
+  long x_axis, y_axis;     /* -1 = choose by effect */
+  const int64_t *points;   /* point ids for curves; NULL = recommended + worst */
+  size_t n_points;
+  ana_reco_opts reco;
+  const char *gnuplot;     /* program name, default "gnuplot" */
+} ana_report_opts;
+
+int ana_report_write(const ana_results *r, const ana_summary *s, const ana_report_opts *o,
+                     FILE *log, char *err, size_t errlen);
+
+/* ======================================================================== */
+/* CLI entry points (cmd_analyze.c; also declared in cli/commands.h)         */
+/* ======================================================================== */
+
+int cmd_analyze(int argc, char **argv);
+int cmd_recommend(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

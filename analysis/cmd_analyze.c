@@ -1,0 +1,460 @@
+/*
+ * cmd_analyze.c — the `analyze`, `recommend` and `report` commands: option
+ * parsing, help text and exit codes around the analysis library.
+ *
+ * Exit status (all three): 0 success — including "no point qualifies", which
+ * is an answer, not a failure; 1 a failure while working (writing the CSV,
+ * /analysis or the report); 2 bad usage or an unusable input file (not
+ * HDF5, not a stormsweep result, a newer format_version), always with a
+ * one-line message on stderr.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana.h"
+
+#define DEFAULT_SLO_MS 1500.0
+#define DEFAULT_MAX_META 0.01
+#define DEFAULT_MIN_PASS 0.99
+
+/* ------------------------------------------------------------------------ */
+/* Option parsing                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cli_opts {
+  const char *cmd;
+  const char *file;
+  double slo_ms;          /* NaN = the sweep's own slo_ms (1500 when unknown) */
+  double max_meta, min_pass;
+  ana_method method;
+  const char *csv;
+  int json, write, help;
+  const char *out_dir;
+  const char *x_axis, *y_axis, *points;
+} cli_opts;
+
+/* Value of "--opt VALUE" or "--opt=VALUE" (and "-o VALUE" / "-oVALUE" when
+ * shrt is given). *matched tells whether argv[*i] was this option at all. */
+static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
+                             int *matched) {
+  const char *a = argv[*i];
+  size_t n = strlen(lng);
+  *matched = 1;
+  if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) return *i + 1 < argc ? argv[++*i] : NULL;
+  if (!strncmp(a, lng, n) && a[n] == '=') return a + n + 1;
+  if (shrt && !strncmp(a, shrt, 2) && a[2]) return a + 2;
+  *matched = 0;
+  return NULL;
+}
+
+static int parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
+                        double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end || errno || !isfinite(v) || v < lo || v > hi) {
+    fprintf(stderr, "stormsweep %s: %s: expected a number in [%g, %g], got '%s'\n", cmd, opt, lo,
+            hi, text);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Parses the options every analysis command shares plus the ones allowed
+ * for cmd (flags: which extras). Returns 0, or 2 after printing a message. */
+enum { OPT_CSV = 1, OPT_JSON = 2, OPT_WRITE = 4, OPT_INTERVAL = 8, OPT_REPORT = 16 };
+
+static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    int m;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      o->help = 1;
+      return 0;
+    }
+    if ((v = opt_value(argc, argv, &i, "--slo-ms", NULL, &m)) || m) {
+      if (!v) goto missing;
+      if (parse_number(o->cmd, "--slo-ms", v, 0, 1e12, &o->slo_ms)) return 2;
+    } else if ((v = opt_value(argc, argv, &i, "--max-metastable", NULL, &m)) || m) {
+      if (!v) goto missing;
+      if (parse_number(o->cmd, "--max-metastable", v, 0, 1, &o->max_meta)) return 2;
+    } else if ((v = opt_value(argc, argv, &i, "--min-pass", NULL, &m)) || m) {
+      if (!v) goto missing;
+      if (parse_number(o->cmd, "--min-pass", v, 0, 1, &o->min_pass)) return 2;
+    } else if ((allowed & OPT_INTERVAL) &&
+               ((v = opt_value(argc, argv, &i, "--interval", NULL, &m)) || m)) {
+      if (!v) goto missing;
+      if (!strcmp(v, "wilson"))
+        o->method = ANA_INTERVAL_WILSON;
+      else if (!strcmp(v, "exact"))
+        o->method = ANA_INTERVAL_EXACT;
+      else {
+        fprintf(stderr, "stormsweep %s: --interval: expected 'wilson' or 'exact', got '%s'\n",
+                o->cmd, v);
+        return 2;
+      }
+    } else if ((allowed & OPT_CSV) && ((v = opt_value(argc, argv, &i, "--csv", NULL, &m)) || m)) {
+      if (!v) goto missing;
+      o->csv = v;
+    } else if ((allowed & OPT_JSON) && !strcmp(a, "--json")) {
+      o->json = 1;
+    } else if ((allowed & OPT_WRITE) && !strcmp(a, "--write")) {
+      o->write = 1;
+    } else if ((allowed & OPT_REPORT) &&
+               ((v = opt_value(argc, argv, &i, "--output", "-o", &m)) || m)) {
+      if (!v) goto missing;
+      o->out_dir = v;
+    } else if ((allowed & OPT_REPORT) && ((v = opt_value(argc, argv, &i, "--x", NULL, &m)) || m)) {
+      if (!v) goto missing;
+      o->x_axis = v;
+    } else if ((allowed & OPT_REPORT) && ((v = opt_value(argc, argv, &i, "--y", NULL, &m)) || m)) {
+      if (!v) goto missing;
+      o->y_axis = v;
+    } else if ((allowed & OPT_REPORT) &&
+               ((v = opt_value(argc, argv, &i, "--points", NULL, &m)) || m)) {
+      if (!v) goto missing;
+      o->points = v;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "stormsweep %s: unknown option '%s' (see 'stormsweep %s --help')\n", o->cmd,
+              a, o->cmd);
+      return 2;
+    } else if (!o->file) {
+      o->file = a;
+    } else {
+      fprintf(stderr, "stormsweep %s: unexpected argument '%s' (one result file only)\n", o->cmd,
+              a);
+      return 2;
+    }
+    continue;
+  missing:
+    fprintf(stderr, "stormsweep %s: option '%s' needs a value\n", o->cmd, a);
+    return 2;
+  }
+  if (!o->file) {
+    fprintf(stderr, "stormsweep %s: missing the result FILE (see 'stormsweep %s --help')\n",
+            o->cmd, o->cmd);
+    return 2;
+  }
+  return 0;
+}
+
+static void opts_init(cli_opts *o, const char *cmd) {
+  memset(o, 0, sizeof *o);
+  o->cmd = cmd;
+  o->slo_ms = NAN;
+  o->max_meta = DEFAULT_MAX_META;
+  o->min_pass = DEFAULT_MIN_PASS;
+  o->method = ANA_INTERVAL_WILSON;
+}
+
+/* Loads the file and computes the summary. Returns 0, or an exit status. */
+static int load(const cli_opts *o, ana_results *r, ana_summary *s) {
+  char err[1024];
+  if (ana_results_read(r, o->file, err, sizeof err) != 0) {
+    fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
+    return 2;
+  }
+  double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : DEFAULT_SLO_MS;
+  if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
+    fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
+    ana_results_free(r);
+    return 1;
+  }
+  return 0;
+}
+
+static void file_header(FILE *out, const ana_results *r) {
+  fprintf(out, "%s: %zu grid points, %zu finished runs", r->path, r->n_points, r->n_runs);
+  if (r->n_skipped)
+    fprintf(out, " (%zu rows not written yet: the sweep is incomplete)", r->n_skipped);
+  else if (r->complete == 0)
+    fprintf(out, " (the file is marked incomplete)");
+  fprintf(out, "; format_version %d", r->format_version);
+  if (r->tool_version) fprintf(out, ", written by stormsweep %s", r->tool_version);
+  fprintf(out, "\n\n");
+}
+
+static char *recommendation_make(const cli_opts *o, const ana_results *r, const ana_summary *s,
+                                 ana_reco *rec) {
+  ana_reco_opts ro = {o->max_meta, o->min_pass};
+  if (ana_recommend(rec, r, s, &ro) != 0) return NULL;
+  return ana_reco_text(rec, r, s, &ro);
+}
+
+/* ------------------------------------------------------------------------ */
+/* analyze                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void analyze_help(void) {
+  printf(
+      "usage: stormsweep analyze FILE [--slo-ms MS] [--interval wilson|exact] [--csv OUT]\n"
+      "                          [--json] [--write] [--max-metastable P] [--min-pass P]\n\n"
+      "Summarises a result file written by 'stormsweep run': one row per grid point, then\n"
+      "the effect of each axis, then the tuning recommendation (as 'recommend' prints it).\n\n"
+      "Per point: runs and outcome counts (recovered/slow/metastable); P(metastable) and\n"
+      "P(pass SLO) with 95%% confidence intervals; recovery time after fault clearance as\n"
+      "Kaplan-Meier quantiles p50/p90/p99, where runs that did not recover are censored at\n"
+      "the horizon (\">T\" = the quantile is not reached within the T ms the run had after\n"
+      "clearance); mean retry amplification (attempts per request); mean goodput during\n"
+      "the faults and after clearance, relative to baseline. Rows are sorted best first:\n"
+      "lowest P(metastable), then highest P(pass), then lowest p90.\n\n"
+      "A run passes the SLO when it recovered and its recovery_ms <= the SLO; this is\n"
+      "recomputed from recovery_ms, so --slo-ms may differ from the sweep's own.\n\n"
+      "Effects: for each axis, runs are pooled by that axis's value over all other axes;\n"
+      "effect = max - min of the pooled probability across the values; axes are ranked by\n"
+      "the larger of the effects on P(metastable) and P(pass).\n\n"
+      "options:\n"
+      "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
+      "                       seed study)\n"
+      "  --interval METHOD    intervals shown: wilson (Wilson score, default) or exact\n"
+      "                       (Clopper-Pearson); CSV, JSON and /analysis carry both\n"
+      "  --csv OUT            also write the per-point table to OUT as CSV\n"
+      "  --json               print everything as one JSON object instead of tables\n"
+      "                       (NaN and infinity are null; a null recovery quantile means\n"
+      "                       not reached)\n"
+      "  --write              store the results under /analysis in FILE (replacing an\n"
+      "                       earlier /analysis; the only option that modifies FILE)\n"
+      "  --max-metastable P, --min-pass P\n"
+      "                       targets of the recommendation (see 'recommend --help')\n\n"
+      "exit status: 0 ok, 1 failure while writing, 2 bad usage or unusable FILE\n");
+}
+
+int cmd_analyze(int argc, char **argv) {
+  cli_opts o;
+  opts_init(&o, "analyze");
+  int rc = opts_parse(argc, argv, OPT_CSV | OPT_JSON | OPT_WRITE | OPT_INTERVAL, &o);
+  if (rc) return rc;
+  if (o.help) {
+    analyze_help();
+    return 0;
+  }
+  ana_results r;
+  ana_summary s;
+  if ((rc = load(&o, &r, &s)) != 0) return rc;
+  ana_reco rec;
+  char *text = recommendation_make(&o, &r, &s, &rec);
+  char err[1024];
+  if (o.json) {
+    ana_summary_print_json(stdout, &r, &s, text);
+  } else {
+    file_header(stdout, &r);
+    ana_summary_print_table(stdout, &r, &s);
+    ana_summary_print_effects(stdout, &r, &s);
+    printf("\nRecommendation:\n%s", text ? text : "(out of memory)\n");
+  }
+  if (o.csv && ana_summary_write_csv(o.csv, &r, &s, err, sizeof err) != 0) {
+    fprintf(stderr, "stormsweep analyze: %s\n", err);
+    rc = 1;
+  }
+  if (!rc && o.write) {
+    if (ana_analysis_store(o.file, &r, &s, text, err, sizeof err) != 0) {
+      fprintf(stderr, "stormsweep analyze: %s\n", err);
+      rc = 1;
+    } else if (!o.json) {
+      printf("\nWrote /analysis to %s.\n", o.file);
+    }
+  }
+  free(text);
+  ana_summary_free(&s);
+  ana_results_free(&r);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* recommend                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void recommend_help(void) {
+  printf(
+      "usage: stormsweep recommend FILE [--max-metastable P] [--min-pass P] [--slo-ms MS]\n\n"
+      "Names the cheapest grid point that provably meets the targets, with its evidence\n"
+      "and the runner-up.\n\n"
+      "A point qualifies when, with two-sided 95%% Clopper-Pearson (exact) intervals,\n"
+      "  the upper bound of P(metastable) <= --max-metastable (default %g) and\n"
+      "  the lower bound of P(pass SLO)   >= --min-pass       (default %g).\n"
+      "Qualifying points are ranked by cost, in order: (1) mean retry amplification\n"
+      "(attempts per request, rounded to 0.01), (2) goodput lost during the fault\n"
+      "(1 - mean goodput_during, rounded to 0.01), (3) vnodes when it is an axis (ring\n"
+      "memory), (4) point id.\n\n"
+      "When no point qualifies it says so, splits the rejected points into those the data\n"
+      "refutes (interval wholly outside a target) and those merely not proven, names the\n"
+      "closest point (highest lower bound of P(pass), then lowest upper bound of\n"
+      "P(metastable), then cost) and by how much it misses, and lists the next candidates.\n"
+      "Exact bounds need enough runs: 20 runs of 20 passing only show P(pass) >= 0.832, and\n"
+      "the default targets need at least %lld runs per point; the message says so.\n\n"
+      "options:\n"
+      "  --max-metastable P   highest acceptable upper bound of P(metastable), in [0, 1]\n"
+      "  --min-pass P         lowest acceptable lower bound of P(pass), in [0, 1]\n"
+      "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
+      "                       seed study)\n\n"
+      "exit status: 0 whether or not a point qualifies, 2 bad usage or unusable FILE\n",
+      DEFAULT_MAX_META, DEFAULT_MIN_PASS,
+      (long long)ana_runs_needed(DEFAULT_MAX_META, DEFAULT_MIN_PASS, ANA_CONF));
+}
+
+int cmd_recommend(int argc, char **argv) {
+  cli_opts o;
+  opts_init(&o, "recommend");
+  int rc = opts_parse(argc, argv, 0, &o);
+  if (rc) return rc;
+  if (o.help) {
+    recommend_help();
+    return 0;
+  }
+  ana_results r;
+  ana_summary s;
+  if ((rc = load(&o, &r, &s)) != 0) return rc;
+  ana_reco rec;
+  char *text = recommendation_make(&o, &r, &s, &rec);
+  if (!text) {
+    fprintf(stderr, "stormsweep recommend: out of memory\n");
+    rc = 1;
+  } else {
+    file_header(stdout, &r);
+    fputs(text, stdout);
+  }
+  free(text);
+  ana_summary_free(&s);
+  ana_results_free(&r);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* report                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void report_help(void) {
+  printf(
+      "usage: stormsweep report FILE -o DIR [--x AXIS --y AXIS] [--points ID,ID,...]\n"
+      "                         [--slo-ms MS] [--max-metastable P] [--min-pass P]\n\n"
+      "Writes plots (PNG and SVG, drawn by gnuplot) and DIR/index.html showing them with\n"
+      "the per-point table, the parameter effects and the recommendation:\n"
+      "  heatmap_metastable     P(metastable) over two axes, other axes pooled (default:\n"
+      "                         the two axes with the largest effect)\n"
+      "  recovery_survival      Kaplan-Meier curves: fraction of runs not yet recovered vs\n"
+      "                         time after fault clearance, for the chosen points\n"
+      "  recovery_histogram     histogram of recovery times of the chosen points\n"
+      "  queue_depth            total queue depth over time: median and 5-95%% band across\n"
+      "                         replicates, per chosen point\n"
+      "  open_breakers, goodput the same for /ticks/open_breakers and /ticks/successes\n"
+      "Curves are averaged over bins of ticks (at most 1000 points per curve) per replicate\n"
+      "before the quantiles across replicates are taken. Each point's rows are read one\n"
+      "run at a time, so memory does not grow with the file.\n\n"
+      "options:\n"
+      "  -o, --output DIR     directory to write (created if missing)\n"
+      "  --x AXIS, --y AXIS   axes of the heat map\n"
+      "  --points ID,...      point ids for the curves (default: the recommended - or\n"
+      "                       closest - point and the worst point)\n"
+      "  --slo-ms, --max-metastable, --min-pass   as for 'recommend'\n\n"
+      "needs gnuplot on PATH. exit status: 0 ok, 1 failure while writing or plotting,\n"
+      "2 bad usage or unusable FILE\n");
+}
+
+static long axis_lookup(const ana_results *r, const char *name) {
+  for (size_t a = 0; a < r->n_axes; a++)
+    if (!strcmp(r->axes[a], name)) return (long)a;
+  return -1;
+}
+
+static void axes_list(const ana_results *r, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t a = 0; a < r->n_axes && used < len; a++) {
+    int w = snprintf(buf + used, len - used, "%s%s", a ? ", " : "", r->axes[a]);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (!r->n_axes) snprintf(buf, len, "none");
+}
+
+/* Parses "3,17,42" into point ids that exist in r. Returns the count, or -1
+ * after printing a message. */
+static long points_parse(const cli_opts *o, const ana_results *r, int64_t *ids, size_t cap) {
+  size_t n = 0;
+  const char *p = o->points;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || errno || (*end && *end != ',')) {
+      fprintf(stderr, "stormsweep report: --points: expected point ids like 3,17, got '%s'\n",
+              o->points);
+      return -1;
+    }
+    if (ana_results_point_index(r, v) < 0) {
+      fprintf(stderr, "stormsweep report: --points: %s has no point %lld (ids 0..%zu)\n",
+              r->path, v, r->n_points ? r->n_points - 1 : 0);
+      return -1;
+    }
+    if (n == cap) {
+      fprintf(stderr, "stormsweep report: --points: at most %zu points\n", cap);
+      return -1;
+    }
+    ids[n++] = v;
+    p = *end ? end + 1 : end;
+  }
+  if (n == 0) {
+    fprintf(stderr, "stormsweep report: --points: no point ids given\n");
+    return -1;
+  }
+  return (long)n;
+}
+
+int cmd_report(int argc, char **argv) {
+  cli_opts o;
+  opts_init(&o, "report");
+  int rc = opts_parse(argc, argv, OPT_REPORT, &o);
+  if (rc) return rc;
+  if (o.help) {
+    report_help();
+    return 0;
+  }
+  if (!o.out_dir) {
+    fprintf(stderr, "stormsweep report: missing -o DIR (the directory to write)\n");
+    return 2;
+  }
+  ana_results r;
+  ana_summary s;
+  if ((rc = load(&o, &r, &s)) != 0) return rc;
+  ana_report_opts ro = {0};
+  ro.dir = o.out_dir;
+  ro.x_axis = ro.y_axis = -1;
+  ro.reco = (ana_reco_opts){o.max_meta, o.min_pass};
+  int64_t ids[16];
+  char list[512];
+  axes_list(&r, list, sizeof list);
+  if (o.x_axis && (ro.x_axis = axis_lookup(&r, o.x_axis)) < 0) {
+    fprintf(stderr, "stormsweep report: --x: '%s' is not an axis of %s (axes: %s)\n", o.x_axis,
+            r.path, list);
+    rc = 2;
+  } else if (o.y_axis && (ro.y_axis = axis_lookup(&r, o.y_axis)) < 0) {
+    fprintf(stderr, "stormsweep report: --y: '%s' is not an axis of %s (axes: %s)\n", o.y_axis,
+            r.path, list);
+    rc = 2;
+  } else if (o.x_axis && o.y_axis && ro.x_axis == ro.y_axis) {
+    fprintf(stderr, "stormsweep report: --x and --y must be different axes\n");
+    rc = 2;
+  } else if (o.points) {
+    long n = points_parse(&o, &r, ids, sizeof ids / sizeof ids[0]);
+    if (n < 0)
+      rc = 2;
+    else {
+      ro.points = ids;
+      ro.n_points = (size_t)n;
+    }
+  }
+  if (!rc) {
+    char err[1024];
+    if (ana_report_write(&r, &s, &ro, stdout, err, sizeof err) != 0) {
+      fprintf(stderr, "stormsweep report: %s\n", err);
+      rc = 1;
+    }
+  }
+  ana_summary_free(&s);
+  ana_results_free(&r);
+  return rc;
+}

@@ -1,0 +1,268 @@
+/*
+ * recommend.c — the tuning recommendation of `recommend` (SPEC §5): the
+ * cheapest grid point that provably meets the targets, with its evidence.
+ *
+ * Rule. A point qualifies when, with the two-sided 95% Clopper–Pearson
+ * (exact) interval — conservative, so a recommendation is never an artefact
+ * of an optimistic approximation —
+ *     upper bound of P(metastable) <= max_meta   (default 0.01), and
+ *     lower bound of P(pass SLO)   >= min_pass   (default 0.99).
+ *
+ * Cost. Qualifying points are ranked by, in order:
+ *   1. mean retry amplification (attempts per request over the whole run),
+ *      rounded to 0.01 — the extra load the policy puts on the servers;
+ *   2. goodput lost during the fault, 1 - mean goodput_during, rounded to
+ *      0.01 (one percentage point) — what users lose while it lasts;
+ *   3. vnodes, when it is an axis (ring memory and lookup cost);
+ *   4. the point id (so the ranking is total and reproducible).
+ * Rounding makes a negligible difference in amplification (a 0.1% noise
+ * wobble) defer to the next criterion instead of deciding alone.
+ *
+ * No point qualifying is a normal answer, not an error. The text then says
+ * so and splits the rejected points in two: refuted (the whole 95% interval
+ * is on the wrong side of a target: the data shows the point fails) and
+ * unproven (consistent with the targets, but too few runs to show it). It
+ * names the nearest miss — the point with the highest lower bound of
+ * P(pass), ties broken by the lowest upper bound of P(metastable) and then
+ * by cost — and by how much it misses each target, lists the next unproven
+ * candidates, and, when the file has too few runs per point for any point to
+ * prove the targets (20 runs of 20 passing show at best P(pass) >= 0.832;
+ * the default targets need 368), says how many runs per point it would take.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana.h"
+
+typedef struct cost_key {
+  double amp, lost, vnodes;
+  int64_t id;
+  size_t index;
+} cost_key;
+
+static double round2(double v) { return isnan(v) ? INFINITY : round(v * 100.0) / 100.0; }
+
+static int cmp_double_asc(double a, double b) { return (a > b) - (a < b); }
+
+static int cmp_cost(const void *x, const void *y) {
+  const cost_key *a = x, *b = y;
+  int c = cmp_double_asc(a->amp, b->amp);
+  if (!c) c = cmp_double_asc(a->lost, b->lost);
+  if (!c) c = cmp_double_asc(a->vnodes, b->vnodes);
+  if (!c) c = (a->id > b->id) - (a->id < b->id);
+  return c;
+}
+
+static long axis_find(const ana_results *r, const char *name) {
+  for (size_t a = 0; a < r->n_axes; a++)
+    if (!strcmp(r->axes[a], name)) return (long)a;
+  return -1;
+}
+
+static cost_key cost_of(const ana_results *r, const ana_point_stats *ps, long vnodes_axis) {
+  cost_key k;
+  k.amp = round2(ps->amp.mean);
+  k.lost = round2(1.0 - ps->gp_during.mean);
+  k.vnodes = vnodes_axis >= 0 ? r->values[ps->index * r->n_axes + (size_t)vnodes_axis] : 0.0;
+  if (isnan(k.vnodes)) k.vnodes = INFINITY;
+  k.id = ps->point;
+  k.index = ps->index;
+  return k;
+}
+
+static int qualifies(const ana_point_stats *ps, const ana_reco_opts *o) {
+  return ps->n > 0 && ps->meta_exact.hi <= o->max_meta && ps->pass_exact.lo >= o->min_pass;
+}
+
+/* The data contradicts the targets: the whole interval is on the wrong side. */
+static int refuted(const ana_point_stats *ps, const ana_reco_opts *o) {
+  return ps->meta_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
+}
+
+/* Nearest-miss order: higher lower bound of P(pass), then lower upper bound
+ * of P(metastable), then cheaper. */
+static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_stats *b,
+                  const cost_key *kb) {
+  if (a->pass_exact.lo != b->pass_exact.lo) return a->pass_exact.lo > b->pass_exact.lo;
+  if (a->meta_exact.hi != b->meta_exact.hi) return a->meta_exact.hi < b->meta_exact.hi;
+  return cmp_cost(ka, kb) < 0;
+}
+
+int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
+                  const ana_reco_opts *o) {
+  memset(out, 0, sizeof *out);
+  out->best = out->runner_up = out->closest = -1;
+  out->min_runs = -1;
+  long vn = axis_find(r, "vnodes");
+  cost_key *keys = malloc((s->n_points ? s->n_points : 1) * sizeof *keys);
+  if (!keys) return -1;
+  size_t nq = 0;
+  for (size_t p = 0; p < s->n_points; p++) {
+    const ana_point_stats *ps = &s->points[p];
+    if (ps->n <= 0) continue;
+    if (out->min_runs < 0 || ps->n < out->min_runs) out->min_runs = ps->n;
+    if (ps->n > out->max_runs) out->max_runs = ps->n;
+    if (!(ps->meta_exact.hi <= o->max_meta)) out->n_reject_meta++;
+    if (!(ps->pass_exact.lo >= o->min_pass)) out->n_reject_pass++;
+    if (qualifies(ps, o))
+      keys[nq++] = cost_of(r, ps, vn);
+    else if (refuted(ps, o))
+      out->n_refuted++;
+    else
+      out->n_unproven++;
+  }
+  out->n_qualifying = nq;
+  out->runs_needed = ana_runs_needed(o->max_meta, o->min_pass, ANA_CONF);
+  if (nq > 0) {
+    qsort(keys, nq, sizeof *keys, cmp_cost);
+    out->best = (long)keys[0].index;
+    if (nq > 1) out->runner_up = (long)keys[1].index;
+    free(keys);
+    return 0;
+  }
+  free(keys);
+
+  /* Nearest miss over all points; candidates = the nearest unproven ones
+   * (kept sorted by insertion, at most ANA_RECO_CANDIDATES). */
+  cost_key best_cost = {0};
+  cost_key cand_cost[ANA_RECO_CANDIDATES];
+  for (size_t p = 0; p < s->n_points; p++) {
+    const ana_point_stats *ps = &s->points[p];
+    if (ps->n <= 0) continue;
+    cost_key k = cost_of(r, ps, vn);
+    if (out->closest < 0 || closer(ps, &k, &s->points[out->closest], &best_cost)) {
+      out->closest = (long)p;
+      best_cost = k;
+    }
+    if (refuted(ps, o)) continue;
+    size_t at = out->n_candidates;
+    while (at > 0 && closer(ps, &k, &s->points[out->candidates[at - 1]], &cand_cost[at - 1])) at--;
+    if (at >= ANA_RECO_CANDIDATES) continue;
+    size_t last = out->n_candidates < ANA_RECO_CANDIDATES ? out->n_candidates
+                                                           : ANA_RECO_CANDIDATES - 1;
+    for (size_t j = last; j > at; j--) {
+      out->candidates[j] = out->candidates[j - 1];
+      cand_cost[j] = cand_cost[j - 1];
+    }
+    out->candidates[at] = (long)p;
+    cand_cost[at] = k;
+    if (out->n_candidates < ANA_RECO_CANDIDATES) out->n_candidates++;
+  }
+  if (out->closest >= 0) {
+    const ana_point_stats *b = &s->points[out->closest];
+    out->miss_pass = fmax(0.0, o->min_pass - b->pass_exact.lo);
+    out->miss_meta = fmax(0.0, b->meta_exact.hi - o->max_meta);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void evidence_print(FILE *f, const ana_results *r, const ana_point_stats *ps,
+                           double slo_ms) {
+  char where[1024], q50[32], q90[32], q99[32];
+  ana_point_describe(r, ps->index, where, sizeof where);
+  ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
+  ana_ms_format(ps->rec_p90, ps->censor_ms, q90, sizeof q90);
+  ana_ms_format(ps->rec_p99, ps->censor_ms, q99, sizeof q99);
+  fprintf(f, "point %lld: %s\n", (long long)ps->point, where);
+  fprintf(f,
+          "    evidence: %lld runs: %lld recovered, %lld slow, %lld metastable; %lld passed the "
+          "%.0f ms SLO\n",
+          (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
+          (long long)ps->n_meta, (long long)ps->n_pass, slo_ms);
+  fprintf(f, "              P(metastable) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
+          ps->p_meta, ps->meta_exact.lo, ps->meta_exact.hi, ps->p_pass, ps->pass_exact.lo,
+          ps->pass_exact.hi);
+  fprintf(f, "              recovery after clearance: p50 %s ms, p90 %s ms, p99 %s ms\n", q50,
+          q90, q99);
+  fprintf(f,
+          "    cost: retry amplification %.3f; goodput lost during the fault %.1f%%; "
+          "goodput after clearance %.3f of baseline\n",
+          ps->amp.mean, 100.0 * (1.0 - ps->gp_during.mean), ps->gp_after.mean);
+}
+
+char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary *s,
+                    const ana_reco_opts *o) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  size_t judged = rec->n_qualifying + rec->n_refuted + rec->n_unproven;
+  fprintf(f,
+          "Targets: P(metastable) upper 95%% bound <= %g and P(pass %.0f ms SLO) lower 95%% bound "
+          ">= %g (two-sided Clopper-Pearson exact bounds).\n",
+          o->max_meta, s->slo_ms, o->min_pass);
+  if (rec->best >= 0) {
+    fprintf(f, "RECOMMENDED: ");
+    evidence_print(f, r, &s->points[rec->best], s->slo_ms);
+    if (rec->runner_up >= 0) {
+      fprintf(f, "Runner-up: ");
+      evidence_print(f, r, &s->points[rec->runner_up], s->slo_ms);
+    } else {
+      fprintf(f, "Runner-up: none (no other point qualifies).\n");
+    }
+    fprintf(f,
+            "%zu of %zu %s qualify (cheapest first: retry amplification, then goodput lost "
+            "during the fault, then vnodes). Rejected: %zu refuted by the data (95%% interval "
+            "wholly outside a target), %zu not proven with the runs available.\n",
+            rec->n_qualifying, judged, judged == 1 ? "point" : "points", rec->n_refuted,
+            rec->n_unproven);
+  } else if (judged == 0) {
+    fprintf(f, "NO POINT QUALIFIES: the file has no finished runs to judge.\n");
+  } else {
+    fprintf(f,
+            "NO POINT QUALIFIES: none of the %zu %s meets both targets. Rejected by the data "
+            "(95%% interval wholly above %g for P(metastable) or below %g for P(pass)): %zu; "
+            "consistent with the targets but not proven: %zu.\n",
+            judged, judged == 1 ? "point" : "points", o->max_meta, o->min_pass, rec->n_refuted,
+            rec->n_unproven);
+    if (rec->max_runs > 0 && rec->runs_needed > rec->max_runs) {
+      ana_interval best_pass = ana_clopper_pearson(rec->max_runs, rec->max_runs, ANA_CONF);
+      ana_interval best_meta = ana_clopper_pearson(0, rec->max_runs, ANA_CONF);
+      fprintf(f,
+              "With %lld runs per point no point can qualify: even %lld passing runs of %lld "
+              "give a lower bound of only %.4f for P(pass) (and 0 metastable of %lld an upper "
+              "bound of %.4f). It needs at least %lld runs per point to show P(pass) >= %g and "
+              "P(metastable) <= %g at 95%%: rerun the sweep%s with replicates = %lld.\n",
+              (long long)rec->max_runs, (long long)rec->max_runs, (long long)rec->max_runs,
+              best_pass.lo, (long long)rec->max_runs, best_meta.hi, (long long)rec->runs_needed,
+              o->min_pass, o->max_meta,
+              rec->n_candidates > 0 ? " (or only the candidate points named below)" : "",
+              (long long)rec->runs_needed);
+    }
+    const ana_point_stats *c = &s->points[rec->closest];
+    fprintf(f, "Closest (not proven to meet the targets): ");
+    evidence_print(f, r, c, s->slo_ms);
+    fprintf(f, "    how it misses: P(pass) lower bound %.4f", c->pass_exact.lo);
+    if (rec->miss_pass > 0)
+      fprintf(f, " < %g (short by %.4f)", o->min_pass, rec->miss_pass);
+    else
+      fprintf(f, " >= %g (met)", o->min_pass);
+    fprintf(f, "; P(metastable) upper bound %.4f", c->meta_exact.hi);
+    if (rec->miss_meta > 0)
+      fprintf(f, " > %g (over by %.4f).\n", o->max_meta, rec->miss_meta);
+    else
+      fprintf(f, " <= %g (met).\n", o->max_meta);
+    int header = 0;
+    for (size_t i = 0; i < rec->n_candidates; i++) {
+      if (rec->candidates[i] == rec->closest) continue;
+      const ana_point_stats *ps = &s->points[rec->candidates[i]];
+      char where[1024];
+      ana_point_describe(r, ps->index, where, sizeof where);
+      if (!header) fprintf(f, "Next candidates (consistent with the targets, not proven):\n");
+      header = 1;
+      fprintf(f, "    point %lld: %s (%lld/%lld passed, %lld metastable, amplification %.3f)\n",
+              (long long)ps->point, where, (long long)ps->n_pass, (long long)ps->n,
+              (long long)ps->n_meta, ps->amp.mean);
+    }
+  }
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}

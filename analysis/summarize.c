@@ -1,0 +1,802 @@
+/*
+ * summarize.c — the per-point table and the parameter effects of `analyze`
+ * (SPEC §5), computed from the rows of /runs already in memory.
+ *
+ * Per point: outcome counts, P(metastable) and P(pass SLO) with 95% Wilson
+ * and exact intervals, Kaplan–Meier quantiles of the recovery time (runs that
+ * did not recover are censored at the point's horizon minus its fault
+ * clearance: all we know is that they took longer than that), and t
+ * intervals of the mean retry amplification, goodput and peak queue.
+ *
+ * Effects: for each axis, runs are pooled by the value of that axis over all
+ * other axes (a main effect, marginalised by pooling runs — on a full grid
+ * with equal replicates that is the unweighted mean over the other axes).
+ * The effect size of an axis is max - min of the pooled probability across
+ * its values, for P(metastable) and for P(pass); axes are ranked by the
+ * larger of the two, because an axis may leave metastability untouched and
+ * still decide whether the SLO is met (or the reverse).
+ *
+ * Everything is pure computation on an ana_results, so tests can drive it
+ * with synthetic files, and the cost is O(runs log runs).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana.h"
+#include "eng_config.h"
+
+/* ------------------------------------------------------------------------ */
+/* Formatting helpers                                                        */
+/* ------------------------------------------------------------------------ */
+
+void ana_value_format(const char *axis, double v, char *buf, size_t len) {
+  const eng_setting *st = axis ? eng_settings_find(axis) : NULL;
+  if (st && (st->type == ENG_SET_ENUM || st->type == ENG_SET_PRESET) && st->names && v >= 0 &&
+      v == floor(v)) {
+    size_t count = 0;
+    while (st->names[count]) count++;
+    if ((size_t)v < count) {
+      snprintf(buf, len, "%s", st->names[(size_t)v]);
+      return;
+    }
+  }
+  if (isnan(v))
+    snprintf(buf, len, "?");
+  else if (isinf(v))
+    snprintf(buf, len, v > 0 ? "inf" : "-inf");
+  else
+    snprintf(buf, len, "%g", v);
+}
+
+void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
+                     size_t len) {
+  if (r->labels && r->labels[axis] && r->labels[axis][point_index]) {
+    snprintf(buf, len, "%s", r->labels[axis][point_index]);
+    return;
+  }
+  ana_value_format(r->axes[axis], r->values[point_index * r->n_axes + axis], buf, len);
+}
+
+void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t a = 0; a < r->n_axes && used < len; a++) {
+    char v[64];
+    ana_value_label(r, a, point_index, v, sizeof v);
+    int w = snprintf(buf + used, len - used, "%s%s=%s", a ? " " : "", r->axes[a], v);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (r->n_axes == 0) snprintf(buf, len, "(no grid axes)");
+}
+
+void ana_ms_format(double ms, double censor_ms, char *buf, size_t len) {
+  if (isnan(ms))
+    snprintf(buf, len, "-");
+  else if (isinf(ms)) {
+    if (isfinite(censor_ms))
+      snprintf(buf, len, ">%.0f", censor_ms);
+    else
+      snprintf(buf, len, ">horizon");
+  } else
+    snprintf(buf, len, "%.0f", ms);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Grouping runs by point                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int run_is_valid(const ana_run *run) {
+  return run->outcome == ANA_RECOVERED || run->outcome == ANA_SLOW ||
+         run->outcome == ANA_METASTABLE;
+}
+
+static int run_passes(const ana_run *run, double slo_ms) {
+  return run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms) && run->recovery_ms <= slo_ms;
+}
+
+/* CSR grouping of the valid runs by point index: runs of point p are
+ * idx[start[p] .. start[p + 1]). */
+static int group_runs(const ana_results *r, size_t **start_out, size_t **idx_out) {
+  size_t *start = calloc(r->n_points + 1, sizeof *start);
+  size_t *idx = malloc((r->n_runs ? r->n_runs : 1) * sizeof *idx);
+  if (!start || !idx) {
+    free(start);
+    free(idx);
+    return -1;
+  }
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (run_is_valid(&r->runs[i])) start[r->point_of_run[i] + 1]++;
+  for (size_t p = 0; p < r->n_points; p++) start[p + 1] += start[p];
+  size_t *fill = malloc((r->n_points + 1) * sizeof *fill);
+  if (!fill) {
+    free(start);
+    free(idx);
+    return -1;
+  }
+  memcpy(fill, start, (r->n_points + 1) * sizeof *fill);
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (run_is_valid(&r->runs[i])) idx[fill[r->point_of_run[i]]++] = i;
+  free(fill);
+  *start_out = start;
+  *idx_out = idx;
+  return 0;
+}
+
+size_t ana_point_samples(const ana_results *r, size_t point_index, double censor_ms, double *time,
+                       unsigned char *event) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_runs; i++) {
+    const ana_run *run = &r->runs[i];
+    if (r->point_of_run[i] != point_index || !run_is_valid(run)) continue;
+    int recovered = run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms);
+    time[n] = recovered ? run->recovery_ms : censor_ms;
+    event[n] = (unsigned char)recovered;
+    n++;
+  }
+  return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Levels of an axis                                                         */
+/* ------------------------------------------------------------------------ */
+
+static int cmp_level_value(double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) - isnan(b); /* NaN last, NaNs equal */
+  return (a > b) - (a < b);
+}
+
+static int cmp_levels(const void *x, const void *y) {
+  return cmp_level_value(((const ana_level *)x)->value, ((const ana_level *)y)->value);
+}
+
+/* Distinct values of axis a over the points, sorted; returns the count. */
+static size_t axis_levels(const ana_results *r, size_t a, ana_level *levels) {
+  size_t n = 0;
+  for (size_t p = 0; p < r->n_points; p++) {
+    double v = r->values[p * r->n_axes + a];
+    size_t j = 0;
+    while (j < n && cmp_level_value(levels[j].value, v) != 0) j++;
+    if (j == n) {
+      memset(&levels[n], 0, sizeof levels[n]);
+      levels[n].value = v;
+      levels[n].example = p;
+      n++;
+    }
+  }
+  qsort(levels, n, sizeof *levels, cmp_levels);
+  return n;
+}
+
+static size_t level_find(const ana_level *levels, size_t n, double v) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = cmp_level_value(levels[mid].value, v);
+    if (c == 0) return mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return n;
+}
+
+static void level_finish(ana_level *l, ana_method m) {
+  l->p_meta = l->n ? (double)l->n_meta / (double)l->n : NAN;
+  l->p_pass = l->n ? (double)l->n_pass / (double)l->n : NAN;
+  l->meta_ci = ana_proportion_interval(m, l->n_meta, l->n);
+  l->pass_ci = ana_proportion_interval(m, l->n_pass, l->n);
+}
+
+static void level_add(ana_level *l, const ana_point_stats *ps) {
+  l->n += ps->n;
+  l->n_meta += ps->n_meta;
+  l->n_pass += ps->n_pass;
+}
+
+static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_summary *s,
+                          size_t a) {
+  e->axis = a;
+  e->levels = malloc((r->n_points ? r->n_points : 1) * sizeof *e->levels);
+  if (!e->levels) return -1;
+  e->n_levels = axis_levels(r, a, e->levels);
+  for (size_t p = 0; p < s->n_points; p++) {
+    size_t l = level_find(e->levels, e->n_levels, r->values[p * r->n_axes + a]);
+    if (l < e->n_levels) level_add(&e->levels[l], &s->points[p]);
+  }
+  double mmin = INFINITY, mmax = -INFINITY, pmin = INFINITY, pmax = -INFINITY;
+  for (size_t l = 0; l < e->n_levels; l++) {
+    level_finish(&e->levels[l], s->method);
+    if (e->levels[l].n == 0) continue;
+    mmin = fmin(mmin, e->levels[l].p_meta);
+    mmax = fmax(mmax, e->levels[l].p_meta);
+    pmin = fmin(pmin, e->levels[l].p_pass);
+    pmax = fmax(pmax, e->levels[l].p_pass);
+  }
+  e->effect_meta = mmax >= mmin ? mmax - mmin : 0.0;
+  e->effect_pass = pmax >= pmin ? pmax - pmin : 0.0;
+  e->effect = fmax(e->effect_meta, e->effect_pass);
+  return 0;
+}
+
+static int cmp_effects(const void *x, const void *y) {
+  const ana_axis_effect *a = x, *b = y;
+  if (a->effect != b->effect) return a->effect < b->effect ? 1 : -1;
+  return (a->axis > b->axis) - (a->axis < b->axis);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Display order                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct order_key {
+  double p_meta, p_pass, p90;
+  int64_t id;
+  size_t index;
+} order_key;
+
+/* NaN sorts after everything (points without runs go last). */
+static int cmp_asc(double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) - isnan(b);
+  return (a > b) - (a < b);
+}
+
+/* Best first: least metastable, then most passing, then fastest p90. */
+static int cmp_order(const void *x, const void *y) {
+  const order_key *a = x, *b = y;
+  int c = cmp_asc(a->p_meta, b->p_meta);
+  if (c) return c;
+  c = cmp_asc(-a->p_pass, -b->p_pass);
+  if (c) return c;
+  c = cmp_asc(a->p90, b->p90);
+  if (c) return c;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Summary                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_t p,
+                                const size_t *runs, size_t n, double slo_ms, double *buf,
+                                unsigned char *ev) {
+  ps->index = p;
+  ps->point = r->point_ids[p];
+  ps->n = (int64_t)n;
+  ps->censor_ms = r->times ? r->times[p].censor_ms : NAN;
+  if (isnan(ps->censor_ms)) ps->censor_ms = INFINITY; /* unknown: "> horizon" */
+  double rec_sum = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    const ana_run *run = &r->runs[runs[i]];
+    if (run->outcome == ANA_METASTABLE) ps->n_meta++;
+    if (run->outcome == ANA_SLOW) ps->n_slow++;
+    if (run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms)) {
+      ps->n_recovered++;
+      rec_sum += run->recovery_ms;
+    }
+    if (run_passes(run, slo_ms)) ps->n_pass++;
+  }
+  ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
+  ps->p_pass = n ? (double)ps->n_pass / (double)n : NAN;
+  ps->meta_wilson = ana_wilson(ps->n_meta, ps->n, ANA_Z95);
+  ps->meta_exact = ana_clopper_pearson(ps->n_meta, ps->n, ANA_CONF);
+  ps->pass_wilson = ana_wilson(ps->n_pass, ps->n, ANA_Z95);
+  ps->pass_exact = ana_clopper_pearson(ps->n_pass, ps->n, ANA_CONF);
+  ps->rec_mean_recovered = ps->n_recovered ? rec_sum / (double)ps->n_recovered : NAN;
+
+  for (size_t i = 0; i < n; i++) {
+    const ana_run *run = &r->runs[runs[i]];
+    int recovered = run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms);
+    buf[i] = recovered ? run->recovery_ms : ps->censor_ms;
+    ev[i] = (unsigned char)recovered;
+  }
+  ana_km km;
+  if (ana_km_compute(&km, buf, ev, n) == 0) {
+    ps->rec_p50 = ana_km_quantile(&km, 0.50);
+    ps->rec_p90 = ana_km_quantile(&km, 0.90);
+    ps->rec_p99 = ana_km_quantile(&km, 0.99);
+    ana_km_free(&km);
+  } else {
+    ps->rec_p50 = ps->rec_p90 = ps->rec_p99 = NAN;
+  }
+
+  for (size_t i = 0; i < n; i++) buf[i] = r->runs[runs[i]].amplification;
+  ps->amp = ana_mean_compute(buf, n);
+  for (size_t i = 0; i < n; i++) buf[i] = r->runs[runs[i]].goodput_during;
+  ps->gp_during = ana_mean_compute(buf, n);
+  for (size_t i = 0; i < n; i++) buf[i] = r->runs[runs[i]].goodput_after;
+  ps->gp_after = ana_mean_compute(buf, n);
+  for (size_t i = 0; i < n; i++) buf[i] = r->runs[runs[i]].peak_queue;
+  ps->peak_queue = ana_mean_compute(buf, n);
+}
+
+int ana_summary_compute(ana_summary *s, const ana_results *r, double slo_ms, ana_method method,
+                        char *err, size_t errlen) {
+  memset(s, 0, sizeof *s);
+  s->slo_ms = slo_ms;
+  s->method = method;
+  size_t *start = NULL, *idx = NULL;
+  double *buf = NULL;
+  unsigned char *ev = NULL;
+  order_key *keys = NULL;
+  if (group_runs(r, &start, &idx) != 0) goto fail_oom;
+  size_t most = 1;
+  for (size_t p = 0; p < r->n_points; p++)
+    if (start[p + 1] - start[p] > most) most = start[p + 1] - start[p];
+  buf = malloc(most * sizeof *buf);
+  ev = malloc(most);
+  s->n_points = r->n_points;
+  s->points = calloc(r->n_points ? r->n_points : 1, sizeof *s->points);
+  s->order = malloc((r->n_points ? r->n_points : 1) * sizeof *s->order);
+  s->n_axes = r->n_axes;
+  s->effects = calloc(r->n_axes ? r->n_axes : 1, sizeof *s->effects);
+  keys = malloc((r->n_points ? r->n_points : 1) * sizeof *keys);
+  if (!buf || !ev || !s->points || !s->order || !s->effects || !keys) goto fail_oom;
+
+  for (size_t p = 0; p < r->n_points; p++)
+    point_stats_compute(&s->points[p], r, p, idx + start[p], start[p + 1] - start[p], slo_ms, buf,
+                        ev);
+  for (size_t a = 0; a < r->n_axes; a++)
+    if (effect_compute(&s->effects[a], r, s, a) != 0) goto fail_oom;
+  qsort(s->effects, s->n_axes, sizeof *s->effects, cmp_effects);
+
+  for (size_t p = 0; p < r->n_points; p++) {
+    const ana_point_stats *ps = &s->points[p];
+    keys[p] = (order_key){ps->p_meta, ps->p_pass, ps->rec_p90, ps->point, p};
+  }
+  qsort(keys, r->n_points, sizeof *keys, cmp_order);
+  for (size_t p = 0; p < r->n_points; p++) s->order[p] = keys[p].index;
+
+  free(keys);
+  free(buf);
+  free(ev);
+  free(start);
+  free(idx);
+  return 0;
+
+fail_oom:
+  free(keys);
+  free(buf);
+  free(ev);
+  free(start);
+  free(idx);
+  ana_summary_free(s);
+  snprintf(err, errlen, "out of memory summarising %zu runs", r->n_runs);
+  return -1;
+}
+
+void ana_summary_free(ana_summary *s) {
+  if (s->effects)
+    for (size_t a = 0; a < s->n_axes; a++) free(s->effects[a].levels);
+  free(s->effects);
+  free(s->points);
+  free(s->order);
+  memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Two-axis grid                                                             */
+/* ------------------------------------------------------------------------ */
+
+int ana_grid2_compute(ana_grid2 *g, const ana_results *r, const ana_summary *s, size_t ax,
+                      size_t ay) {
+  memset(g, 0, sizeof *g);
+  g->ax = ax;
+  g->ay = ay;
+  size_t np = r->n_points ? r->n_points : 1;
+  ana_level *lx = malloc(np * sizeof *lx), *ly = malloc(np * sizeof *ly);
+  if (!lx || !ly) goto fail;
+  g->nx = axis_levels(r, ax, lx);
+  g->ny = axis_levels(r, ay, ly);
+  g->xv = malloc((g->nx ? g->nx : 1) * sizeof *g->xv);
+  g->yv = malloc((g->ny ? g->ny : 1) * sizeof *g->yv);
+  g->xex = malloc((g->nx ? g->nx : 1) * sizeof *g->xex);
+  g->yex = malloc((g->ny ? g->ny : 1) * sizeof *g->yex);
+  size_t ncells = g->nx * g->ny;
+  g->cells = calloc(ncells ? ncells : 1, sizeof *g->cells);
+  if (!g->xv || !g->yv || !g->xex || !g->yex || !g->cells) goto fail;
+  for (size_t i = 0; i < g->nx; i++) {
+    g->xv[i] = lx[i].value;
+    g->xex[i] = lx[i].example;
+  }
+  for (size_t j = 0; j < g->ny; j++) {
+    g->yv[j] = ly[j].value;
+    g->yex[j] = ly[j].example;
+  }
+  for (size_t i = 0; i < g->nx; i++)
+    for (size_t j = 0; j < g->ny; j++) {
+      g->cells[i * g->ny + j].value = NAN;
+      g->cells[i * g->ny + j].example = lx[i].example;
+    }
+  for (size_t p = 0; p < s->n_points; p++) {
+    size_t i = level_find(lx, g->nx, r->values[p * r->n_axes + ax]);
+    size_t j = level_find(ly, g->ny, r->values[p * r->n_axes + ay]);
+    if (i < g->nx && j < g->ny) {
+      level_add(&g->cells[i * g->ny + j], &s->points[p]);
+      g->cells[i * g->ny + j].example = p;
+    }
+  }
+  for (size_t c = 0; c < g->nx * g->ny; c++) level_finish(&g->cells[c], s->method);
+  free(lx);
+  free(ly);
+  return 0;
+fail:
+  free(lx);
+  free(ly);
+  ana_grid2_free(g);
+  return -1;
+}
+
+void ana_grid2_free(ana_grid2 *g) {
+  free(g->xv);
+  free(g->yv);
+  free(g->xex);
+  free(g->yex);
+  free(g->cells);
+  memset(g, 0, sizeof *g);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Terminal table                                                            */
+/* ------------------------------------------------------------------------ */
+
+static void prob_format(double p, ana_interval ci, char *buf, size_t len) {
+  if (isnan(p))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.3f [%.3f,%.3f]", p, ci.lo, ci.hi);
+}
+
+static void num_format(double v, char *buf, size_t len) {
+  if (isnan(v))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.3f", v);
+}
+
+static ana_interval meta_ci(const ana_summary *s, const ana_point_stats *ps) {
+  return s->method == ANA_INTERVAL_EXACT ? ps->meta_exact : ps->meta_wilson;
+}
+
+static ana_interval pass_ci(const ana_summary *s, const ana_point_stats *ps) {
+  return s->method == ANA_INTERVAL_EXACT ? ps->pass_exact : ps->pass_wilson;
+}
+
+void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary *s) {
+  int *w = calloc(r->n_axes ? r->n_axes : 1, sizeof *w);
+  if (!w) return;
+  for (size_t a = 0; a < r->n_axes; a++) {
+    w[a] = (int)strlen(r->axes[a]);
+    for (size_t p = 0; p < r->n_points; p++) {
+      char v[64];
+      ana_value_label(r, a, p, v, sizeof v);
+      if ((int)strlen(v) > w[a]) w[a] = (int)strlen(v);
+    }
+  }
+  fprintf(out,
+          "Per grid point (%zu points; SLO %.0f ms; intervals: 95%% %s; recovery quantiles: "
+          "Kaplan-Meier, not-recovered runs censored at horizon - clearance, \">T\" = not "
+          "reached within T ms):\n",
+          r->n_points, s->slo_ms, ana_method_name(s->method));
+  fprintf(out, "%6s", "point");
+  for (size_t a = 0; a < r->n_axes; a++) fprintf(out, "  %*s", w[a], r->axes[a]);
+  fprintf(out, "  %5s  %-11s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s\n", "runs",
+          "rec/slw/met", "P(metastable)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
+          "gp_dur", "gp_aft");
+  for (size_t k = 0; k < s->n_points; k++) {
+    const ana_point_stats *ps = &s->points[s->order[k]];
+    fprintf(out, "%6lld", (long long)ps->point);
+    for (size_t a = 0; a < r->n_axes; a++) {
+      char v[64];
+      ana_value_label(r, a, ps->index, v, sizeof v);
+      fprintf(out, "  %*s", w[a], v);
+    }
+    char counts[48], pm[48], pp[48], q50[32], q90[32], q99[32], amp[32], gd[32], ga[32];
+    snprintf(counts, sizeof counts, "%lld/%lld/%lld", (long long)ps->n_recovered,
+             (long long)ps->n_slow, (long long)ps->n_meta);
+    prob_format(ps->p_meta, meta_ci(s, ps), pm, sizeof pm);
+    prob_format(ps->p_pass, pass_ci(s, ps), pp, sizeof pp);
+    ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
+    ana_ms_format(ps->rec_p90, ps->censor_ms, q90, sizeof q90);
+    ana_ms_format(ps->rec_p99, ps->censor_ms, q99, sizeof q99);
+    num_format(ps->amp.mean, amp, sizeof amp);
+    num_format(ps->gp_during.mean, gd, sizeof gd);
+    num_format(ps->gp_after.mean, ga, sizeof ga);
+    fprintf(out, "  %5lld  %-11s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s\n",
+            (long long)ps->n, counts, pm, pp, q50, q90, q99, amp, gd, ga);
+  }
+  fprintf(out,
+          "(rec/slw/met = runs recovered / slow / metastable; amp = mean attempts per request; "
+          "gp_dur, gp_aft = mean goodput during the faults and after clearance, relative to "
+          "baseline)\n");
+  free(w);
+}
+
+void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summary *s) {
+  fprintf(out,
+          "\nParameter effects (each axis's values pooled over all other axes; effect = max - "
+          "min across its values; ranked by the larger of the two effects):\n");
+  if (s->n_axes == 0) {
+    fprintf(out, "  (the file has no grid axes)\n");
+    return;
+  }
+  for (size_t k = 0; k < s->n_axes; k++) {
+    const ana_axis_effect *e = &s->effects[k];
+    fprintf(out, "%2zu. %-20s effect on P(metastable) %.3f, on P(pass) %.3f\n", k + 1,
+            r->axes[e->axis], e->effect_meta, e->effect_pass);
+    for (size_t l = 0; l < e->n_levels; l++) {
+      const ana_level *lv = &e->levels[l];
+      char v[64], pm[48], pp[48];
+      ana_value_label(r, e->axis, lv->example, v, sizeof v);
+      prob_format(lv->p_meta, lv->meta_ci, pm, sizeof pm);
+      prob_format(lv->p_pass, lv->pass_ci, pp, sizeof pp);
+      fprintf(out, "      %-14s runs %6lld  P(metastable) %-21s  P(pass) %s\n", v,
+              (long long)lv->n, pm, pp);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* CSV and JSON                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void csv_field(FILE *f, const char *s) {
+  if (strpbrk(s, ",\"\n")) {
+    fputc('"', f);
+    for (; *s; s++) {
+      if (*s == '"') fputc('"', f);
+      fputc(*s, f);
+    }
+    fputc('"', f);
+  } else {
+    fputs(s, f);
+  }
+}
+
+static void csv_num(FILE *f, double v) {
+  if (isnan(v))
+    fputs(",", f);
+  else if (isinf(v))
+    fputs(v > 0 ? ",inf" : ",-inf", f);
+  else
+    fprintf(f, ",%.10g", v);
+}
+
+int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summary *s,
+                          char *err, size_t errlen) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    return -1;
+  }
+  fputs("point", f);
+  for (size_t a = 0; a < r->n_axes; a++) {
+    fputc(',', f);
+    csv_field(f, r->axes[a]);
+  }
+  fputs(",runs,recovered,slow,metastable,passed,p_metastable,p_metastable_wilson_lo,"
+        "p_metastable_wilson_hi,p_metastable_exact_lo,p_metastable_exact_hi,p_pass,"
+        "p_pass_wilson_lo,p_pass_wilson_hi,p_pass_exact_lo,p_pass_exact_hi,censor_ms,"
+        "recovery_p50_ms,recovery_p90_ms,recovery_p99_ms,amplification_mean,"
+        "amplification_lo,amplification_hi,goodput_during_mean,goodput_during_lo,"
+        "goodput_during_hi,goodput_after_mean,goodput_after_lo,goodput_after_hi,"
+        "peak_queue_mean,slo_ms\n",
+        f);
+  for (size_t k = 0; k < s->n_points; k++) {
+    const ana_point_stats *ps = &s->points[s->order[k]];
+    fprintf(f, "%lld", (long long)ps->point);
+    for (size_t a = 0; a < r->n_axes; a++) {
+      char v[64];
+      ana_value_label(r, a, ps->index, v, sizeof v);
+      fputc(',', f);
+      csv_field(f, v);
+    }
+    fprintf(f, ",%lld,%lld,%lld,%lld,%lld", (long long)ps->n, (long long)ps->n_recovered,
+            (long long)ps->n_slow, (long long)ps->n_meta, (long long)ps->n_pass);
+    double cols[] = {ps->p_meta,         ps->meta_wilson.lo, ps->meta_wilson.hi,
+                     ps->meta_exact.lo,  ps->meta_exact.hi,  ps->p_pass,
+                     ps->pass_wilson.lo, ps->pass_wilson.hi, ps->pass_exact.lo,
+                     ps->pass_exact.hi,  ps->censor_ms,      ps->rec_p50,
+                     ps->rec_p90,        ps->rec_p99,        ps->amp.mean,
+                     ps->amp.ci.lo,      ps->amp.ci.hi,      ps->gp_during.mean,
+                     ps->gp_during.ci.lo, ps->gp_during.ci.hi, ps->gp_after.mean,
+                     ps->gp_after.ci.lo, ps->gp_after.ci.hi, ps->peak_queue.mean,
+                     s->slo_ms};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) csv_num(f, cols[c]);
+    fputc('\n', f);
+  }
+  if (ferror(f) | (fclose(f) != 0)) {
+    snprintf(err, errlen, "%s: write failed", path);
+    return -1;
+  }
+  return 0;
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", f);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* JSON has no NaN or infinity: both become null (the schema says what a
+ * null means for each field). */
+static void json_num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, "%.10g", v);
+  else
+    fputs("null", f);
+}
+
+static void json_interval(FILE *f, ana_interval i) {
+  fputc('[', f);
+  json_num(f, i.lo);
+  fputc(',', f);
+  json_num(f, i.hi);
+  fputc(']', f);
+}
+
+static void json_mean(FILE *f, const char *name, const ana_mean *m) {
+  fprintf(f, ",\"%s\":{\"mean\":", name);
+  json_num(f, m->mean);
+  fputs(",\"ci95\":", f);
+  json_interval(f, m->ci);
+  fprintf(f, ",\"n\":%zu}", m->n);
+}
+
+double ana_histogram_range(const ana_results *r) {
+  double hi = 0.0;
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (r->runs[i].outcome == ANA_RECOVERED && r->runs[i].recovery_ms > hi)
+      hi = r->runs[i].recovery_ms;
+  return hi > 0 ? hi : 1.0;
+}
+
+int ana_point_histogram(ana_histogram *h, const ana_results *r, size_t point_index, double hi,
+                        size_t nbins) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (r->point_of_run[i] == point_index) n++;
+  double *t = malloc((n ? n : 1) * sizeof *t);
+  unsigned char *ev = malloc(n ? n : 1);
+  int rc = -1;
+  if (t && ev) {
+    n = ana_point_samples(r, point_index, NAN, t, ev);
+    for (size_t i = 0; i < n; i++)
+      if (!ev[i]) t[i] = NAN; /* not recovered: counted in h->missing */
+    rc = ana_histogram_fill(h, t, n, 0.0, hi, nbins);
+  }
+  free(t);
+  free(ev);
+  return rc;
+}
+
+void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *s,
+                            const char *recommendation) {
+  const size_t nbins = ANA_HISTOGRAM_BINS;
+  double hhi = ana_histogram_range(r);
+  fputs("{\"file\":", out);
+  json_string(out, r->path);
+  fprintf(out, ",\"format_version\":%d,\"slo_ms\":", r->format_version);
+  json_num(out, s->slo_ms);
+  fputs(",\"interval\":", out);
+  json_string(out, ana_method_name(s->method));
+  fputs(",\"confidence\":0.95,\"recovery_quantiles\":\"Kaplan-Meier; not-recovered runs "
+        "censored at censor_ms (horizon - fault clearance); null = not reached\"",
+        out);
+  fputs(",\"axes\":[", out);
+  for (size_t a = 0; a < r->n_axes; a++) {
+    if (a) fputc(',', out);
+    json_string(out, r->axes[a]);
+  }
+  fputs("],\"points\":[", out);
+  for (size_t k = 0; k < s->n_points; k++) {
+    const ana_point_stats *ps = &s->points[s->order[k]];
+    if (k) fputc(',', out);
+    fprintf(out, "\n{\"point\":%lld,\"settings\":{", (long long)ps->point);
+    for (size_t a = 0; a < r->n_axes; a++) {
+      char v[64];
+      double x = r->values[ps->index * r->n_axes + a];
+      ana_value_label(r, a, ps->index, v, sizeof v);
+      if (a) fputc(',', out);
+      json_string(out, r->axes[a]);
+      fputc(':', out);
+      char plain[64];
+      snprintf(plain, sizeof plain, "%g", x);
+      if (isfinite(x) && !strcmp(plain, v))
+        json_num(out, x);
+      else
+        json_string(out, v);
+    }
+    fprintf(out,
+            "},\"runs\":%lld,\"recovered\":%lld,\"slow\":%lld,\"metastable\":%lld,"
+            "\"passed\":%lld,\"p_metastable\":",
+            (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
+            (long long)ps->n_meta, (long long)ps->n_pass);
+    json_num(out, ps->p_meta);
+    fputs(",\"p_metastable_wilson\":", out);
+    json_interval(out, ps->meta_wilson);
+    fputs(",\"p_metastable_exact\":", out);
+    json_interval(out, ps->meta_exact);
+    fputs(",\"p_pass\":", out);
+    json_num(out, ps->p_pass);
+    fputs(",\"p_pass_wilson\":", out);
+    json_interval(out, ps->pass_wilson);
+    fputs(",\"p_pass_exact\":", out);
+    json_interval(out, ps->pass_exact);
+    fputs(",\"censor_ms\":", out);
+    json_num(out, ps->censor_ms);
+    fputs(",\"recovery_p50_ms\":", out);
+    json_num(out, ps->rec_p50);
+    fputs(",\"recovery_p90_ms\":", out);
+    json_num(out, ps->rec_p90);
+    fputs(",\"recovery_p99_ms\":", out);
+    json_num(out, ps->rec_p99);
+    ana_histogram h;
+    if (ana_point_histogram(&h, r, ps->index, hhi, nbins) == 0) {
+      fputs(",\"recovery_histogram\":{\"lo_ms\":0,\"bin_ms\":", out);
+      json_num(out, hhi / (double)nbins);
+      fputs(",\"counts\":[", out);
+      for (size_t b = 0; b < nbins; b++)
+        fprintf(out, "%s%lld", b ? "," : "", (long long)h.counts[b]);
+      fprintf(out, "],\"not_recovered\":%lld}", (long long)h.missing);
+      ana_histogram_free(&h);
+    }
+    json_mean(out, "amplification", &ps->amp);
+    json_mean(out, "goodput_during", &ps->gp_during);
+    json_mean(out, "goodput_after", &ps->gp_after);
+    json_mean(out, "peak_queue", &ps->peak_queue);
+    fputc('}', out);
+  }
+  fputs("],\n\"effects\":[", out);
+  for (size_t k = 0; k < s->n_axes; k++) {
+    const ana_axis_effect *e = &s->effects[k];
+    if (k) fputc(',', out);
+    fputs("\n{\"axis\":", out);
+    json_string(out, r->axes[e->axis]);
+    fprintf(out, ",\"rank\":%zu,\"effect\":", k + 1);
+    json_num(out, e->effect);
+    fputs(",\"effect_metastable\":", out);
+    json_num(out, e->effect_meta);
+    fputs(",\"effect_pass\":", out);
+    json_num(out, e->effect_pass);
+    fputs(",\"levels\":[", out);
+    for (size_t l = 0; l < e->n_levels; l++) {
+      const ana_level *lv = &e->levels[l];
+      char v[64];
+      ana_value_label(r, e->axis, lv->example, v, sizeof v);
+      if (l) fputc(',', out);
+      fputs("{\"value\":", out);
+      json_string(out, v);
+      fprintf(out, ",\"runs\":%lld,\"metastable\":%lld,\"passed\":%lld,\"p_metastable\":",
+              (long long)lv->n, (long long)lv->n_meta, (long long)lv->n_pass);
+      json_num(out, lv->p_meta);
+      fputs(",\"p_metastable_ci\":", out);
+      json_interval(out, lv->meta_ci);
+      fputs(",\"p_pass\":", out);
+      json_num(out, lv->p_pass);
+      fputs(",\"p_pass_ci\":", out);
+      json_interval(out, lv->pass_ci);
+      fputc('}', out);
+    }
+    fputs("]}", out);
+  }
+  fputs("]", out);
+  if (recommendation) {
+    fputs(",\n\"recommendation\":", out);
+    json_string(out, recommendation);
+  }
+  fputs("}\n", out);
+}

@@ -1,0 +1,329 @@
+/*
+ * cmd_bench.c — `stormsweep bench`: how fast the engine and the sweep
+ * driver are on this machine, measured in one invocation so that figures
+ * can be compared as ratios (these machines are noisy; absolute times vary
+ * from one minute to the next, ratios measured side by side much less).
+ *
+ * Engine: single-thread wall time per run of the seed study's guarded and
+ * naive policies (median and 10–90% spread over --runs seeds), nanoseconds
+ * per simulated attempt and engine events per second. Sweep: the built-in
+ * seed study (its replicates cut to --replicates) at 1 thread and at all
+ * threads with output on, the share of wall time the HDF5 writer held the
+ * writing lock, bytes per run in the file, and the peak memory of each sweep
+ * (run in a child process, so its peak is its own) for two sweep sizes: it
+ * must not grow with the number of runs.
+ */
+/* wait4() (a child's own peak RSS) is a BSD/GNU call */
+#define _DEFAULT_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include "commands.h"
+#include "eng.h"
+#include "swp.h"
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double quantile(double *v, int n, double q) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  double pos = q * (n - 1);
+  int i = (int)pos;
+  return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+typedef struct engine_figures {
+  double median_ms, p10_ms, p90_ms;
+  double ns_per_attempt, events_per_s, attempts_per_run;
+} engine_figures;
+
+/* --set overrides for the engine part, applied after the policy. */
+typedef struct overrides {
+  int n;
+  char **kv;
+} overrides;
+
+static int apply_overrides(eng_config *c, const overrides *o, char *err, size_t errlen) {
+  for (int i = 0; i < o->n; i++) {
+    const char *eq = strchr(o->kv[i], '=');
+    char key[128];
+    if (!eq || eq == o->kv[i]) {
+      snprintf(err, errlen, "--set: expected KEY=VALUE, got '%s'", o->kv[i]);
+      return -1;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - o->kv[i]), o->kv[i]);
+    if (eng_config_set(c, key, eq + 1, err, errlen)) return -1;
+  }
+  return eng_config_validate(c, err, errlen);
+}
+
+static int bench_engine(const char *policy, const overrides *o, int runs, engine_figures *f,
+                        char *err, size_t errlen) {
+  eng_config c;
+  eng_config_defaults(&c);
+  if (eng_config_set(&c, "policy", policy, err, errlen) || apply_overrides(&c, o, err, errlen))
+    return -1;
+  eng_run *r = eng_run_create();
+  if (!r) return -1;
+  double *ms = malloc((size_t)runs * sizeof *ms);
+  double total_s = 0, attempts = 0, events = 0;
+  eng_summary s;
+  /* one warm-up run sizes the buffers, as in a sweep */
+  eng_run_simulate(r, &c, 999, &s, err, errlen);
+  for (int i = 0; i < runs; i++) {
+    double t0 = now_s();
+    if (eng_run_simulate(r, &c, (uint64_t)i + 1, &s, err, errlen)) {
+      free(ms);
+      eng_run_destroy(r);
+      return -1;
+    }
+    double dt = now_s() - t0;
+    ms[i] = dt * 1e3;
+    total_s += dt;
+    attempts += (double)s.attempts;
+    events += (double)s.events;
+  }
+  f->ns_per_attempt = total_s * 1e9 / attempts;
+  f->events_per_s = events / total_s;
+  f->attempts_per_run = attempts / runs;
+  f->median_ms = quantile(ms, runs, 0.5);
+  f->p10_ms = quantile(ms, runs, 0.1);
+  f->p90_ms = quantile(ms, runs, 0.9);
+  free(ms);
+  eng_run_destroy(r);
+  return 0;
+}
+
+typedef struct sweep_figures {
+  int threads;
+  int64_t runs;
+  double wall_s, runs_per_s, write_share, bytes_per_run;
+  long peak_kb;
+} sweep_figures;
+
+/* Runs the seed study in a child process and reports through a pipe, so
+ * the child's peak RSS is the sweep's own. */
+static int bench_sweep(int threads, int replicates, const char *dir, sweep_figures *f) {
+  int fd[2];
+  if (pipe(fd)) return -1;
+  char path[512];
+  snprintf(path, sizeof path, "%s/bench-j%d-r%d.h5", dir, threads, replicates);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    close(fd[0]);
+    sweep_figures out = {.threads = threads};
+    char err[512];
+    swp_sweep sw;
+    swp_sweep_init(&sw);
+    char rep[64];
+    snprintf(rep, sizeof rep, "replicates=%d", replicates);
+    int rc = swp_sweep_parse_seed_study(&sw, err, sizeof err) ||
+             swp_sweep_override_set(&sw, rep, err, sizeof err) ||
+             swp_sweep_check(&sw, err, sizeof err);
+    swp_h5out *o = NULL;
+    if (!rc) rc = swp_h5out_create(&o, path, &sw, "stormsweep bench", 1, err, sizeof err);
+    swp_driver_options opt = {.threads = threads};
+    swp_driver_result res;
+    if (!rc) rc = swp_sweep_execute(&sw, o, &opt, &res);
+    if (o) {
+      swp_timing tm = {.wall_s = res.wall_s, .threads = threads, .runs_done = res.totals.done,
+                       .started = "", .finished = ""};
+      swp_h5out_close(o, &tm, err, sizeof err);
+    }
+    if (!rc) {
+      struct stat st;
+      out.runs = res.totals.done;
+      out.wall_s = res.wall_s;
+      out.runs_per_s = res.totals.done / res.wall_s;
+      out.write_share = res.write_s / res.wall_s;
+      out.bytes_per_run = stat(path, &st) ? NAN : (double)st.st_size / (double)res.totals.done;
+    } else {
+      fprintf(stderr, "stormsweep bench: sweep failed: %s\n", rc ? err : res.first_error);
+    }
+    unlink(path);
+    swp_sweep_free(&sw);
+    ssize_t w = write(fd[1], &out, sizeof out);
+    _exit(rc || w != (ssize_t)sizeof out ? 1 : 0);
+  }
+  close(fd[1]);
+  ssize_t got = read(fd[0], f, sizeof *f);
+  close(fd[0]);
+  int status;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) < 0) return -1;
+  f->peak_kb = ru.ru_maxrss;
+  return got == (ssize_t)sizeof *f && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void print_engine(const engine_figures *g, const engine_figures *n, int runs, int json) {
+  if (json) {
+    printf("%s\"engine\": {\n", "  ");
+    printf("    \"guarded\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
+           "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
+           g->median_ms, g->p10_ms, g->p90_ms, g->ns_per_attempt, g->events_per_s,
+           g->attempts_per_run);
+    printf("    \"naive\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
+           "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
+           n->median_ms, n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s,
+           n->attempts_per_run);
+    printf("    \"runs_per_policy\": %d\n  }", runs);
+    return;
+  }
+  printf("engine, 1 thread, seed study, %d seeds each:\n", runs);
+  printf("  %-8s %9s %17s %12s %14s %12s\n", "policy", "median", "10-90%", "ns/attempt",
+         "events/s", "attempts");
+  printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "guarded", g->median_ms,
+         g->p10_ms, g->p90_ms, g->ns_per_attempt, g->events_per_s, g->attempts_per_run);
+  printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "naive", n->median_ms,
+         n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s, n->attempts_per_run);
+  printf("  naive / guarded time per run: %.2fx (attempts: %.2fx)\n",
+         n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: stormsweep bench [--runs N] [--replicates R] [--threads N] [--json]\n"
+          "                        [--engine-only] [--set KEY=VALUE]...\n\n"
+          "Measures, in one invocation, on the built-in seed study:\n"
+          "  engine  wall time per run (1 thread) for the guarded and naive policies, median\n"
+          "          and 10-90%% spread over N seeds (default 30); ns per simulated attempt;\n"
+          "          engine events per second\n"
+          "  sweep   the seed study with R replicates per point (default 4: 576 runs) at 1\n"
+          "          thread and at N threads (default: all cores), output on: runs/s and\n"
+          "          their ratio, share of wall time spent writing HDF5, bytes per run in\n"
+          "          the file, peak memory; and the same at 4R replicates, to show peak\n"
+          "          memory does not grow with the number of runs\n"
+          "  --engine-only        skip the sweeps\n"
+          "  --set KEY=VALUE      change an engine setting for the engine part (repeatable),\n"
+          "                       e.g. horizon_ms=100000 or load=2.8 for scaling checks\n"
+          "Compare ratios measured in the same invocation: absolute times on a shared\n"
+          "machine move from one minute to the next.\n");
+}
+
+int cmd_bench(int argc, char **argv) {
+  int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0;
+  overrides ov = {0, NULL};
+  char **kv = calloc((size_t)argc + 1, sizeof *kv);
+  if (!kv) return 1;
+  ov.kv = kv;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      free(kv);
+      return 0;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--engine-only")) {
+      engine_only = 1;
+    } else if (!strcmp(a, "--set")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "stormsweep bench: --set needs KEY=VALUE\n");
+        free(kv);
+        return 2;
+      }
+      kv[ov.n++] = argv[++i];
+    } else if (!strcmp(a, "--runs") || !strcmp(a, "--replicates") || !strcmp(a, "--threads")) {
+      char *end;
+      long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end || v < 1 || v > 100000) {
+        fprintf(stderr, "stormsweep bench: %s needs a whole number from 1 to 100000\n", a);
+        free(kv);
+        return 2;
+      }
+      i++;
+      if (!strcmp(a, "--runs")) runs = (int)v;
+      else if (!strcmp(a, "--replicates")) replicates = (int)v;
+      else threads = (int)v;
+    } else {
+      fprintf(stderr, "stormsweep bench: unknown option '%s' (see 'stormsweep bench --help')\n",
+              a);
+      free(kv);
+      return 2;
+    }
+  }
+  engine_figures g, n;
+  char err[512];
+  if (!json) fprintf(stderr, "bench: engine, %d runs per policy...\n", runs);
+  if (bench_engine("guarded", &ov, runs, &g, err, sizeof err) ||
+      bench_engine("naive", &ov, runs, &n, err, sizeof err)) {
+    fprintf(stderr, "stormsweep bench: %s\n", err);
+    free(kv);
+    return 2;
+  }
+  free(kv);
+  if (engine_only) {
+    if (json) printf("{\n");
+    print_engine(&g, &n, runs, json);
+    if (json) printf("\n}\n");
+    return 0;
+  }
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/stormsweep-bench-XXXXXX", tmp);
+  if (!mkdtemp(dir)) {
+    perror("stormsweep bench: mkdtemp");
+    return 1;
+  }
+  sweep_figures s1, sn, sbig;
+  if (!json) fprintf(stderr, "bench: sweeps of %d replicates at 1 and %d threads...\n", replicates, threads);
+  int rc = bench_sweep(1, replicates, dir, &s1) || bench_sweep(threads, replicates, dir, &sn);
+  if (!rc && !json) fprintf(stderr, "bench: a sweep of %d replicates for peak memory...\n", 4 * replicates);
+  if (!rc) rc = bench_sweep(threads, 4 * replicates, dir, &sbig);
+  rmdir(dir);
+  if (rc) {
+    fprintf(stderr, "stormsweep bench: sweep failed\n");
+    return 1;
+  }
+  double speedup = sn.runs_per_s / s1.runs_per_s;
+  if (json) {
+    printf("{\n");
+    print_engine(&g, &n, runs, 1);
+    printf(",\n");
+    printf("  \"sweep\": {\n    \"runs\": %lld,\n    \"threads\": %d,\n", (long long)s1.runs,
+           threads);
+    printf("    \"runs_per_s_1_thread\": %.2f,\n    \"runs_per_s_all_threads\": %.2f,\n"
+           "    \"speedup\": %.3f,\n",
+           s1.runs_per_s, sn.runs_per_s, speedup);
+    printf("    \"hdf5_write_share_1_thread\": %.4f,\n    \"hdf5_write_share_all_threads\": %.4f,\n",
+           s1.write_share, sn.write_share);
+    printf("    \"bytes_per_run\": %.0f,\n", sn.bytes_per_run);
+    printf("    \"peak_rss_kb\": %ld,\n    \"peak_rss_kb_4x_runs\": %lld,\n    \"runs_4x\": %lld\n",
+           sn.peak_kb, (long long)sbig.peak_kb, (long long)sbig.runs);
+    printf("  }\n}\n");
+    return 0;
+  }
+  printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
+  print_engine(&g, &n, runs, 0);
+  printf("\n");
+  printf("sweep: built-in seed study, %d replicates = %lld runs, output on:\n", replicates,
+         (long long)s1.runs);
+  printf("  %-10s %10s %10s %14s %14s %12s\n", "threads", "wall", "runs/s", "HDF5 write", "bytes/run",
+         "peak RSS");
+  printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", 1, s1.wall_s, s1.runs_per_s,
+         100 * s1.write_share, s1.bytes_per_run, s1.peak_kb / 1024.0);
+  printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", threads, sn.wall_s, sn.runs_per_s,
+         100 * sn.write_share, sn.bytes_per_run, sn.peak_kb / 1024.0);
+  printf("  speedup %d threads / 1 thread: %.2fx\n", threads, speedup);
+  printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
+         sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
+  return 0;
+}

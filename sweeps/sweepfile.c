@@ -1,0 +1,655 @@
+/*
+ * sweepfile.c — reads sweep files (grammar in swp.h), applies command-line
+ * overrides and prints the effective sweep back as INI text.
+ *
+ * libinih does the INI syntax, but Debian builds it without line numbers in
+ * the handler and with a 200-byte line buffer, so we feed it through our own
+ * reader (ini_parse_stream): the reader counts lines, refuses over-long lines
+ * (which inih would silently split) and checks section names itself, since
+ * inih never reports an empty section. The handler only records entries
+ * (with their line); values are validated after the whole file is read, so
+ * indented continuation lines can extend a value first.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swp_internal.h"
+
+/* ---- sweep lifecycle ---- */
+
+void swp_sweep_init(swp_sweep *sw) {
+  memset(sw, 0, sizeof *sw);
+  sw->replicates = SWP_DEFAULT_REPLICATES;
+  sw->seed = SWP_DEFAULT_SEED;
+  eng_config_defaults(&sw->base);
+}
+
+void swp_sweep_free(swp_sweep *sw) {
+  for (size_t i = 0; i < sw->n_settings; i++) {
+    free(sw->settings[i].key);
+    free(sw->settings[i].value);
+  }
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    swp_axis_clear(&sw->axes[a]);
+    free(sw->axes[a].key);
+  }
+  free(sw->settings);
+  free(sw->axes);
+  free(sw->source);
+  free(sw->source_text);
+  free(sw->name);
+  free(sw->description);
+  memset(sw, 0, sizeof *sw);
+}
+
+/* ---- parsing ---- */
+
+enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
+static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
+static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", NULL};
+
+/* A raw entry as read: validated after the whole file is read. */
+typedef struct entry {
+  int section;
+  char *key;
+  char *value;
+  int line;
+} entry;
+
+typedef struct parse_ctx {
+  const char *source;
+  const char *p;        /* reader cursor */
+  int line;             /* line last handed to inih */
+  int indented;         /* that line starts with blanks and is not a comment */
+  entry *entries;
+  size_t n, cap;
+  int last;             /* index of the entry the last handler call touched, -1 none */
+  int fail_line;        /* first error we found (0 none) */
+  char msg[512];
+} parse_ctx;
+
+static int fail(parse_ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(parse_ctx *c, int line, const char *fmt, ...) {
+  if (c->fail_line) return 0;
+  c->fail_line = line;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+  va_end(ap);
+  return 0;
+}
+
+static int section_lookup(const char *name) {
+  for (int i = SEC_SWEEP; i <= SEC_GRID; i++)
+    if (!strcmp(name, section_names[i])) return i;
+  return SEC_UNKNOWN;
+}
+
+/* fgets for a string that counts lines and checks section headers. */
+static char *reader(char *str, int num, void *stream) {
+  parse_ctx *c = stream;
+  if (!*c->p || c->fail_line) return NULL;
+  const char *nl = strchr(c->p, '\n');
+  size_t len = nl ? (size_t)(nl - c->p) + 1 : strlen(c->p);
+  c->line++;
+  size_t content = len - (nl ? 1 : 0);
+  if (content > 0 && c->p[content - 1] == '\r') content--;
+  if (content > SWP_MAX_LINE || len + 1 > (size_t)num) {
+    fail(c, c->line, "line longer than %d characters (continue a long list on indented lines)",
+         SWP_MAX_LINE);
+    return NULL;
+  }
+  memcpy(str, c->p, len);
+  str[len] = 0;
+  c->p += len;
+  const char *s = str;
+  while (*s == ' ' || *s == '\t') s++;
+  int blank = !*s || *s == '\n' || *s == '\r';
+  int comment = *s == ';' || *s == '#';
+  c->indented = s > str && !blank && !comment;
+  if (*s == '[' && s > str) {
+    fail(c, c->line, "a section header must start at the beginning of its line");
+    return NULL;
+  }
+  if (*s == '[') {
+    const char *e = strchr(s, ']');
+    if (e) {
+      char name[64];
+      size_t n = (size_t)(e - s - 1);
+      if (n >= sizeof name) n = sizeof name - 1;
+      memcpy(name, s + 1, n);
+      name[n] = 0;
+      if (section_lookup(name) == SEC_UNKNOWN) {
+        const char *best = NULL;
+        for (int i = SEC_SWEEP; i <= SEC_GRID; i++)
+          if (strstr(name, section_names[i]) || strstr(section_names[i], name))
+            best = section_names[i];
+        if (best && *name)
+          fail(c, c->line, "unknown section [%s] (did you mean [%s]?)", name, best);
+        else
+          fail(c, c->line, "unknown section [%s] (expected [sweep], [scenario] or [grid])", name);
+        return NULL;
+      }
+    }
+  }
+  return str;
+}
+
+static int find_entry(const parse_ctx *c, int section, const char *key) {
+  for (size_t i = 0; i < c->n; i++)
+    if (c->entries[i].section == section && !strcmp(c->entries[i].key, key)) return (int)i;
+  return -1;
+}
+
+static int is_sweep_key(const char *key) {
+  for (int i = 0; sweep_keys[i]; i++)
+    if (!strcmp(key, sweep_keys[i])) return 1;
+  return 0;
+}
+
+/* An indented "key = value" line is a continuation for inih; say so. */
+static int looks_like_assignment(const char *v) {
+  if (!isalpha((unsigned char)*v) && *v != '_') return 0;
+  while (isalnum((unsigned char)*v) || *v == '_') v++;
+  while (*v == ' ' || *v == '\t') v++;
+  return *v == '=' || *v == ':';
+}
+
+static int append_continuation(parse_ctx *c, entry *e, const char *value) {
+  if (looks_like_assignment(value))
+    return fail(c, c->line,
+                "indented line continues the value of '%s' (line %d); remove the indentation "
+                "to start a new key",
+                e->key, e->line);
+  size_t a = strlen(e->value), b = strlen(value);
+  char *v = realloc(e->value, a + b + 3);
+  if (!v) return fail(c, c->line, "out of memory");
+  /* Lists continue with more items; other values with more words. */
+  const char *sep = " ";
+  if (e->section == SEC_GRID) {
+    while (a > 0 && (v[a - 1] == ',' || v[a - 1] == ' ')) a--;
+    while (*value == ',' || *value == ' ') value++;
+    sep = ", ";
+  }
+  v[a] = 0;
+  strcat(v, sep);
+  strcat(v, value);
+  e->value = v;
+  return 1;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value) {
+  parse_ctx *c = user;
+  if (c->fail_line) return 1; /* report only the first problem */
+  int sec = section_lookup(section);
+  if (!*section) sec = SEC_NONE;
+  if (c->indented && c->last >= 0 && c->entries[c->last].section == sec &&
+      !strcmp(c->entries[c->last].key, name))
+    return append_continuation(c, &c->entries[c->last], value);
+  if (sec == SEC_NONE)
+    return fail(c, c->line, "'%s' is outside a section (put it under [sweep], [scenario] or [grid])",
+                name);
+  if (sec == SEC_UNKNOWN) /* the reader checks headers; this catches any it could not see */
+    return fail(c, c->line, "'%s' is in unknown section [%s]", name, section);
+  if (sec == SEC_SWEEP && !is_sweep_key(name)) {
+    if (eng_settings_find(name))
+      return fail(c, c->line, "'%s' is a scenario setting: put it in [scenario] or [grid]", name);
+    return fail(c, c->line,
+                "unknown key '%s' in [sweep] (expected name, description, replicates or seed)",
+                name);
+  }
+  if (sec != SEC_SWEEP && !eng_settings_find(name)) {
+    if (is_sweep_key(name))
+      return fail(c, c->line, "'%s' belongs in [sweep]", name);
+    const char *sug = eng_settings_suggest(name);
+    if (sug)
+      return fail(c, c->line, "unknown setting '%s' in [%s] (did you mean '%s'?)", name,
+                  section_names[sec], sug);
+    return fail(c, c->line,
+                "unknown setting '%s' in [%s] (see 'stormsweep sim --list-settings')", name,
+                section_names[sec]);
+  }
+  int dup = find_entry(c, sec, name);
+  if (dup >= 0) {
+    if (sec == SEC_GRID)
+      return fail(c, c->line, "duplicate axis '%s' (first at line %d)", name,
+                  c->entries[dup].line);
+    return fail(c, c->line, "duplicate key '%s' in [%s] (first at line %d)", name,
+                section_names[sec], c->entries[dup].line);
+  }
+  int other = sec == SEC_GRID ? find_entry(c, SEC_SCENARIO, name)
+              : sec == SEC_SCENARIO ? find_entry(c, SEC_GRID, name)
+                                    : -1;
+  if (other >= 0)
+    return fail(c, c->line, "'%s' is both a [scenario] setting and a [grid] axis (lines %d and %d)",
+                name, c->entries[other].line, c->line);
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 32;
+    entry *v = realloc(c->entries, cap * sizeof *v);
+    if (!v) return fail(c, c->line, "out of memory");
+    c->entries = v;
+    c->cap = cap;
+  }
+  entry *e = &c->entries[c->n];
+  e->section = sec;
+  e->key = strdup(name);
+  e->value = strdup(value);
+  e->line = c->line;
+  if (!e->key || !e->value) {
+    free(e->key);
+    free(e->value);
+    return fail(c, c->line, "out of memory");
+  }
+  c->last = (int)c->n++;
+  return 1;
+}
+
+static int parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  while (isspace((unsigned char)*s)) s++;
+  if (!isdigit((unsigned char)*s)) return -1;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  while (isspace((unsigned char)*end)) end++;
+  if (*end || errno || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_seed(const char *s, uint64_t *out) {
+  while (isspace((unsigned char)*s)) s++;
+  if (!isdigit((unsigned char)*s)) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  while (isspace((unsigned char)*end)) end++;
+  if (*end || errno) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Applies a [sweep] key; msg gets "key: problem". */
+static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, char *msg,
+                           size_t len) {
+  if (!strcmp(key, "replicates")) {
+    int64_t r;
+    if (parse_int64(value, 1, 1000000000, &r)) {
+      swp_seterr(msg, len, "replicates: expected a whole number from 1 to 1000000000, got '%s'",
+                 value);
+      return -1;
+    }
+    sw->replicates = r;
+  } else if (!strcmp(key, "seed")) {
+    uint64_t s;
+    if (parse_seed(value, &s)) {
+      swp_seterr(msg, len, "seed: expected a whole number from 0 to 2^64-1 (decimal or 0x hex), "
+                           "got '%s'", value);
+      return -1;
+    }
+    sw->seed = s;
+  } else {
+    char **dst = !strcmp(key, "name") ? &sw->name : &sw->description;
+    char *v = strdup(value);
+    if (!v) {
+      swp_seterr(msg, len, "out of memory");
+      return -1;
+    }
+    free(*dst);
+    *dst = v;
+  }
+  return 0;
+}
+
+static int settings_push(swp_sweep *sw, const char *key, const char *value, int line) {
+  swp_setting *v = realloc(sw->settings, (sw->n_settings + 1) * sizeof *v);
+  if (!v) return -1;
+  sw->settings = v;
+  swp_setting *s = &v[sw->n_settings];
+  s->key = strdup(key);
+  s->value = strdup(value);
+  s->line = line;
+  if (!s->key || !s->value) {
+    free(s->key);
+    free(s->value);
+    return -1;
+  }
+  sw->n_settings++;
+  return 0;
+}
+
+static swp_axis *axes_push(swp_sweep *sw, const char *key, int line) {
+  swp_axis *v = realloc(sw->axes, (sw->n_axes + 1) * sizeof *v);
+  if (!v) return NULL;
+  sw->axes = v;
+  swp_axis *a = &v[sw->n_axes];
+  memset(a, 0, sizeof *a);
+  a->key = strdup(key);
+  if (!a->key) return NULL;
+  a->line = line;
+  sw->n_axes++;
+  return a;
+}
+
+/* Validates the recorded entries in file order and moves them into sw. */
+static int entries_apply(swp_sweep *sw, parse_ctx *c, char *err, size_t errlen) {
+  char msg[512];
+  eng_config scratch;
+  eng_config_defaults(&scratch);
+  for (size_t i = 0; i < c->n; i++) {
+    entry *e = &c->entries[i];
+    int rc = 0;
+    if (e->section == SEC_SWEEP) {
+      rc = sweep_key_apply(sw, e->key, e->value, msg, sizeof msg);
+    } else if (e->section == SEC_SCENARIO) {
+      rc = eng_config_set(&scratch, e->key, e->value, msg, sizeof msg);
+      if (!rc && settings_push(sw, e->key, e->value, e->line)) {
+        swp_seterr(msg, sizeof msg, "out of memory");
+        rc = -1;
+      }
+    } else {
+      swp_axis *a = axes_push(sw, e->key, e->line);
+      if (!a) {
+        swp_seterr(msg, sizeof msg, "out of memory");
+        rc = -1;
+      } else {
+        rc = swp_axis_expand(a, e->value, msg, sizeof msg);
+      }
+    }
+    if (rc) {
+      swp_seterr(err, errlen, "%s:%d: %s", c->source, e->line, msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int swp_sweep_parse_string(swp_sweep *sw, const char *text, const char *source, char *err,
+                           size_t errlen) {
+  parse_ctx c = {0};
+  c.source = source;
+  c.p = text;
+  c.last = -1;
+  sw->source = strdup(source);
+  sw->source_text = strdup(text);
+  if (!sw->source || !sw->source_text) {
+    swp_seterr(err, errlen, "%s: out of memory", source);
+    return -1;
+  }
+  int rc = ini_parse_stream(reader, &c, handler, &c);
+  int result = -1;
+  if (rc > 0 && (!c.fail_line || rc < c.fail_line))
+    swp_seterr(err, errlen, "%s:%d: expected '[section]' or 'key = value'", source, rc);
+  else if (c.fail_line)
+    swp_seterr(err, errlen, "%s:%d: %s", source, c.fail_line, c.msg);
+  else if (rc < 0)
+    swp_seterr(err, errlen, "%s: out of memory", source);
+  else
+    result = entries_apply(sw, &c, err, errlen);
+  for (size_t i = 0; i < c.n; i++) {
+    free(c.entries[i].key);
+    free(c.entries[i].value);
+  }
+  free(c.entries);
+  return result;
+}
+
+int swp_sweep_parse_file(swp_sweep *sw, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    swp_seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) break;
+    if (len + 1 >= cap) {
+      if (cap > (64u << 20)) {
+        free(buf);
+        fclose(f);
+        swp_seterr(err, errlen, "%s: larger than 64 MiB; not a sweep file", path);
+        return -1;
+      }
+      char *b = realloc(buf, cap * 2);
+      if (!b) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = b;
+      cap *= 2;
+    }
+    size_t got = fread(buf + len, 1, cap - 1 - len, f);
+    len += got;
+    if (got == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    swp_seterr(err, errlen, "%s: cannot read%s", path, bad ? " (I/O error)" : " (out of memory)");
+    return -1;
+  }
+  buf[len] = 0;
+  if (memchr(buf, 0, len)) {
+    free(buf);
+    swp_seterr(err, errlen, "%s: contains NUL bytes; not a sweep file", path);
+    return -1;
+  }
+  int rc = swp_sweep_parse_string(sw, buf, path, err, errlen);
+  free(buf);
+  return rc;
+}
+
+int swp_sweep_parse_seed_study(swp_sweep *sw, char *err, size_t errlen) {
+  return swp_sweep_parse_string(sw, swp_seed_study_text(), "built-in seed study", err, errlen);
+}
+
+/* ---- command-line overrides ---- */
+
+/* Splits "key=value" into trimmed parts (key into a buffer). */
+static int split_assignment(const char *s, char *key, size_t keylen, const char **value) {
+  const char *eq = strchr(s, '=');
+  if (!eq) return -1;
+  const char *a = s, *b = eq;
+  while (a < b && isspace((unsigned char)*a)) a++;
+  while (b > a && isspace((unsigned char)b[-1])) b--;
+  if (a == b || (size_t)(b - a) >= keylen) return -1;
+  memcpy(key, a, (size_t)(b - a));
+  key[b - a] = 0;
+  *value = eq + 1;
+  while (isspace((unsigned char)**value)) (*value)++;
+  return 0;
+}
+
+static void axis_remove(swp_sweep *sw, size_t i) {
+  swp_axis_clear(&sw->axes[i]);
+  free(sw->axes[i].key);
+  memmove(&sw->axes[i], &sw->axes[i + 1], (sw->n_axes - i - 1) * sizeof *sw->axes);
+  sw->n_axes--;
+}
+
+static void setting_remove(swp_sweep *sw, size_t i) {
+  free(sw->settings[i].key);
+  free(sw->settings[i].value);
+  memmove(&sw->settings[i], &sw->settings[i + 1],
+          (sw->n_settings - i - 1) * sizeof *sw->settings);
+  sw->n_settings--;
+}
+
+static void unknown_key_message(const char *opt, const char *key, char *err, size_t errlen) {
+  const char *sug = eng_settings_suggest(key);
+  if (sug)
+    swp_seterr(err, errlen, "%s: unknown setting '%s' (did you mean '%s'?)", opt, key, sug);
+  else
+    swp_seterr(err, errlen, "%s: unknown setting '%s' (see 'stormsweep sim --list-settings')", opt,
+               key);
+}
+
+int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
+  char key[128], msg[512];
+  const char *value;
+  if (split_assignment(assignment, key, sizeof key, &value)) {
+    swp_seterr(err, errlen, "--set %s: expected KEY=VALUE", assignment);
+    return -1;
+  }
+  sw->checked = 0;
+  if (is_sweep_key(key)) {
+    if (sweep_key_apply(sw, key, value, msg, sizeof msg)) {
+      swp_seterr(err, errlen, "--set %s: %s", assignment, msg);
+      return -1;
+    }
+    return 0;
+  }
+  if (!eng_settings_find(key)) {
+    unknown_key_message("--set", key, err, errlen);
+    return -1;
+  }
+  eng_config scratch;
+  eng_config_defaults(&scratch);
+  if (eng_config_set(&scratch, key, value, msg, sizeof msg)) {
+    swp_seterr(err, errlen, "--set %s: %s", assignment, msg);
+    return -1;
+  }
+  for (size_t i = 0; i < sw->n_axes; i++)
+    if (!strcmp(sw->axes[i].key, key)) axis_remove(sw, i--);
+  for (size_t i = 0; i < sw->n_settings; i++)
+    if (!strcmp(sw->settings[i].key, key)) setting_remove(sw, i--);
+  /* Appended, so it applies after (and wins over) every file setting. */
+  if (settings_push(sw, key, value, 0)) {
+    swp_seterr(err, errlen, "--set %s: out of memory", assignment);
+    return -1;
+  }
+  return 0;
+}
+
+int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
+  char key[128], msg[512];
+  const char *value;
+  if (split_assignment(assignment, key, sizeof key, &value)) {
+    swp_seterr(err, errlen, "--grid %s: expected KEY=V1,V2,...", assignment);
+    return -1;
+  }
+  sw->checked = 0;
+  if (is_sweep_key(key)) {
+    swp_seterr(err, errlen, "--grid %s: '%s' is not a scenario setting; use --set %s=...",
+               assignment, key, key);
+    return -1;
+  }
+  if (!eng_settings_find(key)) {
+    unknown_key_message("--grid", key, err, errlen);
+    return -1;
+  }
+  if (!*value) {
+    swp_seterr(err, errlen, "--grid %s: empty axis (give at least one value)", assignment);
+    return -1;
+  }
+  swp_axis fresh = {0};
+  fresh.key = key;
+  if (swp_axis_expand(&fresh, value, msg, sizeof msg)) {
+    swp_seterr(err, errlen, "--grid %s: %s", assignment, msg);
+    return -1;
+  }
+  swp_axis *a = NULL;
+  for (size_t i = 0; i < sw->n_axes; i++)
+    if (!strcmp(sw->axes[i].key, key)) a = &sw->axes[i];
+  if (!a) a = axes_push(sw, key, 0);
+  if (!a) {
+    swp_axis_clear(&fresh);
+    swp_seterr(err, errlen, "--grid %s: out of memory", assignment);
+    return -1;
+  }
+  swp_axis_clear(a);
+  a->spec = fresh.spec;
+  a->values = fresh.values;
+  a->count = fresh.count;
+  a->line = 0;
+  for (size_t i = 0; i < sw->n_settings; i++)
+    if (!strcmp(sw->settings[i].key, key)) setting_remove(sw, i--);
+  return 0;
+}
+
+/* ---- the effective sweep as text ---- */
+
+typedef struct textbuf {
+  char *s;
+  size_t len, cap;
+  int oom;
+} textbuf;
+
+static void tb_add(textbuf *t, const char *s, size_t n) {
+  if (t->oom) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 1024;
+    while (cap < t->len + n + 1) cap *= 2;
+    char *v = realloc(t->s, cap);
+    if (!v) {
+      t->oom = 1;
+      return;
+    }
+    t->s = v;
+    t->cap = cap;
+  }
+  memcpy(t->s + t->len, s, n);
+  t->len += n;
+  t->s[t->len] = 0;
+}
+
+static void tb_str(textbuf *t, const char *s) { tb_add(t, s, strlen(s)); }
+
+/* "key = value", wrapped onto indented continuation lines at break
+ * characters (", " in lists, " " in text) so no line exceeds the limit. */
+static void tb_wrapped(textbuf *t, const char *key, const char *value, int list) {
+  const size_t width = 100;
+  tb_str(t, key);
+  tb_str(t, " = ");
+  size_t col = strlen(key) + 3;
+  const char *p = value;
+  while (*p) {
+    /* Next piece: up to and including the next break. */
+    const char *q = p;
+    int depth = 0;
+    while (*q) {
+      if (*q == '(') depth++;
+      if (*q == ')' && depth > 0) depth--;
+      if (list ? (*q == ',' && depth == 0) : *q == ' ') break;
+      q++;
+    }
+    size_t n = (size_t)(q - p) + (*q ? 1 : 0);
+    if (col > 8 && col + n > width) {
+      tb_str(t, "\n    ");
+      col = 4;
+      while (n > 0 && *p == ' ') p++, n--;
+    }
+    tb_add(t, p, n);
+    col += n;
+    p += n;
+  }
+  tb_str(t, "\n");
+}
+
+char *swp_sweep_format(const swp_sweep *sw) {
+  textbuf t = {0};
+  char num[64];
+  tb_str(&t, "[sweep]\n");
+  if (sw->name) tb_wrapped(&t, "name", sw->name, 0);
+  if (sw->description) tb_wrapped(&t, "description", sw->description, 0);
+  snprintf(num, sizeof num, "replicates = %lld\n", (long long)sw->replicates);
+  tb_str(&t, num);
+  snprintf(num, sizeof num, "seed = %llu\n", (unsigned long long)sw->seed);
+  tb_str(&t, num);
+  tb_str(&t, "\n[scenario]\n");
+  for (size_t i = 0; i < sw->n_settings; i++)
+    tb_wrapped(&t, sw->settings[i].key, sw->settings[i].value, 0);
+  tb_str(&t, "\n[grid]\n");
+  for (size_t a = 0; a < sw->n_axes; a++) tb_wrapped(&t, sw->axes[a].key, sw->axes[a].spec, 1);
+  if (t.oom) {
+    free(t.s);
+    return NULL;
+  }
+  return t.s;
+}

@@ -1,0 +1,248 @@
+/*
+ * swp.h — public API of stormsweep sweeps (SPEC §3–4): sweep files, grid
+ * expansion, the OpenMP driver and the HDF5 result writer.
+ *
+ * A sweep is a scenario (engine settings fixed for every run), grid axes
+ * (settings that take a list of values), a replicate count and a master seed.
+ * Every (grid point, replicate) is one run:
+ *
+ *   points   = cartesian product of the axes in file order, the first axis
+ *              varying slowest (point 0 takes every axis's first value);
+ *   run      = point * replicates + replicate;
+ *   seed     = eng_seed_derive(master seed, point, replicate).
+ *
+ * A run's results depend only on its point's configuration and its seed, so a
+ * sweep gives bit-identical results for any thread count or run order.
+ *
+ * Sweep file grammar (INI, parsed with libinih; ';' or '#' start a comment):
+ *
+ *   [sweep]                   ; all optional
+ *   name        = seed        ; a label stored in the result file
+ *   description = free text
+ *   replicates  = 20          ; runs per grid point (default 20)
+ *   seed        = 1           ; master seed, decimal or 0x hex (default 1)
+ *
+ *   [scenario]                ; fixed settings: any key of the engine
+ *   load        = 0.7         ; settings table ('stormsweep sim --list-settings')
+ *   surge       = 2000+500
+ *
+ *   [grid]                    ; axes: any setting key, a list of values
+ *   vnodes          = 10, 50, 150
+ *   capacity_factor = 1.1, 1.25, 2, inf
+ *   load            = lin(0.5, 0.9, 5)         ; 5 points, ends included
+ *   budget_ratio    = log(0.01, 1, 3), inf     ; 0.01, 0.1, 1, inf
+ *   surge           = none, 2000+500 6000+200  ; a value may contain spaces
+ *
+ * A list item is a value (anything eng_config_set accepts, without commas),
+ * lin(START, STOP, N) or log(START, STOP, N) (N points including both ends;
+ * integer settings round to whole numbers). Lines are at most
+ * SWP_MAX_LINE characters; a longer list continues on indented lines, each
+ * continuation adding more list items (for a scenario value or description,
+ * more words). Settings apply in order: engine defaults, then [scenario] in
+ * file order, then one value of each axis in axis order — so an axis that is
+ * a preset (policy) overrides the scenario settings it covers.
+ *
+ * Command-line overrides: --set key=value fixes a setting (removing an axis of
+ * that key); --grid key=v1,v2 replaces an axis in place or appends one
+ * (removing a scenario entry of that key). The effective sweep, with the
+ * overrides folded in, is swp_sweep_format()'s INI text, which parses back to
+ * the same sweep and is stored in the result file.
+ *
+ * Errors name the file, the line and the key ("seed.ini:12: unknown setting
+ * 'vnode' in [grid] (did you mean 'vnodes'?)"). swp_sweep_check() validates
+ * every grid point with eng_config_validate before anything runs.
+ *
+ * Threading: a parsed swp_sweep is read-only during a sweep and may be shared
+ * by all threads. The writer (swp_h5out) is not thread-safe: the driver calls
+ * it from one critical section; encoding chunks (swp_chunk_encode, one
+ * encoder per thread) runs in the workers.
+ */
+#ifndef STORMSWEEP_SWP_H
+#define STORMSWEEP_SWP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eng.h"
+#include "eng_config.h"
+
+#define SWP_MAX_LINE 196          /* longest sweep-file line (libinih's buffer is 200) */
+#define SWP_DEFAULT_REPLICATES 20
+#define SWP_DEFAULT_SEED 1
+#define SWP_MAX_RUNS 1000000000LL /* a sweep bigger than this is surely a typo */
+#define SWP_MAX_AXES 64
+
+/* ---- sweeps ---- */
+
+/* A fixed scenario setting, as written. */
+typedef struct swp_setting {
+  char *key;
+  char *value;
+  int line;      /* line in the sweep file; 0 when it came from --set */
+} swp_setting;
+
+/* A grid axis: the list as written and its expansion. */
+typedef struct swp_axis {
+  char *key;
+  char *spec;    /* items joined by ", ", e.g. "0.05, lin(0.1, 0.3, 3), inf" */
+  int line;      /* 0 when it came from --grid */
+  size_t count;  /* number of values, >= 1 */
+  char **values; /* each value in the form eng_config_get prints (presets: the name) */
+} swp_axis;
+
+typedef struct swp_sweep {
+  char *source;      /* file name for messages; "built-in seed study" for the default */
+  char *source_text; /* the file text verbatim (NULL when built from overrides only) */
+  char *name, *description;
+  int64_t replicates;
+  uint64_t seed;
+  size_t n_settings;
+  swp_setting *settings;
+  size_t n_axes;
+  swp_axis *axes;
+  /* Filled by swp_sweep_check: */
+  eng_config base;   /* defaults + [scenario]; a point's config adds its axis values */
+  int64_t n_points;  /* product of the axis lengths */
+  int32_t ticks;     /* most ticks of any point (horizon_ms may be an axis) */
+  double tick_ms;    /* the same for every point */
+  int checked;
+} swp_sweep;
+
+void swp_sweep_init(swp_sweep *sw);
+void swp_sweep_free(swp_sweep *sw);
+
+/* Parses sweep text (source names it in messages). sw must be freshly
+ * initialised. Returns 0 or -1 with "SOURCE:LINE: message" in err. */
+int swp_sweep_parse_string(swp_sweep *sw, const char *text, const char *source, char *err,
+                           size_t errlen);
+/* Reads and parses a sweep file. */
+int swp_sweep_parse_file(swp_sweep *sw, const char *path, char *err, size_t errlen);
+/* The built-in seed study (the text of sweeps/seed.ini, compiled in). */
+const char *swp_seed_study_text(void);
+int swp_sweep_parse_seed_study(swp_sweep *sw, char *err, size_t errlen);
+
+/* Command-line overrides, "key=value" and "key=v1,v2,...". */
+int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, size_t errlen);
+int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, size_t errlen);
+
+/* Builds the base config and validates every grid point (cost: one
+ * eng_config_validate per point). Must succeed before the calls below. */
+int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen);
+
+static inline int64_t swp_sweep_runs(const swp_sweep *sw) { return sw->n_points * sw->replicates; }
+
+/* Value index of each axis at point (idx has n_axes entries). */
+void swp_sweep_point_indexes(const swp_sweep *sw, int64_t point, size_t *idx);
+/* The configuration of point: base plus the point's axis values. */
+int swp_sweep_point_config(const swp_sweep *sw, int64_t point, eng_config *cfg, char *err,
+                           size_t errlen);
+/* "vnodes=10 capacity_factor=inf" for messages. */
+void swp_sweep_point_describe(const swp_sweep *sw, int64_t point, char *buf, size_t len);
+
+/* The effective sweep as INI text (malloc'd; NULL when out of memory). */
+char *swp_sweep_format(const swp_sweep *sw);
+
+/* ---- chunk encoding (thread-safe, pure) ---- */
+
+/* Deflate level of /ticks chunks. Measured on seed-study runs (19 metrics x
+ * 10,000 ticks): levels 1-3 take zlib's fast path, about 1.9 ms per run and
+ * 64 KB; levels 4-9 take 3.3-6.7 ms for 61 KB. Encoding was 15% of a sweep's
+ * CPU at level 4, so 3 buys ~7% throughput for ~4% more disk. */
+#define SWP_DEFLATE_LEVEL 3
+
+/* Upper bound of an encoded chunk of n int32 values. */
+size_t swp_chunk_bound(size_t n);
+
+/* Encodes chunks of n int32 values exactly as HDF5's filter pipeline
+ * shuffle(4) + deflate(SWP_DEFLATE_LEVEL) does, so the bytes can be written
+ * with H5Dwrite_chunk and read back by any HDF5 reader. One encoder per
+ * thread: it keeps its zlib state between chunks. */
+typedef struct swp_chunk_encoder swp_chunk_encoder;
+swp_chunk_encoder *swp_chunk_encoder_create(size_t n);
+void swp_chunk_encoder_destroy(swp_chunk_encoder *e);
+/* Returns the encoded size (<= outcap; swp_chunk_bound(n) always fits), 0 on failure. */
+size_t swp_chunk_encode(swp_chunk_encoder *e, const int32_t *values, uint8_t *out,
+                        size_t outcap);
+
+/* ---- result file (layout: see h5out.c) ---- */
+
+typedef struct swp_h5out swp_h5out;
+
+typedef struct swp_run_record {
+  int64_t run, point;
+  int32_t replicate;
+  int32_t ticks;                     /* valid ticks of this run (<= the file's) */
+  eng_summary summary;
+  const uint8_t *chunk[ENG_M_COUNT]; /* swp_chunk_encode output of each metric */
+  size_t chunk_size[ENG_M_COUNT];
+  double wall_s;                     /* wall time of the simulation */
+  int32_t thread;
+} swp_run_record;
+
+typedef struct swp_timing {
+  double wall_s;      /* whole sweep */
+  int32_t threads;
+  int64_t runs_done;  /* this session */
+  const char *started, *finished; /* ISO 8601 UTC */
+  double simulate_s, encode_s, write_s; /* swp_driver_result's breakdown */
+} swp_timing;
+
+/* Creates path (truncating an existing file only with force) and writes every
+ * object except run rows and ticks. command_line is stored as given. */
+int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
+                     const char *command_line, int force, char *err, size_t errlen);
+/* Writes one finished run: its /runs row, its /ticks chunks, its timing. */
+int swp_h5out_write_run(swp_h5out *o, const swp_run_record *rec, char *err, size_t errlen);
+int swp_h5out_flush(swp_h5out *o, char *err, size_t errlen);
+/* Writes /timing attributes and closes; o is freed even on error. */
+int swp_h5out_close(swp_h5out *o, const swp_timing *timing, char *err, size_t errlen);
+
+/* ISO 8601 UTC time, "2024-05-01T12:00:00Z". */
+void swp_time_iso8601(char *buf, size_t len);
+
+/* ---- the driver ---- */
+
+typedef struct swp_progress {
+  int64_t done, total;  /* runs */
+  int64_t outcomes[3];  /* by eng_outcome */
+  int64_t passed, failed;
+  double elapsed_s;
+} swp_progress;
+
+typedef void (*swp_progress_fn)(void *user, const swp_progress *p);
+
+typedef struct swp_driver_options {
+  int threads;                      /* <= 0: omp_get_max_threads() */
+  swp_progress_fn progress;         /* called from the writer's critical section */
+  void *progress_user;
+  double progress_interval_s;       /* at most this often (and once at the end) */
+  double flush_interval_s;          /* H5Fflush at most this often (default 2 s) */
+  const volatile sig_atomic_t *stop; /* when it turns nonzero, no new runs start */
+} swp_driver_options;
+
+typedef struct swp_driver_result {
+  swp_progress totals;
+  double wall_s;
+  /* Where the time went (wall seconds; not results, so summing across
+   * threads in completion order is harmless): */
+  double simulate_s;           /* eng_run_simulate, summed over runs */
+  double encode_s;             /* shuffle + deflate in the workers, summed */
+  double write_s;              /* inside the single writer: rows, chunks, flushes */
+  int threads;
+  int stopped;                 /* the stop flag ended the sweep early */
+  int write_failed;            /* the writer failed: the file is incomplete */
+  char first_error[512];       /* first failed run (with its seed) or write error */
+} swp_driver_result;
+
+/* Runs every run of a checked sweep and writes it through out. Returns 0 when
+ * every run was simulated and written, -1 otherwise (res says why; runs that
+ * fail do not stop the others, a write failure does). */
+int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
+                      swp_driver_result *res);
+
+/* ---- CLI entry points (cmd_run.c; also declared in cli/commands.h) ---- */
+int cmd_run(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+#endif

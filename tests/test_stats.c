@@ -1,0 +1,253 @@
+/*
+ * test_stats.c — known-answer tests of analysis/stats.c: binomial intervals
+ * (published Wilson and Clopper–Pearson values), the incomplete beta and t
+ * quantiles, Kaplan–Meier steps and quantiles on hand-computed censored
+ * examples, histograms, sample quantiles and t intervals for means.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "ana.h"
+
+/* Fails with both values printed when |actual - expected| > tol. */
+#define assert_near(actual, expected, tol)                                                    \
+  do {                                                                                        \
+    double a_ = (actual), e_ = (expected);                                                   \
+    if (!(fabs(a_ - e_) <= (tol))) {                                                          \
+      print_error("%s = %.10g, expected %.10g (tol %g)\n", #actual, a_, e_, (double)(tol));   \
+      fail();                                                                                 \
+    }                                                                                         \
+  } while (0)
+
+static void test_beta_inc(void **state) {
+  (void)state;
+  /* I_x(2,3) = P(Binomial(4, x) >= 2): at x = 0.5 that is 11/16. */
+  assert_near(ana_beta_inc(2, 3, 0.5), 11.0 / 16.0, 1e-12);
+  /* I_x(1,1) = x; I_x(a,1) = x^a. */
+  assert_near(ana_beta_inc(1, 1, 0.3), 0.3, 1e-12);
+  assert_near(ana_beta_inc(4, 1, 0.7), pow(0.7, 4), 1e-12);
+  assert_near(ana_beta_inc(2, 3, 0.0), 0.0, 0);
+  assert_near(ana_beta_inc(2, 3, 1.0), 1.0, 0);
+  /* Symmetry I_x(a,b) = 1 - I_{1-x}(b,a) on the other branch of the fraction. */
+  assert_near(ana_beta_inc(30, 5, 0.9), 1.0 - ana_beta_inc(5, 30, 0.1), 1e-12);
+  assert_near(ana_beta_inc_inv(2, 3, 11.0 / 16.0), 0.5, 1e-12);
+}
+
+static void test_clopper_pearson_known(void **state) {
+  (void)state;
+  ana_interval i = ana_clopper_pearson(0, 20, 0.95);
+  assert_near(i.lo, 0.0, 0);
+  assert_near(i.hi, 0.16843, 5e-5);
+  assert_near(i.hi, 1.0 - pow(0.025, 1.0 / 20.0), 1e-12); /* closed form for k = 0 */
+  i = ana_clopper_pearson(20, 20, 0.95);
+  assert_near(i.lo, 0.83157, 5e-5);
+  assert_near(i.hi, 1.0, 0);
+  i = ana_clopper_pearson(5, 20, 0.95);
+  assert_near(i.lo, 0.08657, 5e-5);
+  assert_near(i.hi, 0.49105, 5e-5);
+  /* 50/100: a textbook value, [0.3983, 0.6017]. */
+  i = ana_clopper_pearson(50, 100, 0.95);
+  assert_near(i.lo, 0.39832, 5e-5);
+  assert_near(i.hi, 0.60168, 5e-5);
+  /* Invalid input gives NaN, not a number that looks like an answer. */
+  i = ana_clopper_pearson(3, 0, 0.95);
+  assert_true(isnan(i.lo) && isnan(i.hi));
+}
+
+static void test_wilson_known(void **state) {
+  (void)state;
+  ana_interval i = ana_wilson(5, 20, ANA_Z95);
+  assert_near(i.lo, 0.11186, 5e-5);
+  assert_near(i.hi, 0.46870, 5e-5);
+  i = ana_wilson(0, 20, ANA_Z95);
+  assert_near(i.lo, 0.0, 0);
+  assert_near(i.hi, 0.16113, 5e-5); /* z^2/(n+z^2) */
+  i = ana_wilson(20, 20, ANA_Z95);
+  assert_near(i.lo, 1.0 - 0.16113, 5e-5);
+  assert_near(i.hi, 1.0, 0);
+  /* Wilson is never wider than the exact interval at the edges. */
+  ana_interval e = ana_clopper_pearson(0, 20, 0.95);
+  assert_true(i.lo >= 1.0 - e.hi);
+}
+
+static void test_runs_needed(void **state) {
+  (void)state;
+  /* 0.025^(1/n) >= 0.99 first holds at n = 368 (ln 0.025 / ln 0.99 = 367.04). */
+  assert_int_equal(ana_runs_needed(0.01, 0.99, 0.95), 368);
+  /* With 20 runs the bound is 0.8316, so 0.8 is reachable, 0.9 is not. */
+  assert_true(ana_runs_needed(0.2, 0.8, 0.95) <= 20);
+  assert_true(ana_runs_needed(0.1, 0.9, 0.95) > 20);
+}
+
+static void test_t_quantile(void **state) {
+  (void)state;
+  assert_near(ana_t_quantile(0.975, 1), 12.7062, 1e-4);
+  assert_near(ana_t_quantile(0.975, 19), 2.093024, 1e-5);
+  assert_near(ana_t_quantile(0.975, 1000), 1.962339, 1e-5);
+  assert_near(ana_t_quantile(0.025, 19), -2.093024, 1e-5);
+  assert_near(ana_t_quantile(0.5, 7), 0.0, 0);
+}
+
+static void test_mean_interval(void **state) {
+  (void)state;
+  double x[] = {1, 2, 3, 4, 5, NAN};
+  ana_mean m = ana_mean_compute(x, 6);
+  assert_int_equal(m.n, 5);
+  assert_near(m.mean, 3.0, 1e-12);
+  assert_near(m.sd, sqrt(2.5), 1e-12);
+  /* t(0.975, 4) = 2.776445 */
+  double half = 2.776445 * sqrt(2.5) / sqrt(5.0);
+  assert_near(m.ci.lo, 3.0 - half, 1e-5);
+  assert_near(m.ci.hi, 3.0 + half, 1e-5);
+  double one = 7.5;
+  m = ana_mean_compute(&one, 1);
+  assert_near(m.mean, 7.5, 0);
+  assert_near(m.ci.lo, 7.5, 0);
+  assert_true(isnan(m.sd));
+  m = ana_mean_compute(x + 5, 1);
+  assert_int_equal(m.n, 0);
+  assert_true(isnan(m.mean));
+}
+
+static void test_km_censored_middle(void **state) {
+  (void)state;
+  /* Times 1,2,3,4 with 3 censored: S(1) = 3/4, S(2) = 3/4 * 2/3 = 1/2,
+   * S(3) = 1/2 (censoring), S(4) = 1/2 * 0/1 = 0. */
+  double t[] = {4, 3, 2, 1};
+  unsigned char ev[] = {1, 0, 1, 1};
+  ana_km km;
+  assert_int_equal(ana_km_compute(&km, t, ev, 4), 0);
+  assert_int_equal(km.n_steps, 4);
+  assert_int_equal(km.n_events, 3);
+  assert_near(km.steps[0].t, 1, 0);
+  assert_near(km.steps[0].surv, 0.75, 1e-12);
+  assert_near(km.steps[1].surv, 0.5, 1e-12);
+  assert_int_equal(km.steps[2].censored, 1);
+  assert_near(km.steps[2].surv, 0.5, 1e-12);
+  assert_int_equal(km.steps[3].at_risk, 1);
+  assert_near(km.steps[3].surv, 0.0, 1e-12);
+  assert_near(ana_km_survival(&km, 0.5), 1.0, 0);
+  assert_near(ana_km_survival(&km, 2.5), 0.5, 1e-12);
+  assert_near(ana_km_quantile(&km, 0.25), 1, 0);
+  assert_near(ana_km_quantile(&km, 0.50), 2, 0); /* S(2) = 0.5 exactly reaches 1 - q */
+  assert_near(ana_km_quantile(&km, 0.90), 4, 0);
+  assert_near(ana_km_quantile(&km, 0.99), 4, 0);
+  assert_near(km.censor_max, 3, 0);
+  ana_km_free(&km);
+}
+
+static void test_km_not_reached(void **state) {
+  (void)state;
+  /* Two recover at 100 and 200 ms; two never do (censored at the horizon,
+   * 8000 ms after clearance): S stops at 1/2, so p50 = 200 and p90 is not
+   * reached. */
+  double t[] = {100, 8000, 200, 8000};
+  unsigned char ev[] = {1, 0, 1, 0};
+  ana_km km;
+  assert_int_equal(ana_km_compute(&km, t, ev, 4), 0);
+  assert_near(ana_km_quantile(&km, 0.5), 200, 0);
+  assert_true(isinf(ana_km_quantile(&km, 0.9)));
+  assert_true(isinf(ana_km_quantile(&km, 0.99)));
+  assert_near(km.censor_max, 8000, 0);
+  ana_km_free(&km);
+  /* Nobody recovers: every quantile is "not reached". */
+  unsigned char none[] = {0, 0, 0, 0};
+  assert_int_equal(ana_km_compute(&km, t, none, 4), 0);
+  assert_true(isinf(ana_km_quantile(&km, 0.5)));
+  ana_km_free(&km);
+  /* No observations at all: NaN. */
+  assert_int_equal(ana_km_compute(&km, t, ev, 0), 0);
+  assert_true(isnan(ana_km_quantile(&km, 0.5)));
+  ana_km_free(&km);
+}
+
+static void test_km_ties(void **state) {
+  (void)state;
+  /* 2,2 events; 3 event and 3 censored; 5 event (n = 5):
+   * S(2) = 1 - 2/5 = 0.6; S(3) = 0.6 * (1 - 1/3) = 0.4; S(5) = 0. */
+  double t[] = {2, 3, 5, 2, 3};
+  unsigned char ev[] = {1, 1, 1, 1, 0};
+  ana_km km;
+  assert_int_equal(ana_km_compute(&km, t, ev, 5), 0);
+  assert_int_equal(km.n_steps, 3);
+  assert_near(km.steps[0].surv, 0.6, 1e-12);
+  assert_int_equal(km.steps[1].at_risk, 3);
+  assert_int_equal(km.steps[1].events, 1);
+  assert_int_equal(km.steps[1].censored, 1);
+  assert_near(km.steps[1].surv, 0.4, 1e-12);
+  assert_near(km.steps[2].surv, 0.0, 1e-12);
+  assert_near(ana_km_quantile(&km, 0.4), 2, 0);
+  assert_near(ana_km_quantile(&km, 0.5), 3, 0);
+  assert_near(ana_km_quantile(&km, 0.7), 5, 0);
+  ana_km_free(&km);
+}
+
+static void test_km_no_censoring_is_empirical(void **state) {
+  (void)state;
+  /* Without censoring KM is 1 - the empirical CDF: 10 runs at 10..100 ms
+   * give p50 = 50 (S = 0.5) and p90 = 90 (S = 0.1). */
+  double t[10];
+  unsigned char ev[10];
+  for (int i = 0; i < 10; i++) {
+    t[i] = 10.0 * (10 - i);
+    ev[i] = 1;
+  }
+  ana_km km;
+  assert_int_equal(ana_km_compute(&km, t, ev, 10), 0);
+  assert_near(ana_km_quantile(&km, 0.5), 50, 0);
+  assert_near(ana_km_quantile(&km, 0.9), 90, 0);
+  assert_near(ana_km_quantile(&km, 0.99), 100, 0);
+  ana_km_free(&km);
+}
+
+static void test_histogram(void **state) {
+  (void)state;
+  double x[] = {0, 0.5, 1, 1.99, 2, 9.99, 10, -1, 11, NAN};
+  ana_histogram h;
+  assert_int_equal(ana_histogram_fill(&h, x, 10, 0, 10, 5), 0);
+  assert_int_equal(h.counts[0], 4); /* 0, 0.5, 1, 1.99 */
+  assert_int_equal(h.counts[1], 1); /* 2 */
+  assert_int_equal(h.counts[2], 0);
+  assert_int_equal(h.counts[4], 2); /* 9.99 and the upper edge 10 */
+  assert_int_equal(h.under, 1);
+  assert_int_equal(h.over, 1);
+  assert_int_equal(h.missing, 1);
+  ana_histogram_free(&h);
+  assert_int_equal(ana_histogram_fill(&h, x, 10, 5, 5, 5), -1);
+}
+
+static void test_sample_quantiles(void **state) {
+  (void)state;
+  double x[] = {5, 1, 4, 2, 3};
+  ana_sort_doubles(x, 5);
+  assert_near(x[0], 1, 0);
+  assert_near(ana_quantile_sorted(x, 5, 0.5), 3, 0);
+  assert_near(ana_quantile_sorted(x, 5, 0.05), 1.2, 1e-12);
+  assert_near(ana_quantile_sorted(x, 5, 0.95), 4.8, 1e-12);
+  assert_near(ana_quantile_sorted(x, 1, 0.3), 1, 0);
+  assert_true(isnan(ana_quantile_sorted(x, 0, 0.5)));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_beta_inc),
+      cmocka_unit_test(test_clopper_pearson_known),
+      cmocka_unit_test(test_wilson_known),
+      cmocka_unit_test(test_runs_needed),
+      cmocka_unit_test(test_t_quantile),
+      cmocka_unit_test(test_mean_interval),
+      cmocka_unit_test(test_km_censored_middle),
+      cmocka_unit_test(test_km_not_reached),
+      cmocka_unit_test(test_km_ties),
+      cmocka_unit_test(test_km_no_censoring_is_empirical),
+      cmocka_unit_test(test_histogram),
+      cmocka_unit_test(test_sample_quantiles),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,573 @@
+/*
+ * test_sweep_h5.c — the result file and the driver (sweeps/chunk.c,
+ * h5out.c, driver.c): pre-encoded chunks are byte-identical to HDF5's own
+ * shuffle+deflate pipeline; the writer's layout read back through the HDF5
+ * API (shapes, types, fill values of unwritten runs, refuse-to-overwrite); a
+ * small sweep whose every run equals a direct eng_run_simulate of its point
+ * and seed; and 1 vs 2 threads giving identical result datasets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "swp.h"
+
+static char tmpdir[256];
+
+static int setup_dir(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/test_sweep_h5.XXXXXX");
+  if (!mkdtemp(tmpdir)) return -1;
+  return 0;
+}
+
+static int teardown_dir(void **state) {
+  (void)state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void tmp_path(char *buf, size_t len, const char *name) {
+  snprintf(buf, len, "%s/%s", tmpdir, name);
+  unlink(buf);
+}
+
+static void sweep_load(swp_sweep *sw, const char *text) {
+  char err[1024] = "";
+  swp_sweep_init(sw);
+  int rc = swp_sweep_parse_string(sw, text, "t.ini", err, sizeof err);
+  if (!rc) rc = swp_sweep_check(sw, err, sizeof err);
+  if (rc) print_error("%s\n", err);
+  assert_int_equal(rc, 0);
+}
+
+/* A small, fast sweep: 2 points x 2 replicates of a 4-shard cluster. */
+static const char *small_sweep = "[sweep]\n"
+                                 "name = small\n"
+                                 "replicates = 2\n"
+                                 "seed = 7\n"
+                                 "[scenario]\n"
+                                 "shards = 4\n"
+                                 "horizon_ms = 3000\n"
+                                 "surge = 1000+300\n"
+                                 "brownout = 1000+300\n"
+                                 "[grid]\n"
+                                 "capacity_factor = 1.25, inf\n";
+
+static int64_t attr_int(hid_t obj, const char *name) {
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  assert_true(a >= 0);
+  int64_t v = 0;
+  assert_true(H5Aread(a, H5T_NATIVE_INT64, &v) >= 0);
+  H5Aclose(a);
+  return v;
+}
+
+static void attr_text(hid_t obj, const char *name, char *buf, size_t len) {
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  assert_true(a >= 0);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  char *s = NULL;
+  assert_true(H5Aread(a, t, &s) >= 0);
+  snprintf(buf, len, "%s", s);
+  H5free_memory(s);
+  H5Tclose(t);
+  H5Aclose(a);
+}
+
+/* The /runs columns the tests look at, read by name. */
+typedef struct run_view {
+  int64_t run, point;
+  int32_t replicate, ticks;
+  uint64_t seed;
+  int8_t done, outcome, passed_slo;
+  double recovery_ms, peak_queue, amplification, goodput_after;
+  int64_t events, attempts;
+} run_view;
+
+static run_view *read_runs(hid_t f, int64_t *n_out) {
+  hid_t ds = H5Dopen2(f, "runs", H5P_DEFAULT);
+  assert_true(ds >= 0);
+  hid_t sp = H5Dget_space(ds);
+  hsize_t n;
+  assert_int_equal(H5Sget_simple_extent_ndims(sp), 1);
+  H5Sget_simple_extent_dims(sp, &n, NULL);
+  hid_t oc = H5Tenum_create(H5T_NATIVE_INT8);
+  const char *names[] = {"recovered", "slow", "metastable"};
+  for (int8_t v = 0; v < 3; v++) H5Tenum_insert(oc, names[v], &v);
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(run_view));
+  H5Tinsert(t, "run", offsetof(run_view, run), H5T_NATIVE_INT64);
+  H5Tinsert(t, "point", offsetof(run_view, point), H5T_NATIVE_INT64);
+  H5Tinsert(t, "replicate", offsetof(run_view, replicate), H5T_NATIVE_INT32);
+  H5Tinsert(t, "ticks", offsetof(run_view, ticks), H5T_NATIVE_INT32);
+  H5Tinsert(t, "seed", offsetof(run_view, seed), H5T_NATIVE_UINT64);
+  H5Tinsert(t, "done", offsetof(run_view, done), H5T_NATIVE_INT8);
+  H5Tinsert(t, "outcome", offsetof(run_view, outcome), oc);
+  H5Tinsert(t, "passed_slo", offsetof(run_view, passed_slo), H5T_NATIVE_INT8);
+  H5Tinsert(t, "recovery_ms", offsetof(run_view, recovery_ms), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "peak_queue", offsetof(run_view, peak_queue), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "amplification", offsetof(run_view, amplification), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "goodput_after", offsetof(run_view, goodput_after), H5T_NATIVE_DOUBLE);
+  H5Tinsert(t, "events", offsetof(run_view, events), H5T_NATIVE_INT64);
+  H5Tinsert(t, "attempts", offsetof(run_view, attempts), H5T_NATIVE_INT64);
+  run_view *v = calloc(n ? n : 1, sizeof *v);
+  assert_non_null(v);
+  assert_true(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  H5Tclose(t);
+  H5Tclose(oc);
+  H5Sclose(sp);
+  H5Dclose(ds);
+  *n_out = (int64_t)n;
+  return v;
+}
+
+/* Row r of /ticks/<metric> into buf (ticks values). */
+static void read_tick_row(hid_t f, const char *metric, int64_t r, int32_t *buf, hsize_t ticks) {
+  char path[128];
+  snprintf(path, sizeof path, "ticks/%s", metric);
+  hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+  assert_true(ds >= 0);
+  hid_t fs = H5Dget_space(ds);
+  hsize_t start[2] = {(hsize_t)r, 0}, count[2] = {1, ticks};
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+  hid_t ms = H5Screate_simple(2, count, NULL);
+  assert_true(H5Dread(ds, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf) >= 0);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(ds);
+}
+
+/* ---- chunks ---- */
+
+/* Our encoder against HDF5's pipeline on the same data. */
+static void check_chunk_identity(const int32_t *data, size_t n) {
+  char path[512];
+  tmp_path(path, sizeof path, "chunk.h5");
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[2] = {1, n};
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, dims);
+  H5Pset_shuffle(dcpl);
+  H5Pset_deflate(dcpl, SWP_DEFLATE_LEVEL);
+  hid_t ds = H5Dcreate2(f, "x", H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  assert_true(H5Dwrite(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+  H5Dflush(ds);
+  hsize_t offset[2] = {0, 0}, stored = 0;
+  assert_true(H5Dget_chunk_storage_size(ds, offset, &stored) >= 0);
+  uint8_t *theirs = malloc(stored), *ours = malloc(swp_chunk_bound(n));
+  swp_chunk_encoder *e = swp_chunk_encoder_create(n);
+  /* Encode other data first: state left from one chunk must not leak into the next. */
+  int32_t *other = malloc(n * sizeof *other);
+  for (size_t i = 0; i < n; i++) other[i] = (int32_t)(i * 2654435761u);
+  assert_true(swp_chunk_encode(e, other, ours, swp_chunk_bound(n)) > 0);
+  free(other);
+  uint32_t mask = 99;
+  assert_true(H5Dread_chunk(ds, H5P_DEFAULT, offset, &mask, theirs) >= 0);
+  assert_int_equal(mask, 0);
+  size_t len = swp_chunk_encode(e, data, ours, swp_chunk_bound(n));
+  /* The encoder's state carries over between chunks without changing bytes. */
+  size_t len2 = swp_chunk_encode(e, data, ours, swp_chunk_bound(n));
+  assert_int_equal(len, len2);
+  if (len != stored) print_error("n=%zu: encoded %zu bytes, HDF5 stored %llu\n", n, len, (unsigned long long)stored);
+  assert_int_equal(len, stored);
+  assert_memory_equal(ours, theirs, len);
+  free(theirs);
+  free(ours);
+  swp_chunk_encoder_destroy(e);
+  H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(sp);
+  H5Fclose(f);
+}
+
+static void test_chunk_matches_hdf5_filters(void **state) {
+  (void)state;
+  size_t n = 10000;
+  int32_t *data = malloc(n * sizeof *data);
+  /* A queue-like trace: flat, a burst, a slow drain, with noise. */
+  uint64_t x = 12345;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    int32_t noise = (int32_t)((x >> 33) % 7);
+    data[i] = (i < 2000 ? 5 : i < 2500 ? (int32_t)(i - 2000) * 8 : i < 6000 ? 4000 - (int32_t)(i - 2500) : 5) + noise;
+  }
+  check_chunk_identity(data, n);
+  for (size_t i = 0; i < n; i++) data[i] = -1;
+  check_chunk_identity(data, n);
+  data[0] = 42;
+  check_chunk_identity(data, 1);
+  check_chunk_identity(data, 3);
+  free(data);
+}
+
+/* ---- writer ---- */
+
+static void test_writer_layout_and_fill(void **state) {
+  (void)state;
+  swp_sweep sw;
+  sweep_load(&sw, small_sweep);
+  char path[512], err[1024];
+  tmp_path(path, sizeof path, "fake.h5");
+  swp_h5out *o;
+  int rc = swp_h5out_create(&o, path, &sw, "stormsweep run test", 0, err, sizeof err);
+  if (rc) print_error("%s\n", err);
+  assert_int_equal(rc, 0);
+
+  /* One fake run (run 2 = point 1, replicate 0) with known values. */
+  size_t T = (size_t)sw.ticks;
+  int32_t *vals = malloc(T * sizeof *vals);
+  swp_chunk_encoder *encoder = swp_chunk_encoder_create(T);
+  uint8_t *enc = malloc(ENG_M_COUNT * swp_chunk_bound(T));
+  swp_run_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.run = 2;
+  rec.point = 1;
+  rec.replicate = 0;
+  rec.ticks = (int32_t)T;
+  rec.summary.seed = 777;
+  rec.summary.outcome = ENG_OUTCOME_METASTABLE;
+  rec.summary.recovery_ms = NAN;
+  rec.summary.peak_queue = 123.5;
+  rec.summary.events = 99;
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    for (size_t t = 0; t < T; t++) vals[t] = (int32_t)(m * 1000 + (int)(t % 17));
+    uint8_t *dst = enc + (size_t)m * swp_chunk_bound(T);
+    rec.chunk[m] = dst;
+    rec.chunk_size[m] = swp_chunk_encode(encoder, vals, dst, swp_chunk_bound(T));
+    assert_true(rec.chunk_size[m] > 0);
+  }
+  rec.wall_s = 0.5;
+  assert_int_equal(swp_h5out_write_run(o, &rec, err, sizeof err), 0);
+  swp_timing timing = {.wall_s = 1.0, .threads = 1, .runs_done = 1,
+                       .started = "2024-01-01T00:00:00Z", .finished = "2024-01-01T00:00:01Z"};
+  assert_int_equal(swp_h5out_close(o, &timing, err, sizeof err), 0);
+
+  /* Refuses to overwrite, unless forced. */
+  rc = swp_h5out_create(&o, path, &sw, "x", 0, err, sizeof err);
+  assert_int_equal(rc, -1);
+  assert_non_null(strstr(err, "already exists (use --force to overwrite)"));
+  assert_null(o);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  char text[4096];
+  attr_text(f, "format", text, sizeof text);
+  assert_string_equal(text, "stormsweep-results");
+  assert_int_equal(attr_int(f, "format_version"), 1);
+  assert_int_equal(attr_int(f, "n_runs"), 4);
+  assert_int_equal(attr_int(f, "n_points"), 2);
+  assert_int_equal(attr_int(f, "replicates"), 2);
+  assert_int_equal(attr_int(f, "ticks"), 3000);
+  assert_int_equal(attr_int(f, "master_seed"), 7);
+  assert_int_equal(attr_int(f, "complete"), 0); /* 1 of 4 runs written */
+  attr_text(f, "command_line", text, sizeof text);
+  assert_string_equal(text, "stormsweep run test");
+  attr_text(f, "sweep_text", text, sizeof text);
+  assert_non_null(strstr(text, "capacity_factor = 1.25, inf"));
+  attr_text(f, "created", text, sizeof text);
+  assert_int_equal(strlen(text), 20);
+  assert_int_equal(text[19], 'Z');
+
+  int64_t n;
+  run_view *rv = read_runs(f, &n);
+  assert_int_equal(n, 4);
+  assert_int_equal(rv[2].done, 1);
+  assert_int_equal(rv[2].run, 2);
+  assert_int_equal(rv[2].point, 1);
+  assert_int_equal(rv[2].seed, 777);
+  assert_int_equal(rv[2].outcome, ENG_OUTCOME_METASTABLE);
+  assert_true(isnan(rv[2].recovery_ms));
+  assert_true(rv[2].peak_queue == 123.5);
+  assert_int_equal(rv[2].events, 99);
+  for (int r = 0; r < 4; r++)
+    if (r != 2) {
+      assert_int_equal(rv[r].done, 0); /* unwritten rows read as fill */
+      assert_int_equal(rv[r].ticks, -1);
+    }
+  free(rv);
+
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    const char *name = eng_metric_get_info((eng_metric)m)->name;
+    read_tick_row(f, name, 2, vals, T);
+    for (size_t t = 0; t < T; t++)
+      if (vals[t] != (int32_t)(m * 1000 + (int)(t % 17))) {
+        print_error("%s[2][%zu] = %d, want %d\n", name, t, vals[t], m * 1000 + (int)(t % 17));
+        fail();
+      }
+    read_tick_row(f, name, 3, vals, T);
+    for (size_t t = 0; t < T; t++) assert_int_equal(vals[t], -1);
+    /* 2-D, int32, with the run and time scales attached. */
+    char p[128];
+    snprintf(p, sizeof p, "ticks/%s", name);
+    hid_t ds = H5Dopen2(f, p, H5P_DEFAULT);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t dims[2];
+    assert_int_equal(H5Sget_simple_extent_dims(sp, dims, NULL), 2);
+    assert_int_equal(dims[0], 4);
+    assert_int_equal(dims[1], 3000);
+    hid_t t = H5Dget_type(ds);
+    assert_true(H5Tequal(t, H5T_STD_I32LE) > 0);
+    hid_t run_ds = H5Dopen2(f, "run", H5P_DEFAULT), time_ds = H5Dopen2(f, "time_ms", H5P_DEFAULT);
+    assert_true(H5DSis_attached(ds, run_ds, 0) > 0);
+    assert_true(H5DSis_attached(ds, time_ds, 1) > 0);
+    H5Dclose(run_ds);
+    H5Dclose(time_ds);
+    H5Tclose(t);
+    H5Sclose(sp);
+    H5Dclose(ds);
+  }
+  H5Fclose(f);
+
+  rc = swp_h5out_create(&o, path, &sw, "x", 1, err, sizeof err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  free(vals);
+  swp_chunk_encoder_destroy(encoder);
+  free(enc);
+  swp_sweep_free(&sw);
+}
+
+static void test_writer_bad_path(void **state) {
+  (void)state;
+  swp_sweep sw;
+  sweep_load(&sw, small_sweep);
+  char err[1024];
+  swp_h5out *o;
+  assert_int_equal(swp_h5out_create(&o, "/nonexistent-dir/x.h5", &sw, "", 0, err, sizeof err), -1);
+  assert_non_null(strstr(err, "/nonexistent-dir/x.h5: cannot create"));
+  swp_sweep_free(&sw);
+}
+
+/* ---- running ---- */
+
+static void run_sweep(const swp_sweep *sw, const char *path, int threads) {
+  char err[1024];
+  swp_h5out *o;
+  int rc = swp_h5out_create(&o, path, sw, "test", 1, err, sizeof err);
+  if (rc) print_error("%s\n", err);
+  assert_int_equal(rc, 0);
+  swp_driver_options opt = {0};
+  opt.threads = threads;
+  swp_driver_result res;
+  rc = swp_sweep_execute(sw, o, &opt, &res);
+  if (rc) print_error("execute: %s\n", res.first_error);
+  assert_int_equal(rc, 0);
+  assert_int_equal(res.totals.done, swp_sweep_runs(sw));
+  assert_int_equal(res.totals.failed, 0);
+  assert_int_equal(res.threads, threads);
+  assert_int_equal(res.totals.outcomes[0] + res.totals.outcomes[1] + res.totals.outcomes[2],
+                   swp_sweep_runs(sw));
+  swp_timing t = {.wall_s = res.wall_s, .threads = res.threads, .runs_done = res.totals.done,
+                  .started = "a", .finished = "b"};
+  assert_int_equal(swp_h5out_close(o, &t, err, sizeof err), 0);
+}
+
+static void test_runs_equal_direct_simulation(void **state) {
+  (void)state;
+  swp_sweep sw;
+  sweep_load(&sw, small_sweep);
+  char path[512];
+  tmp_path(path, sizeof path, "small.h5");
+  run_sweep(&sw, path, 2);
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_int_equal(attr_int(f, "complete"), 1);
+  int64_t n;
+  run_view *rv = read_runs(f, &n);
+  assert_int_equal(n, 4);
+  eng_run *run = eng_run_create();
+  size_t T = (size_t)sw.ticks;
+  int32_t *row = malloc(T * sizeof *row);
+  for (int64_t r = 0; r < n; r++) {
+    int64_t point = r / 2;
+    int32_t rep = (int32_t)(r % 2);
+    assert_int_equal(rv[r].run, r);
+    assert_int_equal(rv[r].point, point);
+    assert_int_equal(rv[r].replicate, rep);
+    assert_int_equal(rv[r].done, 1);
+    assert_int_equal(rv[r].ticks, 3000);
+    assert_in_range(rv[r].outcome, 0, 2);
+    uint64_t seed = eng_seed_derive(7, (uint64_t)point, (uint64_t)rep);
+    assert_int_equal(rv[r].seed, seed);
+    eng_config cfg;
+    assert_int_equal(swp_sweep_point_config(&sw, point, &cfg, NULL, 0), 0);
+    eng_summary s;
+    char err[256];
+    assert_int_equal(eng_run_simulate(run, &cfg, seed, &s, err, sizeof err), 0);
+    assert_int_equal(rv[r].outcome, s.outcome);
+    assert_int_equal(rv[r].passed_slo, s.passed_slo);
+    assert_int_equal(rv[r].events, s.events);
+    assert_int_equal(rv[r].attempts, s.attempts);
+    assert_true(rv[r].peak_queue == s.peak_queue);
+    assert_true(rv[r].amplification == s.amplification);
+    assert_true(isnan(rv[r].recovery_ms) ? isnan(s.recovery_ms) : rv[r].recovery_ms == s.recovery_ms);
+    assert_true(isnan(rv[r].goodput_after) ? isnan(s.goodput_after) : rv[r].goodput_after == s.goodput_after);
+    for (int m = 0; m < ENG_M_COUNT; m++) {
+      const char *name = eng_metric_get_info((eng_metric)m)->name;
+      read_tick_row(f, name, r, row, T);
+      const int32_t *want = eng_run_metric(run, (eng_metric)m);
+      for (size_t t = 0; t < T; t++)
+        if (row[t] != want[t]) {
+          print_error("run %lld %s[%zu]: file %d, direct %d\n", (long long)r, name, t, row[t], want[t]);
+          fail();
+        }
+    }
+  }
+  /* /points carries the axis values; /points_text the strings. */
+  hid_t ds = H5Dopen2(f, "points", H5P_DEFAULT);
+  typedef struct {
+    int64_t point;
+    double cf;
+  } prow;
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(prow));
+  H5Tinsert(t, "point", offsetof(prow, point), H5T_NATIVE_INT64);
+  H5Tinsert(t, "capacity_factor", offsetof(prow, cf), H5T_NATIVE_DOUBLE);
+  prow pr[2];
+  assert_true(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, pr) >= 0);
+  assert_int_equal(pr[1].point, 1);
+  assert_true(pr[0].cf == 1.25);
+  assert_true(isinf(pr[1].cf));
+  H5Tclose(t);
+  H5Dclose(ds);
+  ds = H5Dopen2(f, "points_text", H5P_DEFAULT);
+  typedef struct {
+    int64_t point;
+    char cf[16];
+  } ptrow;
+  t = H5Tcreate(H5T_COMPOUND, sizeof(ptrow));
+  H5Tinsert(t, "point", offsetof(ptrow, point), H5T_NATIVE_INT64);
+  hid_t st = H5Tcopy(H5T_C_S1);
+  H5Tset_size(st, 16);
+  H5Tinsert(t, "capacity_factor", offsetof(ptrow, cf), st);
+  ptrow ptr[2];
+  assert_true(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptr) >= 0);
+  assert_string_equal(ptr[0].cf, "1.25");
+  assert_string_equal(ptr[1].cf, "inf");
+  H5Tclose(st);
+  H5Tclose(t);
+  H5Dclose(ds);
+  free(row);
+  free(rv);
+  eng_run_destroy(run);
+  H5Fclose(f);
+  swp_sweep_free(&sw);
+}
+
+/* Reads a whole dataset as raw file-type bytes. */
+static uint8_t *read_raw(hid_t f, const char *path, size_t *len) {
+  hid_t ds = H5Dopen2(f, path, H5P_DEFAULT);
+  assert_true(ds >= 0);
+  hid_t t = H5Dget_type(ds), sp = H5Dget_space(ds);
+  *len = (size_t)H5Sget_simple_extent_npoints(sp) * H5Tget_size(t);
+  uint8_t *buf = malloc(*len ? *len : 1);
+  assert_true(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+  H5Sclose(sp);
+  H5Tclose(t);
+  H5Dclose(ds);
+  return buf;
+}
+
+static void assert_same_dataset(hid_t a, hid_t b, const char *path) {
+  size_t la, lb;
+  uint8_t *x = read_raw(a, path, &la), *y = read_raw(b, path, &lb);
+  assert_int_equal(la, lb);
+  if (memcmp(x, y, la)) print_error("%s differs between the two files\n", path);
+  assert_memory_equal(x, y, la);
+  free(x);
+  free(y);
+}
+
+static void test_thread_count_does_not_matter(void **state) {
+  (void)state;
+  swp_sweep sw;
+  /* horizon_ms as an axis also exercises padding of shorter runs. */
+  sweep_load(&sw, "[sweep]\nreplicates = 3\nseed = 11\n"
+                  "[scenario]\nshards = 4\nsurge = 1000+300\nbrownout = 1000+300\n"
+                  "[grid]\nhorizon_ms = 3000, 2500\nbudget_ratio = 0.1, inf\n");
+  char p1[512], p2[512];
+  tmp_path(p1, sizeof p1, "j1.h5");
+  tmp_path(p2, sizeof p2, "j2.h5");
+  run_sweep(&sw, p1, 1);
+  run_sweep(&sw, p2, 2);
+  hid_t a = H5Fopen(p1, H5F_ACC_RDONLY, H5P_DEFAULT), b = H5Fopen(p2, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(a >= 0 && b >= 0);
+  assert_same_dataset(a, b, "runs");
+  assert_same_dataset(a, b, "points");
+  assert_same_dataset(a, b, "points_text");
+  assert_same_dataset(a, b, "run");
+  assert_same_dataset(a, b, "time_ms");
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    char path[128];
+    snprintf(path, sizeof path, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
+    assert_same_dataset(a, b, path);
+  }
+  /* Runs of the 2500 ms points end in fill values; ticks says so. */
+  int64_t n;
+  run_view *rv = read_runs(a, &n);
+  assert_int_equal(n, 12);
+  assert_int_equal(rv[0].ticks, 3000);
+  assert_int_equal(rv[6].ticks, 2500);
+  int32_t *row = malloc(3000 * sizeof *row);
+  read_tick_row(a, "new_requests", 6, row, 3000);
+  assert_true(row[2499] >= 0);
+  for (int t = 2500; t < 3000; t++) assert_int_equal(row[t], -1);
+  free(row);
+  free(rv);
+  H5Fclose(a);
+  H5Fclose(b);
+  swp_sweep_free(&sw);
+}
+
+static void test_stop_flag_leaves_readable_file(void **state) {
+  (void)state;
+  swp_sweep sw;
+  sweep_load(&sw, small_sweep);
+  char path[512], err[1024];
+  tmp_path(path, sizeof path, "stopped.h5");
+  swp_h5out *o;
+  assert_int_equal(swp_h5out_create(&o, path, &sw, "", 0, err, sizeof err), 0);
+  volatile sig_atomic_t stop = 1;
+  swp_driver_options opt = {0};
+  opt.threads = 2;
+  opt.stop = &stop;
+  swp_driver_result res;
+  assert_int_equal(swp_sweep_execute(&sw, o, &opt, &res), -1);
+  assert_int_equal(res.stopped, 1);
+  assert_int_equal(res.totals.done, 0);
+  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_int_equal(attr_int(f, "complete"), 0);
+  int64_t n;
+  run_view *rv = read_runs(f, &n);
+  for (int64_t r = 0; r < n; r++) assert_int_equal(rv[r].done, 0);
+  free(rv);
+  H5Fclose(f);
+  swp_sweep_free(&sw);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_chunk_matches_hdf5_filters),
+      cmocka_unit_test(test_writer_layout_and_fill),
+      cmocka_unit_test(test_writer_bad_path),
+      cmocka_unit_test(test_runs_equal_direct_simulation),
+      cmocka_unit_test(test_thread_count_does_not_matter),
+      cmocka_unit_test(test_stop_flag_leaves_readable_file),
+  };
+  return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
