@@ -28,6 +28,21 @@
  * Columns are matched by name, never by position, through HDF5 compound
  * conversion, so the writer may add columns or reorder them freely.
  *
+ * Damaged and hostile files: every HDF5 call is checked and every problem
+ * is one line naming the file and the object ("/runs row 5: point 99 is not
+ * in /points"), which the commands print before exiting 2. Before anything
+ * is allocated, a table's row count must be at most SWP_MAX_RUNS and fit in
+ * a quarter of physical memory; /runs memory then grows with the runs
+ * actually found (a table that only declares rows costs nothing). Values
+ * that later index arrays or are cast to integers are checked first: point
+ * ids (whole, unique), enum axis values (an index of one of the setting's
+ * names), a written row's point (in /points), outcome (0-2), run id and a
+ * recovered run's recovery_ms (finite, >= 0). Every member of /ticks must
+ * be a 2-D integer dataset with one row per /runs row and the same tick
+ * count, at most 100 million. Root attributes n_points, n_runs and ticks,
+ * when present, must agree with the tables. Rows with done = 0 are simply
+ * not written yet (an interrupted sweep or a slice), never an error.
+ *
  * Memory: /points and /runs are read whole into compact arrays (one small
  * row per run, in blocks of RUN_BLOCK rows through a packed buffer). /ticks
  * is never read whole: ana_band_read reads one run's row at a time (a block
@@ -44,6 +59,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <hdf5.h>
 
@@ -65,7 +82,21 @@
 #define GROUP_TICKS "/ticks"
 #define COL_POINT "point"
 
+#define ATTR_N_RUNS "n_runs"
+#define ATTR_N_POINTS "n_points"
+#define ATTR_TICKS "ticks"
+
 enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
+
+/* Bounds that keep a damaged or hostile file from asking for absurd work:
+ * no sweep has more runs than SWP_MAX_RUNS, no run more ticks than the
+ * engine simulates, and no string attribute we read is anywhere near 16 MB.
+ * What is read whole (/points, /runs) must also fit in a quarter of the
+ * machine's memory, checked before anything is allocated. */
+#define MAX_TICKS 100000000LL
+#define MAX_ATTR_STRING (16u << 20)
+#define POINT_BYTES(axes) (((axes) + 1) * 2 * sizeof(double) + sizeof(ana_point_times) + 64)
+#define RUN_BYTES (sizeof(ana_run) + sizeof(size_t) + sizeof(double) * 16)
 
 /* ------------------------------------------------------------------------ */
 /* Small HDF5 helpers                                                        */
@@ -74,6 +105,55 @@ enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
 static void quiet_hdf5(void) {
   /* HDF5 prints its error stack by default; our messages say it in one line. */
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* The description of the innermost HDF5 error on the stack (where it was
+ * detected, e.g. "truncated file: eof = 5000, ..."), for the end of a
+ * message; "" when there is none. */
+static herr_t first_error(unsigned n, const H5E_error2_t *e, void *data) {
+  char *out = data;
+  if (n == 0 && e->desc) snprintf(out, 200, "%s", e->desc);
+  return 0;
+}
+
+static void hdf5_reason(char *buf, size_t len) {
+  char desc[200] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_error, desc);
+  if (desc[0])
+    snprintf(buf, len, " (HDF5: %s)", desc);
+  else
+    buf[0] = 0;
+}
+
+/* Physical memory in bytes (0 when unknown: no limit is applied). */
+static double physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+}
+
+/* Refuses a table of rows x row_bytes that would not fit in a quarter of
+ * memory, or more rows than any sweep has. */
+static int rows_fit(const char *path, const char *table, hsize_t rows, double row_bytes,
+                    char *err, size_t errlen) {
+  if (rows > (hsize_t)SWP_MAX_RUNS) {
+    snprintf(err, errlen, "%s: %s has %llu rows, more than any sweep has (%lld); the file is "
+             "damaged", path, table, (unsigned long long)rows, (long long)SWP_MAX_RUNS);
+    return -1;
+  }
+  double need = (double)rows * row_bytes, phys = physical_memory();
+  if (phys > 0 && need > phys / 4) {
+    snprintf(err, errlen,
+             "%s: %s has %llu rows; reading them needs about %.1f GB, more than a quarter of "
+             "this machine's %.1f GB", path, table, (unsigned long long)rows,
+             need / (1024.0 * 1024.0 * 1024.0), phys / (1024.0 * 1024.0 * 1024.0));
+    return -1;
+  }
+  return 0;
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
 }
 
 /* Reads a string attribute (fixed or variable length) of obj; malloc'd or
@@ -97,7 +177,7 @@ static char *attr_string(hid_t obj, const char *name) {
         H5free_memory(v);
       }
       H5Tclose(mt);
-    } else {
+    } else if (H5Tget_size(ft) > 0 && H5Tget_size(ft) <= MAX_ATTR_STRING) {
       size_t n = H5Tget_size(ft);
       hid_t mt = H5Tcopy(H5T_C_S1);
       H5Tset_size(mt, n + 1);
@@ -141,8 +221,11 @@ static int attr_u64(hid_t obj, const char *name, uint64_t *v) {
   if (a < 0) return -1;
   int rc = -1;
   hid_t ft = H5Aget_type(a);
-  if (ft >= 0 && H5Tget_class(ft) == H5T_INTEGER)
+  hid_t sp = H5Aget_space(a);
+  if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER &&
+      H5Sget_simple_extent_npoints(sp) == 1)
     rc = H5Aread(a, H5T_NATIVE_ULLONG, v) >= 0 ? 0 : -1;
+  if (sp >= 0) H5Sclose(sp);
   if (ft >= 0) H5Tclose(ft);
   H5Aclose(a);
   return rc;
@@ -151,8 +234,13 @@ static int attr_u64(hid_t obj, const char *name, uint64_t *v) {
 /* Builds a memory enum over native long long with the names and values of
  * the file enum ft, so an enum column converts to our integer by name. */
 static hid_t enum_as_llong(hid_t ft) {
-  hid_t mt = H5Tenum_create(H5T_NATIVE_LLONG);
   hid_t super = H5Tget_super(ft);
+  /* Member values are read into a 16-byte buffer: refuse wider bases. */
+  if (super < 0 || H5Tget_size(super) == 0 || H5Tget_size(super) > 16) {
+    if (super >= 0) H5Tclose(super);
+    return -1;
+  }
+  hid_t mt = H5Tenum_create(H5T_NATIVE_LLONG);
   int n = H5Tget_nmembers(ft);
   for (int i = 0; i < n && mt >= 0; i++) {
     unsigned char raw[16] = {0};
@@ -169,8 +257,13 @@ static hid_t enum_as_llong(hid_t ft) {
     memcpy(conv, raw, sizeof raw);
     if (H5Tconvert(super, H5T_NATIVE_LLONG, 1, conv, NULL, H5P_DEFAULT) >= 0)
       memcpy(&value, conv, sizeof value);
-    H5Tenum_insert(mt, name, &value);
+    herr_t ins = H5Tenum_insert(mt, name, &value);
     H5free_memory(name);
+    if (ins < 0) { /* two names with one value (after conversion): not an outcome enum */
+      H5Tclose(mt);
+      mt = -1;
+      break;
+    }
   }
   H5Tclose(super);
   return mt;
@@ -182,6 +275,7 @@ static H5T_class_t column_class(hid_t ft, const char *name, hid_t *member_type) 
   int i = H5Tget_member_index(ft, name);
   if (i < 0) return H5T_NO_CLASS;
   hid_t mt = H5Tget_member_type(ft, (unsigned)i);
+  if (mt < 0) return H5T_NO_CLASS;
   H5T_class_t c = H5Tget_class(mt);
   if (member_type)
     *member_type = mt;
@@ -190,23 +284,24 @@ static H5T_class_t column_class(hid_t ft, const char *name, hid_t *member_type) 
   return c;
 }
 
-/* Adds column name to the memory compound mt at offset as a long long (for
- * integer and enum columns) or double (float columns). Returns 1 if added,
- * 0 if the file lacks it or it is not numeric, -1 on error. */
-static int column_add(hid_t mt, hid_t ft, const char *name, size_t offset, int as_integer) {
+/* Adds column name to the memory compound mt at offset as (0) a long long
+ * (integer and enum columns), (1) an unsigned long long (integers only) or
+ * (2) a double (integer or float columns). Returns 1 if added,
+ * 0 if the file lacks it, -2 if it is there but not a number, -1 on error. */
+static int column_add(hid_t mt, hid_t ft, const char *name, size_t offset, int as) {
   hid_t member = -1;
   H5T_class_t c = column_class(ft, name, &member);
   if (c == H5T_NO_CLASS) return 0;
   hid_t use = -1;
   int owned = 0;
-  if (c == H5T_ENUM && as_integer) {
+  if (c == H5T_ENUM && as == 0) {
     use = enum_as_llong(member);
     owned = 1;
   } else if (c == H5T_INTEGER || c == H5T_FLOAT) {
-    use = as_integer ? H5T_NATIVE_LLONG : H5T_NATIVE_DOUBLE;
+    use = as == 0 ? H5T_NATIVE_LLONG : as == 1 ? H5T_NATIVE_ULLONG : H5T_NATIVE_DOUBLE;
   }
   H5Tclose(member);
-  if (use < 0) return 0;
+  if (use < 0) return -2;
   herr_t rc = H5Tinsert(mt, name, offset, use);
   if (owned) H5Tclose(use);
   return rc < 0 ? -1 : 1;
@@ -216,38 +311,74 @@ static int column_add(hid_t mt, hid_t ft, const char *name, size_t offset, int a
 /* /points                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
-  if (H5Lexists(fid, DSET_POINTS, H5P_DEFAULT) <= 0) {
-    snprintf(err, errlen, "%s: not a stormsweep result file (no %s table)", r->path, DSET_POINTS);
+static int cmp_id_index(const void *x, const void *y);
+
+/* Opens a 1-D compound table; -1 with a message naming it otherwise. */
+static hid_t table_open(const ana_results *r, hid_t fid, const char *name, hid_t *ft, hid_t *sp,
+                        hsize_t *rows, char *err, size_t errlen) {
+  *ft = *sp = -1;
+  if (H5Lexists(fid, name, H5P_DEFAULT) <= 0) {
+    snprintf(err, errlen, "%s: not a stormsweep result file (no %s table)", r->path, name);
     return -1;
   }
+  hid_t ds = H5Dopen2(fid, name, H5P_DEFAULT);
+  *ft = ds >= 0 ? H5Dget_type(ds) : -1;
+  *sp = ds >= 0 ? H5Dget_space(ds) : -1;
+  if (ds < 0 || *ft < 0 || *sp < 0 || H5Tget_class(*ft) != H5T_COMPOUND ||
+      H5Sget_simple_extent_ndims(*sp) != 1 || H5Sget_simple_extent_dims(*sp, rows, NULL) != 1) {
+    snprintf(err, errlen, "%s: not a stormsweep result file (%s is not a 1-D table of rows)",
+             r->path, name);
+    if (*sp >= 0) H5Sclose(*sp);
+    if (*ft >= 0) H5Tclose(*ft);
+    if (ds >= 0) H5Dclose(ds);
+    *ft = *sp = -1;
+    return -1;
+  }
+  return ds;
+}
+
+static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
   int rc = -1;
-  hid_t ds = H5Dopen2(fid, DSET_POINTS, H5P_DEFAULT);
-  hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
-  hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
-  hid_t mt = -1;
+  hid_t ft, sp, mt = -1;
+  hsize_t n = 0;
   double *row = NULL;
-  if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_COMPOUND || H5Sget_simple_extent_ndims(sp) != 1 ||
-      column_class(ft, COL_POINT, NULL) == H5T_NO_CLASS) {
-    snprintf(err, errlen, "%s: not a stormsweep result file (%s is not a table with a '%s' column)",
+  int64_t *sorted = NULL;
+  hid_t ds = table_open(r, fid, DSET_POINTS, &ft, &sp, &n, err, errlen);
+  if (ds < 0) return -1;
+  hid_t pmember = -1;
+  H5T_class_t pc = column_class(ft, COL_POINT, &pmember);
+  if (pmember >= 0) H5Tclose(pmember);
+  if (pc != H5T_INTEGER && pc != H5T_FLOAT) {
+    snprintf(err, errlen, "%s: not a stormsweep result file (%s has no numeric '%s' column)",
              r->path, DSET_POINTS, COL_POINT);
     goto done;
   }
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(sp, &n, NULL);
+  if (n == 0) {
+    snprintf(err, errlen, "%s: %s has no rows (a sweep has at least one grid point)", r->path,
+             DSET_POINTS);
+    goto done;
+  }
   int nm = H5Tget_nmembers(ft);
+  if (nm < 1) goto h5fail;
+  if (rows_fit(r->path, DSET_POINTS, n, (double)POINT_BYTES((size_t)nm), err, errlen)) goto done;
   r->n_points = (size_t)n;
   r->axes = calloc((size_t)nm, sizeof *r->axes);
   if (!r->axes) goto oom;
   /* Every numeric column other than "point" is an axis, in file order. */
   for (int i = 0; i < nm; i++) {
     char *name = H5Tget_member_name(ft, (unsigned)i);
-    if (!name) goto oom;
+    if (!name) goto h5fail;
     hid_t mtype = H5Tget_member_type(ft, (unsigned)i);
-    H5T_class_t c = H5Tget_class(mtype);
-    H5Tclose(mtype);
-    if (strcmp(name, COL_POINT) != 0 && (c == H5T_FLOAT || c == H5T_INTEGER))
-      r->axes[r->n_axes++] = strdup(name);
+    H5T_class_t c = mtype >= 0 ? H5Tget_class(mtype) : H5T_NO_CLASS;
+    if (mtype >= 0) H5Tclose(mtype);
+    if (strcmp(name, COL_POINT) != 0 && (c == H5T_FLOAT || c == H5T_INTEGER)) {
+      r->axes[r->n_axes] = strdup(name);
+      if (!r->axes[r->n_axes]) {
+        H5free_memory(name);
+        goto oom;
+      }
+      r->n_axes++;
+    }
     H5free_memory(name);
   }
   size_t rowsize = (r->n_axes + 1) * sizeof(double);
@@ -255,19 +386,50 @@ static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
   if (mt < 0 || H5Tinsert(mt, COL_POINT, 0, H5T_NATIVE_DOUBLE) < 0) goto h5fail;
   for (size_t a = 0; a < r->n_axes; a++)
     if (H5Tinsert(mt, r->axes[a], (a + 1) * sizeof(double), H5T_NATIVE_DOUBLE) < 0) goto h5fail;
-  size_t np = r->n_points ? r->n_points : 1;
+  size_t np = r->n_points;
   row = malloc(np * rowsize);
   r->point_ids = malloc(np * sizeof *r->point_ids);
   r->values = malloc(np * (r->n_axes ? r->n_axes : 1) * sizeof *r->values);
   r->times = malloc(np * sizeof *r->times);
-  if (!row || !r->point_ids || !r->values || !r->times) goto oom;
-  if (n > 0 && H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, row) < 0) goto h5fail;
+  sorted = malloc(np * sizeof *sorted);
+  if (!row || !r->point_ids || !r->values || !r->times || !sorted) goto oom;
+  if (H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, row) < 0) goto h5fail;
   for (size_t p = 0; p < r->n_points; p++) {
-    r->point_ids[p] = (int64_t)row[p * (r->n_axes + 1)];
-    for (size_t a = 0; a < r->n_axes; a++)
-      r->values[p * r->n_axes + a] = row[p * (r->n_axes + 1) + a + 1];
+    /* Ids index arrays later: whole numbers that fit, checked before the
+     * conversion (a NaN or 1e300 cast to an integer is undefined). */
+    double id = row[p * (r->n_axes + 1)];
+    if (!(id >= 0 && id <= (double)SWP_MAX_RUNS) || id != floor(id)) {
+      snprintf(err, errlen, "%s: %s row %zu: point id %g is not a whole number from 0 to %lld",
+               r->path, DSET_POINTS, p, id, (long long)SWP_MAX_RUNS);
+      goto done;
+    }
+    r->point_ids[p] = (int64_t)id;
+    sorted[p] = (int64_t)id;
+    for (size_t a = 0; a < r->n_axes; a++) {
+      double v = row[p * (r->n_axes + 1) + a + 1];
+      /* An enum or preset axis (backoff, policy) stores the value's index:
+       * anything else would index past its names. */
+      const eng_setting *st = eng_settings_find(r->axes[a]);
+      if (st && (st->type == ENG_SET_ENUM || st->type == ENG_SET_PRESET) && !isnan(v)) {
+        size_t count = 0;
+        while (st->names[count]) count++;
+        if (!(v >= 0 && v < (double)count && v == floor(v))) {
+          snprintf(err, errlen, "%s: %s row %zu: %s = %g is not the index of one of its %zu "
+                   "names", r->path, DSET_POINTS, p, r->axes[a], v, count);
+          goto done;
+        }
+      }
+      r->values[p * r->n_axes + a] = v;
+    }
     r->times[p] = (ana_point_times){NAN, NAN, NAN, NAN};
   }
+  qsort(sorted, np, sizeof *sorted, cmp_i64);
+  for (size_t p = 1; p < np; p++)
+    if (sorted[p] == sorted[p - 1]) {
+      snprintf(err, errlen, "%s: %s: point id %lld appears twice", r->path, DSET_POINTS,
+               (long long)sorted[p]);
+      goto done;
+    }
   rc = 0;
   goto done;
 h5fail:
@@ -277,6 +439,7 @@ oom:
   snprintf(err, errlen, "%s: out of memory reading %s", r->path, DSET_POINTS);
 done:
   free(row);
+  free(sorted);
   if (mt >= 0) H5Tclose(mt);
   if (sp >= 0) H5Sclose(sp);
   if (ft >= 0) H5Tclose(ft);
@@ -303,62 +466,88 @@ long ana_results_point_index(const ana_results *r, int64_t id) {
 
 /* Packed buffer row for /runs: every column we use, by name. */
 typedef struct run_row {
-  long long run, point, replicate, seed, done, outcome, passed_slo, ticks;
+  long long run, point, replicate, done, outcome, passed_slo, ticks;
+  unsigned long long seed;
   double recovery_ms, amplification, goodput_during, goodput_after, peak_queue, baseline_queue;
 } run_row;
 
+enum col_as { AS_LLONG, AS_ULLONG, AS_DOUBLE };
+
+typedef struct run_column {
+  const char *name;
+  size_t offset;
+  enum col_as as;
+  int required;
+} run_column;
+
+#define RC(f) offsetof(run_row, f)
+static const run_column run_columns[] = {
+    {"run", RC(run), AS_LLONG, 0},
+    {"point", RC(point), AS_LLONG, 1},
+    {"replicate", RC(replicate), AS_LLONG, 0},
+    {"seed", RC(seed), AS_ULLONG, 0},
+    {"done", RC(done), AS_LLONG, 0},
+    {"ticks", RC(ticks), AS_LLONG, 0},
+    {"outcome", RC(outcome), AS_LLONG, 1},
+    {"passed_slo", RC(passed_slo), AS_LLONG, 0},
+    {"recovery_ms", RC(recovery_ms), AS_DOUBLE, 1},
+    {"amplification", RC(amplification), AS_DOUBLE, 0},
+    {"goodput_during", RC(goodput_during), AS_DOUBLE, 0},
+    {"goodput_after", RC(goodput_after), AS_DOUBLE, 0},
+    {"peak_queue", RC(peak_queue), AS_DOUBLE, 0},
+    {"baseline_queue", RC(baseline_queue), AS_DOUBLE, 0},
+};
+enum { N_RUN_COLUMNS = sizeof run_columns / sizeof run_columns[0] };
+
+static void run_row_clear(run_row *b) {
+  memset(b, 0, sizeof *b);
+  b->outcome = -1;
+  b->done = 1;
+  b->ticks = -1;
+  b->recovery_ms = b->amplification = b->goodput_during = b->goodput_after = NAN;
+  b->peak_queue = b->baseline_queue = NAN;
+}
+
+/* Grows r->runs / r->point_of_run to hold one more run: memory follows the
+ * runs actually found, never a row count the file merely declares. */
+static int runs_reserve(ana_results *r, size_t *cap) {
+  if (r->n_runs < *cap) return 0;
+  size_t n = *cap ? *cap * 2 : 1024;
+  ana_run *v = realloc(r->runs, n * sizeof *v);
+  if (!v) return -1;
+  r->runs = v;
+  size_t *w = realloc(r->point_of_run, n * sizeof *w);
+  if (!w) return -1;
+  r->point_of_run = w;
+  *cap = n;
+  return 0;
+}
+
 static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
-  if (H5Lexists(fid, DSET_RUNS, H5P_DEFAULT) <= 0) {
-    snprintf(err, errlen, "%s: not a stormsweep result file (no %s table)", r->path, DSET_RUNS);
-    return -1;
-  }
   int rc = -1;
-  hid_t ds = H5Dopen2(fid, DSET_RUNS, H5P_DEFAULT);
-  hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
-  hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
-  hid_t mt = -1, msp = -1;
+  hid_t ft, sp, mt = -1, msp = -1;
+  hsize_t n = 0;
   run_row *buf = NULL;
   int64_t *index = NULL;
-  if (ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_COMPOUND ||
-      H5Sget_simple_extent_ndims(sp) != 1) {
-    snprintf(err, errlen, "%s: not a stormsweep result file (%s is not a table)", r->path,
-             DSET_RUNS);
-    goto done;
-  }
-  static const char *const required[] = {"point", "outcome", "recovery_ms"};
-  for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
-    if (column_class(ft, required[i], NULL) == H5T_NO_CLASS) {
-      snprintf(err, errlen, "%s: not a stormsweep result file (%s has no '%s' column)", r->path,
-               DSET_RUNS, required[i]);
-      goto done;
-    }
+  int has[N_RUN_COLUMNS] = {0};
+  hid_t ds = table_open(r, fid, DSET_RUNS, &ft, &sp, &n, err, errlen);
+  if (ds < 0) return -1;
   mt = H5Tcreate(H5T_COMPOUND, sizeof(run_row));
   if (mt < 0) goto h5fail;
-  int has_run = 0, has_rep = 0, has_seed = 0, has_pass = 0, has_ticks = 0;
-  int has_amp = 0, has_gd = 0, has_ga = 0, has_peak = 0, has_base = 0;
-  if ((has_run = column_add(mt, ft, "run", offsetof(run_row, run), 1)) < 0 ||
-      column_add(mt, ft, "point", offsetof(run_row, point), 1) < 0 ||
-      (has_rep = column_add(mt, ft, "replicate", offsetof(run_row, replicate), 1)) < 0 ||
-      (has_seed = column_add(mt, ft, "seed", offsetof(run_row, seed), 1)) < 0 ||
-      column_add(mt, ft, "done", offsetof(run_row, done), 1) < 0 ||
-      (has_ticks = column_add(mt, ft, "ticks", offsetof(run_row, ticks), 1)) < 0 ||
-      column_add(mt, ft, "outcome", offsetof(run_row, outcome), 1) < 0 ||
-      (has_pass = column_add(mt, ft, "passed_slo", offsetof(run_row, passed_slo), 1)) < 0 ||
-      column_add(mt, ft, "recovery_ms", offsetof(run_row, recovery_ms), 0) < 0 ||
-      (has_amp = column_add(mt, ft, "amplification", offsetof(run_row, amplification), 0)) < 0 ||
-      (has_gd = column_add(mt, ft, "goodput_during", offsetof(run_row, goodput_during), 0)) < 0 ||
-      (has_ga = column_add(mt, ft, "goodput_after", offsetof(run_row, goodput_after), 0)) < 0 ||
-      (has_peak = column_add(mt, ft, "peak_queue", offsetof(run_row, peak_queue), 0)) < 0 ||
-      (has_base = column_add(mt, ft, "baseline_queue", offsetof(run_row, baseline_queue), 0)) < 0)
-    goto h5fail;
-
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(sp, &n, NULL);
-  size_t cap = n ? (size_t)n : 1;
-  r->runs = malloc(cap * sizeof *r->runs);
-  r->point_of_run = malloc(cap * sizeof *r->point_of_run);
+  for (size_t c = 0; c < N_RUN_COLUMNS; c++) {
+    const run_column *col = &run_columns[c];
+    int got = column_add(mt, ft, col->name, col->offset, col->as);
+    if (got == -1) goto h5fail;
+    if (got != 1 && col->required) {
+      snprintf(err, errlen, "%s: not a stormsweep result file (%s has no numeric '%s' column)",
+               r->path, DSET_RUNS, col->name);
+      goto done;
+    }
+    has[c] = got == 1; /* an optional column that is not a number counts as absent */
+  }
+  if (rows_fit(r->path, DSET_RUNS, n, (double)RUN_BYTES, err, errlen)) goto done;
   buf = malloc(RUN_BLOCK * sizeof *buf);
-  if (!r->runs || !r->point_of_run || !buf) goto oom;
+  if (!buf) goto oom;
   /* Sorted (id, index) pairs when point ids are not simply their rows. */
   int ids_are_rows = 1;
   for (size_t p = 0; p < r->n_points; p++)
@@ -372,18 +561,16 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
     }
     qsort(index, r->n_points, 2 * sizeof *index, cmp_id_index);
   }
-
+  /* Nothing stored yet (a sweep stopped before its first run, or a table
+   * that only declares its rows): every row is fill, so skip reading it. */
+  if (n > 0 && H5Dget_storage_size(ds) == 0) {
+    r->n_skipped = (size_t)n;
+    n = 0;
+  }
+  size_t cap = 0;
   for (hsize_t start = 0; start < n; start += RUN_BLOCK) {
     hsize_t count = n - start < RUN_BLOCK ? n - start : RUN_BLOCK;
-    for (hsize_t i = 0; i < count; i++) {
-      run_row *b = &buf[i];
-      memset(b, 0, sizeof *b);
-      b->outcome = -1;
-      b->done = 1;
-      b->ticks = -1;
-      b->recovery_ms = b->amplification = b->goodput_during = b->goodput_after = NAN;
-      b->peak_queue = b->baseline_queue = NAN;
-    }
+    for (hsize_t i = 0; i < count; i++) run_row_clear(&buf[i]);
     msp = H5Screate_simple(1, &count, NULL);
     if (msp < 0 || H5Sselect_hyperslab(sp, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
         H5Dread(ds, mt, msp, sp, H5P_DEFAULT, buf) < 0)
@@ -392,6 +579,13 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
     msp = -1;
     for (hsize_t i = 0; i < count; i++) {
       const run_row *b = &buf[i];
+      unsigned long long row = (unsigned long long)(start + i);
+      if (!b->done) {
+        r->n_skipped++; /* a row not written yet */
+        continue;
+      }
+      /* A written row must be placeable: a damaged table is an error, not
+       * a silently smaller sweep. */
       long p = -1;
       if (ids_are_rows) {
         if (b->point >= 0 && (unsigned long long)b->point < r->n_points) p = (long)b->point;
@@ -400,28 +594,48 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
         int64_t *hit = bsearch(key, index, r->n_points, 2 * sizeof *index, cmp_id_index);
         if (hit) p = (long)hit[1];
       }
-      if (p < 0 || !b->done || b->outcome < ANA_RECOVERED || b->outcome > ANA_METASTABLE) {
-        r->n_skipped++; /* a row not written yet, or one we cannot place */
-        continue;
+      if (p < 0) {
+        snprintf(err, errlen, "%s: %s row %llu: point %lld is not in %s", r->path, DSET_RUNS,
+                 row, (long long)b->point, DSET_POINTS);
+        goto done;
       }
+      if (b->outcome < ANA_RECOVERED || b->outcome > ANA_METASTABLE) {
+        snprintf(err, errlen,
+                 "%s: %s row %llu: outcome %lld is not recovered (0), slow (1) or metastable (2)",
+                 r->path, DSET_RUNS, row, (long long)b->outcome);
+        goto done;
+      }
+      if (b->outcome == ANA_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
+        snprintf(err, errlen, "%s: %s row %llu: a recovered run needs a recovery_ms >= 0, got %g",
+                 r->path, DSET_RUNS, row, b->recovery_ms);
+        goto done;
+      }
+      if (has[0] && (b->run < 0 || b->run >= (long long)SWP_MAX_RUNS)) {
+        snprintf(err, errlen, "%s: %s row %llu: run id %lld is out of range", r->path, DSET_RUNS,
+                 row, (long long)b->run);
+        goto done;
+      }
+      if (runs_reserve(r, &cap)) goto oom;
       ana_run *run = &r->runs[r->n_runs];
-      run->run = has_run ? b->run : (int64_t)(start + i);
+      run->run = has[0] ? b->run : (int64_t)row;
       run->point = b->point;
-      run->replicate = has_rep ? b->replicate : -1;
-      run->seed = has_seed ? (uint64_t)b->seed : 0;
+      run->replicate = has[2] ? b->replicate : -1;
+      run->seed = has[3] ? (uint64_t)b->seed : 0;
       run->outcome = (int32_t)b->outcome;
       run->recovery_ms = run->outcome == ANA_RECOVERED ? b->recovery_ms : NAN;
-      run->passed_slo = has_pass ? (int32_t)b->passed_slo : -1;
-      run->amplification = has_amp ? b->amplification : NAN;
-      run->goodput_during = has_gd ? b->goodput_during : NAN;
-      run->goodput_after = has_ga ? b->goodput_after : NAN;
-      run->peak_queue = has_peak ? b->peak_queue : NAN;
-      run->baseline_queue = has_base ? b->baseline_queue : NAN;
-      run->ticks = has_ticks ? b->ticks : -1;
+      run->passed_slo = has[7] ? (b->passed_slo != 0) : -1;
+      run->amplification = has[9] ? b->amplification : NAN;
+      run->goodput_during = has[10] ? b->goodput_during : NAN;
+      run->goodput_after = has[11] ? b->goodput_after : NAN;
+      run->peak_queue = has[12] ? b->peak_queue : NAN;
+      run->baseline_queue = has[13] ? b->baseline_queue : NAN;
+      run->ticks = has[5] && b->ticks >= 0 && b->ticks <= MAX_TICKS ? b->ticks : -1;
       r->point_of_run[r->n_runs] = (size_t)p;
       r->n_runs++;
     }
   }
+  /* Callers index these even when no run is written. */
+  if (!r->runs && runs_reserve(r, &cap)) goto oom;
   rc = 0;
   goto done;
 h5fail:
@@ -511,23 +725,36 @@ static void labels_read(ana_results *r, hid_t fid) {
 /* Scenario times (and labels, when /points_text is absent) from the sweep   */
 /* ------------------------------------------------------------------------ */
 
+/* The stored sweep was checked when it ran; here it is only evaluated:
+ * the base config from its settings, then each point's config for the ids
+ * of /points. (swp_sweep_check would also validate every grid point and
+ * refuse a run bigger than this machine's memory — neither matters for
+ * reading, and the first costs time on a large grid.) A text that does not
+ * parse, or whose grid is not the table's, is ignored. */
 static void sweep_apply(ana_results *r, const char *text) {
   swp_sweep sw;
   char msg[512];
   swp_sweep_init(&sw);
-  if (swp_sweep_parse_string(&sw, text, "stored sweep", msg, sizeof msg) != 0 ||
-      swp_sweep_check(&sw, msg, sizeof msg) != 0) {
-    swp_sweep_free(&sw);
-    return;
+  if (swp_sweep_parse_string(&sw, text, "stored sweep", msg, sizeof msg) != 0) goto out;
+  for (size_t i = 0; i < sw.n_settings; i++)
+    if (eng_config_set(&sw.base, sw.settings[i].key, sw.settings[i].value, msg, sizeof msg))
+      goto out;
+  if (sw.n_axes > SWP_MAX_AXES) goto out;
+  int64_t points = 1;
+  for (size_t a = 0; a < sw.n_axes; a++) {
+    if (!sw.axes[a].count || points > SWP_MAX_RUNS / (int64_t)sw.axes[a].count) goto out;
+    points *= (int64_t)sw.axes[a].count;
   }
-  if (isnan(r->tick_ms)) r->tick_ms = sw.tick_ms;
+  sw.n_points = points;
+  if (points < (int64_t)r->n_points) goto out;
+  if (isnan(r->tick_ms)) r->tick_ms = sw.base.tick_ms;
   if (isnan(r->slo_ms)) r->slo_ms = sw.base.slo_ms;
   /* Labels only when the stored grid is the table's grid. */
-  int same_axes = sw.n_axes == r->n_axes && (int64_t)r->n_points <= sw.n_points;
+  int same_axes = sw.n_axes == r->n_axes;
   for (size_t a = 0; same_axes && a < r->n_axes; a++)
     if (strcmp(sw.axes[a].key, r->axes[a]) != 0) same_axes = 0;
-  size_t *idx = malloc((sw.n_axes ? sw.n_axes : 1) * sizeof *idx);
-  int make_labels = same_axes && idx && !r->labels; /* /points_text wins */
+  size_t idx[SWP_MAX_AXES + 1];
+  int make_labels = same_axes && !r->labels; /* /points_text wins */
   if (make_labels) {
     r->labels = calloc(r->n_axes ? r->n_axes : 1, sizeof *r->labels);
     for (size_t a = 0; r->labels && a < r->n_axes; a++)
@@ -549,7 +776,7 @@ static void sweep_apply(ana_results *r, const char *text) {
         if (r->labels[a]) r->labels[a][p] = strdup(sw.axes[a].values[idx[a]]);
     }
   }
-  free(idx);
+out:
   swp_sweep_free(&sw);
 }
 
@@ -560,24 +787,48 @@ static void sweep_apply(ana_results *r, const char *text) {
 hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *err,
                   size_t errlen) {
   quiet_hdf5();
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(err, errlen, "%s: is a directory, not a stormsweep result file", path);
+    return -1;
+  }
+  /* A FIFO or a device would block or stream forever. */
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(err, errlen, "%s: not a regular file (expected a stormsweep result file)", path);
+    return -1;
+  }
   FILE *probe = fopen(path, "rb");
   if (!probe) {
     snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
   fclose(probe);
-  if (H5Fis_hdf5(path) <= 0) {
+  htri_t is = H5Fis_hdf5(path);
+  if (is <= 0) {
     snprintf(err, errlen, "%s: not an HDF5 file (expected a stormsweep result file)", path);
     return -1;
   }
+  H5Eclear2(H5E_DEFAULT);
   hid_t fid = H5Fopen(path, flags, H5P_DEFAULT);
   if (fid < 0) {
-    snprintf(err, errlen, "%s: cannot open HDF5 file%s", path,
-             flags == H5F_ACC_RDWR ? " for writing" : "");
+    char why[256];
+    hdf5_reason(why, sizeof why);
+    snprintf(err, errlen, "%s: cannot open HDF5 file%s: truncated or damaged?%s", path,
+             flags == H5F_ACC_RDWR ? " for writing" : "", why);
     return -1;
   }
   hid_t root = H5Gopen2(fid, "/", H5P_DEFAULT);
+  if (root < 0) {
+    snprintf(err, errlen, "%s: cannot read the root group: the file is damaged", path);
+    H5Fclose(fid);
+    return -1;
+  }
   char *format = attr_string(root, ATTR_FORMAT);
+  int format_exists = H5Aexists(root, ATTR_FORMAT) > 0;
   double version = NAN;
   int has_version = attr_double(root, ATTR_FORMAT_VERSION, &version) == 0;
   H5Gclose(root);
@@ -585,6 +836,9 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
     if (format)
       snprintf(err, errlen, "%s: not a stormsweep result file (format is '%.100s', expected '%s')",
                path, format, ANA_FORMAT_NAME);
+    else if (format_exists)
+      snprintf(err, errlen, "%s: not a stormsweep result file (its '%s' attribute is not a string)",
+               path, ATTR_FORMAT);
     else
       snprintf(err, errlen, "%s: not a stormsweep result file (no '%s' attribute)", path,
                ATTR_FORMAT);
@@ -601,14 +855,114 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
   }
   if (version > ANA_FORMAT_VERSION) {
     snprintf(err, errlen,
-             "%s: format_version %.0f is newer than this stormsweep understands (%d); use a newer "
-             "stormsweep",
+             "%s: format_version %.15g is newer than this stormsweep understands (%d); use a "
+             "newer stormsweep",
              path, version, ANA_FORMAT_VERSION);
     H5Fclose(fid);
     return -1;
   }
   if (format_version) *format_version = (int)version;
   return fid;
+}
+
+/* Checks an optional integer root attribute against what the tables say
+ * (n_points, n_runs, ticks): a mismatch means a damaged or hand-made file. */
+static int attr_agrees(const ana_results *r, hid_t root, const char *name, double actual,
+                       const char *what, char *err, size_t errlen) {
+  double v;
+  if (attr_double(root, name, &v) != 0 || v == actual) return 0;
+  snprintf(err, errlen, "%s: the '%s' attribute says %.15g but %s has %.15g; the file is damaged",
+           r->path, name, v, what, actual);
+  return -1;
+}
+
+/* Every /ticks/<metric> must be a 2-D integer dataset of (runs x ticks),
+ * ticks the same for all and at most MAX_TICKS, with a row for every run
+ * read. Sets r->n_ticks. A missing /ticks is fine (nothing to plot). */
+typedef struct ticks_check {
+  const ana_results *r;
+  hsize_t rows, ticks;
+  int64_t max_run;
+  char *err;
+  size_t errlen;
+  int failed;
+} ticks_check;
+
+static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info, void *data) {
+  (void)info;
+  ticks_check *tc = data;
+  const ana_results *r = tc->r;
+  hid_t ds = H5Dopen2(group, name, H5P_DEFAULT);
+  if (ds < 0) {
+    snprintf(tc->err, tc->errlen, "%s: %s/%.64s is not a dataset", r->path, GROUP_TICKS, name);
+    tc->failed = 1;
+    return 1;
+  }
+  hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
+  hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
+  hsize_t dims[2] = {0, 0};
+  int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+  H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+  if (rank == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+  if (sp >= 0) H5Sclose(sp);
+  if (ft >= 0) H5Tclose(ft);
+  if (ds >= 0) H5Dclose(ds);
+  const char *problem = NULL;
+  char detail[128] = "";
+  if (rank != 2) {
+    problem = "is not a 2-D (runs x ticks) dataset";
+    snprintf(detail, sizeof detail, " (rank %d)", rank);
+  } else if (cls != H5T_INTEGER) {
+    problem = "is not an integer dataset";
+  } else if (dims[1] < 1 || dims[1] > (hsize_t)MAX_TICKS) {
+    problem = "has an impossible number of ticks";
+    snprintf(detail, sizeof detail, " (%llu; at most %lld)", (unsigned long long)dims[1],
+             MAX_TICKS);
+  } else if (tc->ticks && dims[1] != tc->ticks) {
+    problem = "has a different number of ticks than the other metrics";
+    snprintf(detail, sizeof detail, " (%llu, not %llu)", (unsigned long long)dims[1],
+             (unsigned long long)tc->ticks);
+  } else if (dims[0] != tc->rows || (tc->max_run >= 0 && dims[0] <= (hsize_t)tc->max_run)) {
+    problem = "does not have one row per run";
+    snprintf(detail, sizeof detail, " (%llu rows, /runs has %llu)", (unsigned long long)dims[0],
+             (unsigned long long)tc->rows);
+  }
+  if (problem) {
+    snprintf(tc->err, tc->errlen, "%s: %s/%.64s %s%s", r->path, GROUP_TICKS, name, problem,
+             detail);
+    tc->failed = 1;
+    return 1;
+  }
+  tc->ticks = dims[1];
+  return 0;
+}
+
+static int ticks_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
+  if (H5Lexists(fid, GROUP_TICKS, H5P_DEFAULT) <= 0) return 0;
+  hid_t g = H5Gopen2(fid, GROUP_TICKS, H5P_DEFAULT);
+  if (g < 0) {
+    snprintf(err, errlen, "%s: %s is not a group of datasets", r->path, GROUP_TICKS);
+    return -1;
+  }
+  ticks_check tc = {r, 0, 0, -1, err, errlen, 0};
+  hid_t ds = H5Dopen2(fid, DSET_RUNS, H5P_DEFAULT);
+  hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
+  if (sp >= 0) H5Sget_simple_extent_dims(sp, &tc.rows, NULL);
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (r->runs[i].run > tc.max_run) tc.max_run = r->runs[i].run;
+  /* Without a "run" column a run's row is its /runs row: same count. */
+  hsize_t idx = 0;
+  herr_t rc = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &idx, ticks_visit, &tc);
+  H5Gclose(g);
+  if (tc.failed) return -1;
+  if (rc < 0) {
+    snprintf(err, errlen, "%s: cannot list %s", r->path, GROUP_TICKS);
+    return -1;
+  }
+  r->n_ticks = (int64_t)tc.ticks;
+  return 0;
 }
 
 int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen) {
@@ -619,45 +973,41 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
     snprintf(err, errlen, "out of memory");
     return -1;
   }
+  char *sweep_text = NULL;
+  hid_t root = -1;
   hid_t fid = ana_h5_open(path, H5F_ACC_RDONLY, &r->format_version, err, errlen);
   if (fid < 0) goto fail;
-  hid_t root = H5Gopen2(fid, "/", H5P_DEFAULT);
-  r->tool_version = attr_string(root, ATTR_TOOL_VERSION);
-  attr_u64(root, ATTR_MASTER_SEED, &r->master_seed);
-  attr_double(root, ATTR_TICK_MS, &r->tick_ms);
-  double complete = NAN;
-  r->complete = attr_double(root, ATTR_COMPLETE, &complete) == 0 ? complete != 0 : -1;
-  char *sweep_text = attr_string(root, ATTR_SWEEP_TEXT);
-  H5Gclose(root);
-
-  if (points_read(r, fid, err, errlen) != 0 || runs_read(r, fid, err, errlen) != 0) {
-    free(sweep_text);
-    H5Fclose(fid);
+  root = H5Gopen2(fid, "/", H5P_DEFAULT);
+  if (root < 0) {
+    snprintf(err, errlen, "%s: cannot read the root group", path);
     goto fail;
   }
+  r->tool_version = attr_string(root, ATTR_TOOL_VERSION);
+  attr_u64(root, ATTR_MASTER_SEED, &r->master_seed);
+  if (attr_double(root, ATTR_TICK_MS, &r->tick_ms) == 0 && !(r->tick_ms > 0 && isfinite(r->tick_ms)))
+    r->tick_ms = NAN;
+  double complete = NAN;
+  r->complete = attr_double(root, ATTR_COMPLETE, &complete) == 0 ? complete != 0 : -1;
+  sweep_text = attr_string(root, ATTR_SWEEP_TEXT);
+
+  if (points_read(r, fid, err, errlen) != 0 || runs_read(r, fid, err, errlen) != 0 ||
+      attr_agrees(r, root, ATTR_N_POINTS, (double)r->n_points, DSET_POINTS, err, errlen) != 0 ||
+      attr_agrees(r, root, ATTR_N_RUNS, (double)(r->n_runs + r->n_skipped), DSET_RUNS, err,
+                  errlen) != 0 ||
+      ticks_read(r, fid, err, errlen) != 0 ||
+      (r->n_ticks > 0 && attr_agrees(r, root, ATTR_TICKS, (double)r->n_ticks, "/ticks", err,
+                                     errlen) != 0))
+    goto fail;
   labels_read(r, fid);
   if (sweep_text) sweep_apply(r, sweep_text);
   free(sweep_text);
-
-  /* Tick count from any /ticks dataset (they share one time axis). */
-  if (H5Lexists(fid, GROUP_TICKS, H5P_DEFAULT) > 0) {
-    static const char *const probe[] = {"queue_depth", "successes", NULL};
-    for (size_t i = 0; probe[i] && r->n_ticks == 0; i++) {
-      char name[128];
-      snprintf(name, sizeof name, "%s/%s", GROUP_TICKS, probe[i]);
-      if (H5Lexists(fid, name, H5P_DEFAULT) <= 0) continue;
-      hid_t ds = H5Dopen2(fid, name, H5P_DEFAULT);
-      hid_t sp = H5Dget_space(ds);
-      hsize_t dims[2] = {0, 0};
-      if (H5Sget_simple_extent_ndims(sp) == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
-      r->n_ticks = (int64_t)dims[1];
-      H5Sclose(sp);
-      H5Dclose(ds);
-    }
-  }
+  H5Gclose(root);
   H5Fclose(fid);
   return 0;
 fail:
+  free(sweep_text);
+  if (root >= 0) H5Gclose(root);
+  if (fid >= 0) H5Fclose(fid);
   ana_results_free(r);
   return -1;
 }
@@ -692,10 +1042,6 @@ int ana_metric_exists(const ana_results *r, const char *metric) {
   return rc;
 }
 
-static int cmp_i64(const void *x, const void *y) {
-  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-  return (a > b) - (a < b);
-}
 
 void ana_band_free(ana_band *b) {
   free(b->t_ms);
@@ -738,11 +1084,14 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
   ds = H5Dopen2(fid, name, H5P_DEFAULT);
   sp = ds >= 0 ? H5Dget_space(ds) : -1;
   hsize_t dims[2] = {0, 0};
-  if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 2) {
-    snprintf(err, errlen, "%s: %s is not a (runs x ticks) dataset", r->path, name);
+  hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
+  H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+  if (ft >= 0) H5Tclose(ft);
+  if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 2 || cls != H5T_INTEGER ||
+      H5Sget_simple_extent_dims(sp, dims, NULL) != 2 || dims[1] > (hsize_t)MAX_TICKS) {
+    snprintf(err, errlen, "%s: %s is not an integer (runs x ticks) dataset", r->path, name);
     goto done;
   }
-  H5Sget_simple_extent_dims(sp, dims, NULL);
   if ((hsize_t)rows[nrows - 1] >= dims[0] || rows[0] < 0) {
     snprintf(err, errlen, "%s: run %lld has no row in %s (%llu rows)", r->path,
              (long long)rows[nrows - 1], name, (unsigned long long)dims[0]);

@@ -10,6 +10,7 @@ int cmd_sim(int argc, char **argv);
 int cmd_route(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_recommend(int argc, char **argv);
 int cmd_report(int argc, char **argv);

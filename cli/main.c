@@ -18,6 +18,7 @@ static const command commands[] = {
     {"route", cmd_route, "route keys through a bounded-load consistent-hash ring"},
     {"run", cmd_run, "run a sweep (default: the built-in seed study) into one HDF5 file"},
     {"list", cmd_list, "list a sweep's axes, grid points and run count without running"},
+    {"merge", cmd_merge, "join the result files of a sweep's slices (run --slice K/N) into one"},
     {"analyze", cmd_analyze, "summarise a result file: per-point table, effects, recommendation"},
     {"recommend", cmd_recommend, "name the cheapest setting that provably meets the targets"},
     {"report", cmd_report, "write plots (PNG, SVG) and index.html for a result file"},

@@ -253,6 +253,8 @@ const char *eng_settings_suggest(const char *key) {
   return best_d <= limit ? best : NULL;
 }
 
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t errlen, const char *fmt, ...) {
   if (!err || !errlen) return;
   va_list ap;
@@ -293,13 +295,18 @@ static int parse_windows(const char *s, eng_windows *w, char *err, size_t errlen
       return -1;
     }
     char *end;
-    errno = 0;
+    /* Overflow gives inf and underflow a tiny number: isfinite below
+     * catches the one that matters, so errno is not consulted. */
     double start = strtod(s, &end);
     if (end == s || *end != '+') goto bad;
     s = end + 1;
     double dur = strtod(s, &end);
-    if (end == s || errno == ERANGE) goto bad;
-    if (!(start >= 0) || !(dur >= 0) || !isfinite(start) || !isfinite(dur)) {
+    if (end == s) goto bad;
+    if (!isfinite(start) || !isfinite(dur)) {
+      seterr(err, errlen, "%s: window start and duration must be finite numbers of ms", key);
+      return -1;
+    }
+    if (!(start >= 0) || !(dur >= 0)) {
       seterr(err, errlen, "%s: window start and duration must be >= 0 ms", key);
       return -1;
     }
@@ -389,7 +396,8 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
     return -1;
   }
   if (!isinf(v) && (v < s->min || v > s->max)) {
-    if (s->max >= BIG)
+    /* BIG means "no real upper bound": name the bound that was crossed. */
+    if (s->max >= BIG && v < s->min)
       seterr(err, errlen, "%s: must be >= %g%s, got %s", key, s->min, allow_inf ? " or inf" : "",
              value);
     else
@@ -575,9 +583,12 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
   double rate_per_tick = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
   double peak = rate_per_tick * (c->surge.count ? (c->surge_factor > 1 ? c->surge_factor : 1) : 1);
   if (peak > 1e7) {
+    /* Named after the setting that fixes the rate, so a sweep file's
+     * message points at its line. */
     seterr(err, errlen,
-           "arrival rate of %.3g requests per tick is beyond what a run can simulate (max 1e7)",
-           peak);
+           "%s: arrival rate of %.3g requests per tick is beyond what a run can simulate (max "
+           "1e7)",
+           c->rate_rps > 0 ? "rate_rps" : "load", peak);
     return -1;
   }
   if (c->timeout_ms < c->tick_ms) {

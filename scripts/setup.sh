@@ -6,7 +6,7 @@ PACKAGES=(build-essential cmake pkg-config
   libhdf5-dev hdf5-tools libxxhash-dev libinih-dev libcmocka-dev zlib1g-dev
   gnuplot-nox python3 python3-h5py python3-numpy
   openmpi-bin libopenmpi-dev
-  clang libclang-rt-14-dev valgrind)
+  clang libclang-rt-14-dev libomp-dev valgrind)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

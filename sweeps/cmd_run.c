@@ -3,11 +3,24 @@
  * built-in seed study), apply --set/--grid overrides, validate every grid
  * point, then either list the grid or run it into one HDF5 file.
  *
- * Nothing is created until the whole sweep is valid and the output path is
- * free (or --force), so a bad sweep leaves no file behind. Ctrl-C stops
- * handing out new runs; the runs in flight finish and are written, and the
- * file is closed cleanly with complete = 0 (exit 130).
+ * Nothing is created until the whole sweep is valid, the output path is free
+ * (or --force) and its file system has room for the estimated size, so a bad
+ * sweep leaves no file behind. `--slice K/N` runs one slice of the runs into
+ * a file of the full shape (`merge` joins the slices); `--resume` reopens an
+ * interrupted file of the same sweep and runs only what it lacks. Ctrl-C
+ * (SIGINT) or SIGTERM stops handing out new runs; the runs in flight finish
+ * and are written, the file is closed with complete = 0, and the command to
+ * finish it is printed (exit 128 + the signal: 130, 143). A failed write
+ * (full disk) leaves the file as of its last commit, also resumable (exit 1).
+ *
+ * Built with STORMSWEEP_MPI and started by mpirun with several processes,
+ * rank 0 does all of the above and writes the one file; the other ranks only
+ * receive the effective sweep text and compute the runs rank 0 hands them
+ * (mpi_driver.c).
  */
+#include <errno.h>
+#include <hdf5.h>
+#include <libgen.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -15,18 +28,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "swp.h"
+#include "swp_internal.h"
 
-/* Set by the SIGINT/SIGTERM handler: the only state a signal handler may
- * touch, hence the one file-scope variable. */
+/* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
+ * a signal handler may touch, hence the one file-scope variable. */
 static volatile sig_atomic_t stop_requested;
 
-static void on_signal(int sig) {
-  (void)sig;
-  stop_requested = 1;
-}
+static void on_signal(int sig) { stop_requested = sig; }
+
+/* Conservative size of one run in the file, for the free-space check: the
+ * seed study (19 metrics x 10,000 ticks) stores about 64 KB per run at
+ * deflate level 3, a storm-heavy grid somewhat more; 200 KB per 10,000 ticks
+ * leaves room for noisier metrics. Plus the /runs row and /timing. */
+#define EST_BYTES_PER_TICK 20.0
+#define EST_BYTES_PER_ROW 300.0
+#define EST_BYTES_FIXED (1024.0 * 1024.0)
 
 /* ---- shared option parsing ---- */
 
@@ -34,7 +53,9 @@ typedef struct run_args {
   const char *sweep_path;
   const char *output;
   int threads;
-  int force, quiet, help, print_ini;
+  int force, quiet, help, print_ini, resume, no_space_check;
+  int64_t slice_index, slice_count; /* slice_count 0: the whole sweep */
+  double commit_s;
   const char **overrides; /* "--set", value, "--grid", value, ... in command-line order */
   int n_overrides;
 } run_args;
@@ -56,14 +77,16 @@ static const char *option_value(int argc, char **argv, int *i, const char *lng, 
 }
 
 /* Parses the options of run (is_run) or list. Returns 0, or 2 after printing
- * an error. */
-static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
+ * an error (only when loud: the other MPI ranks stay quiet). */
+static int args_parse(int argc, char **argv, int is_run, int loud, run_args *ra) {
   const char *cmd = is_run ? "run" : "list";
+  FILE *msg = loud ? stderr : NULL;
   memset(ra, 0, sizeof *ra);
   ra->output = "results.h5";
+  ra->commit_s = 2.0;
   ra->overrides = calloc((size_t)argc * 2 + 1, sizeof *ra->overrides);
   if (!ra->overrides) {
-    fprintf(stderr, "stormsweep %s: out of memory\n", cmd);
+    if (msg) fprintf(msg, "stormsweep %s: out of memory\n", cmd);
     return 2;
   }
   for (int i = 1; i < argc; i++) {
@@ -97,15 +120,47 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
         char *end;
         long t = strtol(v, &end, 10);
         if (*end || end == v || t < 1 || t > 4096) {
-          fprintf(stderr, "stormsweep run: %s: expected a thread count from 1 to 4096, got '%s'\n",
-                  a, v);
+          if (msg)
+            fprintf(msg, "stormsweep run: %s: expected a thread count from 1 to 4096, got '%s'\n",
+                    a, v);
           return 2;
         }
         ra->threads = (int)t;
         continue;
       }
+      if ((v = option_value(argc, argv, &i, "--slice", NULL, &m)) || m) {
+        if (!v) goto missing;
+        char err[256];
+        if (swp_slice_parse(v, &ra->slice_index, &ra->slice_count, err, sizeof err)) {
+          if (msg) fprintf(msg, "stormsweep run: --slice: %s\n", err);
+          return 2;
+        }
+        if (ra->slice_count == 1) ra->slice_count = 0; /* 0/1 is the whole sweep */
+        continue;
+      }
+      if ((v = option_value(argc, argv, &i, "--commit-interval", NULL, &m)) || m) {
+        if (!v) goto missing;
+        char *end;
+        double c = strtod(v, &end);
+        if (*end || end == v || !(c >= 0.01 && c <= 86400)) {
+          if (msg)
+            fprintf(msg, "stormsweep run: %s: expected seconds from 0.01 to 86400, got '%s'\n", a,
+                    v);
+          return 2;
+        }
+        ra->commit_s = c;
+        continue;
+      }
       if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
         ra->force = 1;
+        continue;
+      }
+      if (!strcmp(a, "--resume")) {
+        ra->resume = 1;
+        continue;
+      }
+      if (!strcmp(a, "--no-space-check")) {
+        ra->no_space_check = 1;
         continue;
       }
       if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
@@ -117,19 +172,27 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
       continue;
     }
     if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "stormsweep %s: unknown option '%s' (see 'stormsweep %s --help')\n", cmd, a,
-              cmd);
+      if (msg)
+        fprintf(msg, "stormsweep %s: unknown option '%s' (see 'stormsweep %s --help')\n", cmd, a,
+                cmd);
       return 2;
     }
     if (ra->sweep_path) {
-      fprintf(stderr, "stormsweep %s: one sweep file at most (got '%s' and '%s')\n", cmd,
-              ra->sweep_path, a);
+      if (msg)
+        fprintf(msg, "stormsweep %s: one sweep file at most (got '%s' and '%s')\n", cmd,
+                ra->sweep_path, a);
       return 2;
     }
     ra->sweep_path = a;
     continue;
   missing:
-    fprintf(stderr, "stormsweep %s: option '%s' needs a value\n", cmd, a);
+    if (msg) fprintf(msg, "stormsweep %s: option '%s' needs a value\n", cmd, a);
+    return 2;
+  }
+  if (is_run && ra->resume && ra->force) {
+    if (msg)
+      fprintf(msg, "stormsweep run: --resume continues the file and --force replaces it: "
+                   "choose one\n");
     return 2;
   }
   return 0;
@@ -158,7 +221,9 @@ static int sweep_load(const run_args *ra, const char *cmd, swp_sweep *sw) {
 static void run_usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep run [SWEEP.ini] [-o FILE] [-j THREADS] [--set KEY=VALUE]...\n"
-          "                      [--grid KEY=V1,V2,...]... [--force] [--quiet]\n\n"
+          "                      [--grid KEY=V1,V2,...]... [--slice K/N] [--resume]\n"
+          "                      [--commit-interval S] [--force] [--no-space-check]\n"
+          "                      [--quiet]\n\n"
           "Runs every (grid point, replicate) of a sweep in parallel and writes one HDF5 file.\n"
           "Without SWEEP.ini, runs the built-in seed study (sweeps/seed.ini).\n\n"
           "  -o, --output FILE    result file (default results.h5); never overwritten\n"
@@ -168,13 +233,28 @@ static void run_usage(FILE *out) {
           "                       also replicates=N, seed=N, name=..., description=...\n"
           "  --grid KEY=V1,V2     make KEY an axis (replaces the file's axis in place);\n"
           "                       values as in a sweep file: lists, lin(A,B,N), log(A,B,N), inf\n"
+          "  --slice K/N          run only slice K of N (K from 0 to N-1, e.g. a batch array\n"
+          "                       index) into a file of the full shape; 'stormsweep merge'\n"
+          "                       joins the N files into the file one run would have written\n"
+          "  --resume             finish an interrupted FILE: check it holds this same sweep\n"
+          "                       (and slice), then run only the runs it lacks\n"
+          "  --commit-interval S  commit finished runs to the file every S seconds (default\n"
+          "                       2): a kill loses at most the runs since the last commit\n"
           "  -f, --force          overwrite an existing result file\n"
+          "  --no-space-check     skip the check that the output's file system has room for\n"
+          "                       the estimated size (about 20 bytes per tick per run)\n"
           "  -q, --quiet          no progress line and no summary\n"
           "  -h, --help           this help\n\n"
-          "Results are identical for any thread count: each run's seed derives only from\n"
-          "(master seed, point, replicate). Ctrl-C finishes the runs in flight and closes\n"
-          "the file with complete = 0. Exit status: 0 every run written, 1 a run or the\n"
-          "file failed, 2 bad usage or sweep, 130 interrupted.\n"
+          "Results are identical for any thread count, process count, slicing or resumption:\n"
+          "each run's seed derives only from (master seed, point, replicate). Ctrl-C or\n"
+          "SIGTERM finishes the runs in flight, closes the file with complete = 0 and prints\n"
+          "the command that finishes it; so does a failed write (full disk).\n"
+#ifdef STORMSWEEP_MPI
+          "MPI: built with MPI; 'mpirun -np N stormsweep run ...' spreads the runs over N\n"
+          "processes (each with its OpenMP threads) and rank 0 writes the one file.\n"
+#endif
+          "Exit status: 0 every run written (or --resume of a complete file), 1 a run or the\n"
+          "file failed, 2 bad usage, sweep or file, 130 interrupted (143 on SIGTERM).\n"
           "Sweep file grammar: 'stormsweep list --help'; file layout: README (HDF5 layout).\n");
 }
 
@@ -189,6 +269,13 @@ static void format_duration(double s, char *buf, size_t len) {
     snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
   else
     snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void format_bytes(double b, char *buf, size_t len) {
+  if (b >= 1e12) snprintf(buf, len, "%.1f TB", b / 1e12);
+  else if (b >= 1e9) snprintf(buf, len, "%.1f GB", b / 1e9);
+  else if (b >= 1e6) snprintf(buf, len, "%.1f MB", b / 1e6);
+  else snprintf(buf, len, "%.0f KB", b / 1e3);
 }
 
 static void progress_print(void *user, const swp_progress *p) {
@@ -206,16 +293,19 @@ static void progress_print(void *user, const swp_progress *p) {
   fflush(stderr);
 }
 
-/* "stormsweep run a 'b c'" for the file's command_line attribute. */
+/* "stormsweep run a 'b c'" for the file's command_line attribute; argv
+ * entries that are NULL are left out. */
 static char *command_line_join(int argc, char **argv) {
   size_t len = 16;
-  for (int i = 0; i < argc; i++) len += 4 * strlen(argv[i]) + 3;
+  for (int i = 0; i < argc; i++)
+    if (argv[i]) len += 4 * strlen(argv[i]) + 3;
   char *s = malloc(len);
   if (!s) return NULL;
   strcpy(s, "stormsweep");
   char *p = s + strlen(s);
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
+    if (!a) continue;
     int plain = *a != 0;
     for (const char *c = a; *c; c++)
       if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+%@", *c))
@@ -241,61 +331,252 @@ static char *command_line_join(int argc, char **argv) {
   return s;
 }
 
-int cmd_run(int argc, char **argv) {
+/* The command that finishes an interrupted file: this one without --force
+ * and --resume, plus --resume (under "mpirun -np N" when it ran so). */
+static char *resume_command(int argc, char **argv, int ranks) {
+  char **v = calloc((size_t)argc + 2, sizeof *v);
+  if (!v) return NULL;
+  int n = 0;
+  for (int i = 0; i < argc; i++)
+    if (strcmp(argv[i], "--force") && strcmp(argv[i], "-f") && strcmp(argv[i], "--resume"))
+      v[n++] = argv[i];
+  v[n++] = "--resume";
+  char *cmd = command_line_join(n, v);
+  free(v);
+  if (cmd && ranks > 1) {
+    char *m = malloc(strlen(cmd) + 32);
+    if (m) sprintf(m, "mpirun -np %d %s", ranks, cmd);
+    free(cmd);
+    cmd = m;
+  }
+  return cmd;
+}
+
+/* Refuses (exit 2, after a message) when the file system of output cannot
+ * take about `runs` more runs; reclaim is the size of a file --force will
+ * replace. A file system that cannot be asked is not checked. */
+static int space_check(const char *output, const swp_sweep *sw, int64_t runs, int new_file,
+                       double reclaim) {
+  char *copy = strdup(output);
+  if (!copy) return 0;
+  struct statvfs vfs;
+  const char *dir = dirname(copy);
+  int asked = statvfs(dir, &vfs) == 0;
+  if (!asked) {
+    free(copy);
+    return 0;
+  }
+  double per_run = EST_BYTES_PER_TICK * sw->ticks;
+  double need = (double)runs * per_run;
+  if (new_file) need += EST_BYTES_FIXED + (double)swp_sweep_runs(sw) * EST_BYTES_PER_ROW;
+  double avail = (double)vfs.f_bavail * (double)vfs.f_frsize + reclaim;
+  int rc = 0;
+  if (need > avail) {
+    char n[32], a[32], p[32];
+    format_bytes(need, n, sizeof n);
+    format_bytes(avail < 0 ? 0 : avail, a, sizeof a);
+    format_bytes(per_run, p, sizeof p);
+    fprintf(stderr,
+            "stormsweep run: not enough disk space for %s (in %s): %lld runs need about %s "
+            "(~%s per run of %d ticks, a conservative estimate) and %s is free. Free some "
+            "space, write elsewhere (-o), or pass --no-space-check if the estimate is wrong.\n",
+            output, dir, (long long)runs, n, p, sw->ticks, a);
+    rc = 2;
+  }
+  free(copy);
+  return rc;
+}
+
+/* Everything rank 0 prepares before the runs start. */
+typedef struct run_state {
   run_args ra;
-  int rc = args_parse(argc, argv, 1, &ra);
-  if (rc || ra.help) {
-    if (ra.help) run_usage(stdout);
-    free(ra.overrides);
+  int args_ok, sweep_ok;
+  swp_sweep sw;
+  swp_h5out *out;
+  swp_subset subset;
+  int64_t todo;        /* runs this session will do */
+  int64_t selected;    /* runs of the slice (or sweep) */
+} run_state;
+
+static void run_state_free(run_state *st) {
+  if (st->out) swp_h5out_close(st->out, NULL, NULL, 0);
+  st->out = NULL;
+  if (st->sweep_ok) swp_sweep_free(&st->sw);
+  free(st->ra.overrides);
+}
+
+/* Parses, loads, checks the output and creates or reopens it. Returns -1 to
+ * go on, or the exit status. */
+static int run_setup(run_state *st, int argc, char **argv) {
+  memset(st, 0, sizeof *st);
+  run_args *ra = &st->ra;
+  int rc = args_parse(argc, argv, 1, 1, ra);
+  if (rc || ra->help) {
+    if (ra->help) run_usage(stdout);
     return rc;
   }
-  swp_sweep sw;
-  rc = sweep_load(&ra, "run", &sw);
-  if (rc) goto done;
-
-  struct stat st;
-  if (!ra.force && stat(ra.output, &st) == 0) {
-    fprintf(stderr, "stormsweep run: %s: already exists (use --force to overwrite)\n", ra.output);
-    rc = 2;
-    goto done;
+  rc = sweep_load(ra, "run", &st->sw);
+  if (rc) {
+    swp_sweep_free(&st->sw);
+    return rc;
   }
-  if (stat(ra.output, &st) == 0) {
-    struct stat in;
-    if (S_ISDIR(st.st_mode)) {
-      fprintf(stderr, "stormsweep run: %s: is a directory\n", ra.output);
-      rc = 2;
-      goto done;
-    }
-    if (ra.sweep_path && stat(ra.sweep_path, &in) == 0 && in.st_dev == st.st_dev &&
-        in.st_ino == st.st_ino) {
-      fprintf(stderr, "stormsweep run: %s: is the sweep file itself; choose another -o\n",
-              ra.output);
-      rc = 2;
-      goto done;
-    }
+  st->sweep_ok = 1;
+  swp_sweep *sw = &st->sw;
+
+  struct stat out_st;
+  int exists = stat(ra->output, &out_st) == 0;
+  if (exists && S_ISDIR(out_st.st_mode)) {
+    fprintf(stderr, "stormsweep run: %s: is a directory\n", ra->output);
+    return 2;
+  }
+  struct stat in;
+  if (exists && ra->sweep_path && stat(ra->sweep_path, &in) == 0 && in.st_dev == out_st.st_dev &&
+      in.st_ino == out_st.st_ino) {
+    fprintf(stderr, "stormsweep run: %s: is the sweep file itself; choose another -o\n",
+            ra->output);
+    return 2;
+  }
+  if (exists && !ra->force && !ra->resume) {
+    fprintf(stderr,
+            "stormsweep run: %s: already exists (use --force to overwrite); --resume "
+            "finishes an interrupted run of the same sweep\n",
+            ra->output);
+    return 2;
   }
 
+  st->subset.slice_index = ra->slice_index;
+  st->subset.slice_count = ra->slice_count;
+  swp_subset slice_only = st->subset;
+  st->selected = swp_subset_count(sw, &slice_only);
   char err[1024];
-  char *cmdline = command_line_join(argc, argv);
-  swp_h5out *out;
-  int created = swp_h5out_create(&out, ra.output, &sw, cmdline ? cmdline : "", ra.force, err,
-                                 sizeof err);
-  free(cmdline);
-  if (created) {
-    fprintf(stderr, "stormsweep run: %s\n", err);
-    rc = 1;
-    goto done;
+  if (ra->resume) {
+    if (swp_h5out_open_resume(&st->out, ra->output, sw, ra->slice_index, ra->slice_count, err,
+                              sizeof err)) {
+      fprintf(stderr, "stormsweep run: %s\n", err);
+      return 2;
+    }
+    st->subset.done = swp_h5out_done(st->out);
   }
+  st->todo = swp_subset_count(sw, &st->subset);
+  if (ra->resume && st->todo == 0) {
+    /* Closing marks a whole-sweep file complete if it was cut off after
+     * its last commit; nothing else is written. */
+    rc = swp_h5out_close(st->out, NULL, err, sizeof err);
+    st->out = NULL;
+    if (rc) {
+      fprintf(stderr, "stormsweep run: %s\n", err);
+      return 1;
+    }
+    if (!ra->quiet) {
+      if (ra->slice_count)
+        fprintf(stderr, "stormsweep run: %s: already complete: it holds all %lld runs of slice "
+                        "%lld/%lld; nothing to do\n",
+                ra->output, (long long)st->selected, (long long)ra->slice_index,
+                (long long)ra->slice_count);
+      else
+        fprintf(stderr, "stormsweep run: %s: already complete: it holds all %lld runs; nothing "
+                        "to do\n",
+                ra->output, (long long)st->selected);
+    }
+    return 0;
+  }
+  if (!ra->no_space_check) {
+    rc = space_check(ra->output, sw, st->todo, !ra->resume,
+                     exists && ra->force && S_ISREG(out_st.st_mode) ? (double)out_st.st_size : 0);
+    if (rc) return rc;
+  }
+  if (!ra->resume) {
+    char *cmdline = command_line_join(argc, argv);
+    int created = swp_h5out_create(&st->out, ra->output, sw, cmdline ? cmdline : "", ra->force,
+                                   err, sizeof err);
+    free(cmdline);
+    if (!created && ra->slice_count)
+      created = swp_h5out_set_slice(st->out, ra->slice_index, ra->slice_count, err, sizeof err);
+    if (created) {
+      fprintf(stderr, "stormsweep run: %s\n", err);
+      if (st->out) {
+        swp_h5out_close(st->out, NULL, NULL, 0);
+        st->out = NULL;
+        unlink(ra->output);
+      }
+      return 1;
+    }
+  }
+  return -1;
+}
 
-  progress_state ps = {!ra.quiet && isatty(STDERR_FILENO)};
+#ifdef STORMSWEEP_MPI
+/* Rank 0 tells the others whether to run (status -1) or exit with status,
+ * and with which sweep and thread count. */
+static int workers_release(int ranks, int status, const swp_sweep *sw, int threads) {
+  if (ranks <= 1) return status;
+  char *text = status < 0 ? swp_sweep_format(sw) : NULL;
+  if (status < 0 && !text) {
+    fprintf(stderr, "stormsweep run: out of memory\n");
+    status = 1;
+  }
+  int64_t head[3] = {status, threads, text ? (int64_t)strlen(text) + 1 : 0};
+  MPI_Bcast(head, 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  if (head[2]) MPI_Bcast(text, (int)head[2], MPI_CHAR, 0, MPI_COMM_WORLD);
+  free(text);
+  return status;
+}
+
+/* Ranks 1..n-1: wait for rank 0, then compute what it hands out. */
+static int run_worker(int rank) {
+  int64_t head[3];
+  MPI_Bcast(head, 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  if (head[0] >= 0) return (int)head[0];
+  char *text = malloc((size_t)head[2]);
+  if (text) MPI_Bcast(text, (int)head[2], MPI_CHAR, 0, MPI_COMM_WORLD);
+  char err[1024] = "", source[64];
+  snprintf(source, sizeof source, "sweep text from rank 0 (rank %d)", rank);
+  swp_sweep sw;
+  swp_sweep_init(&sw);
+  int ok = text && !swp_sweep_parse_string(&sw, text, source, err, sizeof err) &&
+           !swp_sweep_check(&sw, err, sizeof err);
+  if (!text) snprintf(err, sizeof err, "rank %d: out of memory", rank);
+  free(text);
+
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  stop_requested = 0;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGXFSZ, SIG_IGN);
   swp_driver_options opt = {0};
-  opt.threads = ra.threads;
+  opt.threads = (int)head[1];
+  opt.stop = &stop_requested;
+  int rc = swp_mpi_execute_worker(ok ? &sw : NULL, &opt, MPI_COMM_WORLD, err, sizeof err);
+  swp_sweep_free(&sw);
+  return rc ? 1 : 0;
+}
+#endif
+
+static int run_root(int argc, char **argv, int ranks) {
+  run_state st;
+  int rc = run_setup(&st, argc, argv);
+#ifdef STORMSWEEP_MPI
+  rc = workers_release(ranks, rc, &st.sw, st.ra.threads);
+#endif
+  if (rc >= 0) {
+    run_state_free(&st);
+    return rc;
+  }
+  run_args *ra = &st.ra;
+  progress_state ps = {!ra->quiet && isatty(STDERR_FILENO)};
+  swp_driver_options opt = {0};
+  opt.threads = ra->threads;
   opt.progress = ps.tty ? progress_print : NULL;
   opt.progress_user = &ps;
   opt.progress_interval_s = 0.2;
-  opt.flush_interval_s = 2.0;
+  opt.flush_interval_s = ra->commit_s;
   opt.stop = &stop_requested;
-  struct sigaction sa, old_int, old_term;
+  opt.subset = &st.subset;
+  struct sigaction sa, old_int, old_term, old_xfsz;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
@@ -303,52 +584,126 @@ int cmd_run(int argc, char **argv) {
   stop_requested = 0;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  /* A file-size limit then fails the write (EFBIG), like a full disk, rather
+   * than killing the process mid-write. */
+  sa.sa_handler = SIG_IGN;
+  sa.sa_flags = 0;
+  sigaction(SIGXFSZ, &sa, &old_xfsz);
 
   char started[32], finished[32];
   swp_time_iso8601(started, sizeof started);
   swp_driver_result res;
-  int exec_rc = swp_sweep_execute(&sw, out, &opt, &res);
+  int exec_rc;
+#ifdef STORMSWEEP_MPI
+  if (ranks > 1)
+    exec_rc = swp_mpi_execute_root(&st.sw, st.out, &opt, &res, MPI_COMM_WORLD);
+  else
+#endif
+    exec_rc = swp_sweep_execute(&st.sw, st.out, &opt, &res);
   swp_time_iso8601(finished, sizeof finished);
+  int sig = stop_requested;
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   if (ps.tty) fprintf(stderr, "\r\033[K");
 
+  char *cmdline = ra->resume ? command_line_join(argc, argv) : NULL;
   swp_timing timing = {.wall_s = res.wall_s,
                        .threads = res.threads,
+                       .ranks = res.ranks,
                        .runs_done = res.totals.done,
                        .started = started,
                        .finished = finished,
                        .simulate_s = res.simulate_s,
                        .encode_s = res.encode_s,
-                       .write_s = res.write_s};
-  int close_rc = swp_h5out_close(out, &timing, err, sizeof err);
+                       .write_s = res.write_s,
+                       .command_line = cmdline};
+  int write_failed = res.write_failed || swp_h5out_failed(st.out);
+  int64_t kept = swp_h5out_done_count(st.out); /* runs in the file once closed */
+  int64_t committed = swp_h5out_committed_count(st.out);
+  char err[1024];
+  int close_rc = swp_h5out_close(st.out, &timing, err, sizeof err);
+  if (close_rc) kept = committed; /* the final commit did not make it */
+  st.out = NULL;
+  free(cmdline);
+  write_failed = write_failed || close_rc;
+  sigaction(SIGXFSZ, &old_xfsz, NULL);
 
   const swp_progress *t = &res.totals;
-  if (!ra.quiet) {
+  if (!ra->quiet) {
+    char who[64];
+    if (res.ranks > 1)
+      snprintf(who, sizeof who, "%d ranks, %d threads", res.ranks, res.threads);
+    else
+      snprintf(who, sizeof who, "%d thread%s", res.threads, res.threads == 1 ? "" : "s");
     fprintf(stderr,
-            "stormsweep run: %lld runs in %.1f s (%.0f runs/s, %d thread%s): %lld recovered "
+            "stormsweep run: %lld runs in %.1f s (%.0f runs/s, %s): %lld recovered "
             "(%lld pass the SLO), %lld slow, %lld metastable",
-            (long long)t->done, res.wall_s, res.wall_s > 0 ? (double)t->done / res.wall_s : 0,
-            res.threads, res.threads == 1 ? "" : "s", (long long)t->outcomes[ENG_OUTCOME_RECOVERED],
-            (long long)t->passed,
+            (long long)t->done, res.wall_s, res.wall_s > 0 ? (double)t->done / res.wall_s : 0, who,
+            (long long)t->outcomes[ENG_OUTCOME_RECOVERED], (long long)t->passed,
             (long long)t->outcomes[ENG_OUTCOME_SLOW],
             (long long)t->outcomes[ENG_OUTCOME_METASTABLE]);
     if (t->failed) fprintf(stderr, ", %lld failed", (long long)t->failed);
-    fprintf(stderr, " -> %s\n", ra.output);
+    fprintf(stderr, " -> %s", ra->output);
+    if (ra->slice_count)
+      fprintf(stderr, " (slice %lld/%lld: %lld of the sweep's %lld runs)",
+              (long long)ra->slice_index, (long long)ra->slice_count, (long long)st.selected,
+              (long long)swp_sweep_runs(&st.sw));
+    if (ra->resume)
+      fprintf(stderr, " (resumed: %lld runs were already there)",
+              (long long)(st.selected - st.todo));
+    fprintf(stderr, "\n");
   }
   if (res.first_error[0]) fprintf(stderr, "stormsweep run: %s\n", res.first_error);
-  if (close_rc) fprintf(stderr, "stormsweep run: %s\n", err);
-  if (res.stopped) {
-    fprintf(stderr, "stormsweep run: interrupted: %lld of %lld runs written to %s (incomplete)\n",
-            (long long)t->done, (long long)t->total, ra.output);
-    rc = 130;
+  /* After a failed write the close message only repeats it. */
+  if (close_rc && !res.write_failed) fprintf(stderr, "stormsweep run: %s\n", err);
+  char *again = resume_command(argc, argv, ranks);
+  if (write_failed) {
+    fprintf(stderr,
+            "stormsweep run: %s keeps the %lld runs committed before the failure and nothing "
+            "after it;\n  once the cause is fixed (e.g. disk space freed), finish it with:\n  %s\n",
+            ra->output, (long long)kept, again ? again : "the same command with --resume");
+    rc = 1;
+  } else if (res.stopped) {
+    fprintf(stderr,
+            "stormsweep run: interrupted (%s): %lld of %lld runs are in %s (incomplete); "
+            "finish it with:\n  %s\n",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT", (long long)kept, (long long)st.selected,
+            ra->output, again ? again : "the same command with --resume");
+    rc = 128 + (sig > 0 ? sig : SIGINT);
   } else {
     rc = exec_rc || close_rc ? 1 : 0;
   }
-done:
-  swp_sweep_free(&sw);
-  free(ra.overrides);
+  free(again);
+  run_state_free(&st);
   return rc;
+}
+
+int cmd_run(int argc, char **argv) {
+  /* No HDF5 shutdown at exit: after a failed write the result file is left
+   * open on purpose (h5out.c, h5out_abandon), and closing it then would try
+   * to write it. Every file is closed explicitly otherwise. */
+  H5dont_atexit();
+  int rank = 0, ranks = 1;
+#ifdef STORMSWEEP_MPI
+  int provided = 0;
+  MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks > 1 && provided < MPI_THREAD_SERIALIZED) {
+    if (rank == 0)
+      fprintf(stderr, "stormsweep run: the MPI library offers thread level %d; stormsweep needs "
+                      "MPI_THREAD_SERIALIZED (%d)\n",
+              provided, MPI_THREAD_SERIALIZED);
+    MPI_Finalize();
+    return 1;
+  }
+  int rc = rank == 0 ? run_root(argc, argv, ranks) : run_worker(rank);
+  MPI_Finalize();
+  return rc;
+#else
+  (void)rank;
+  return run_root(argc, argv, ranks);
+#endif
 }
 
 /* ---- list ---- */
@@ -375,7 +730,7 @@ static void list_usage(FILE *out) {
 
 int cmd_list(int argc, char **argv) {
   run_args ra;
-  int rc = args_parse(argc, argv, 0, &ra);
+  int rc = args_parse(argc, argv, 0, 1, &ra);
   if (rc || ra.help) {
     if (ra.help) list_usage(stdout);
     free(ra.overrides);

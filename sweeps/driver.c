@@ -1,23 +1,28 @@
 /*
- * driver.c — runs every (point, replicate) of a sweep on OpenMP threads and
- * streams the results into the writer.
+ * driver.c — runs the (point, replicate) runs of a sweep on OpenMP threads
+ * and streams the results into the writer; also the slice rule and the
+ * pieces the MPI driver (mpi_driver.c) is built from.
  *
- * Runs are handed out one at a time (schedule(dynamic, 1)): run costs differ
- * by an order of magnitude between a calm point and a retry storm, so static
- * blocks would leave threads idle. Each thread owns one eng_run (reused, so a
- * sweep allocates once per thread), a chunk encoder and the compressed chunks
- * of its current run; it simulates and compresses outside any
- * lock, then enters a single critical section where the writer — HDF5 is not
- * thread-safe — stores the run, counts outcomes (integers only: no
- * floating-point reduction whose order could vary), flushes the file every
- * few seconds and reports progress. Memory is therefore threads x one run,
- * whatever the number of runs.
+ * The runs to do are a list (swp_runlist): every run, a slice, or — for
+ * --resume — those the file does not hold yet. Threads take the next list
+ * entry from an atomic counter one run at a time: run costs differ by an
+ * order of magnitude between a calm point and a retry storm, so static blocks
+ * would leave threads idle. Each thread owns one eng_run (reused, so a sweep
+ * allocates once per thread), a chunk encoder and the compressed chunks of
+ * its current run; it simulates and compresses outside any lock, then enters
+ * a single critical section where the writer — HDF5 is not thread-safe —
+ * stores the run, counts outcomes (integers only: no floating-point reduction
+ * whose order could vary), commits the file every few seconds and reports
+ * progress. Memory is therefore threads x one run, whatever the number of
+ * runs.
  *
  * A run's result depends only on its point's config and its seed, so thread
- * count and completion order change nothing in the file but /timing. A run
- * that fails is counted and named (with its seed) but does not stop the
- * others; a write failure stops the sweep, since nothing more can be saved.
+ * count, completion order and the subset a process runs change nothing in the
+ * file but /timing. A run that fails is counted and named (with its seed) but
+ * does not stop the others; a write failure stops the sweep, since nothing
+ * more can be saved.
  */
+#include <errno.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,29 +30,86 @@
 
 #include "swp_internal.h"
 
-/* State shared by the workers; touched only inside the critical section or
- * through omp atomics (halt). */
-typedef struct shared {
-  const swp_sweep *sw;
-  swp_h5out *out;
-  const swp_driver_options *opt;
-  swp_driver_result *res;
-  double t0, last_flush, last_progress;
-  int halt; /* write failure or allocation failure: start no new runs */
-} shared;
+/* ---- slices ---- */
 
-typedef struct worker {
-  eng_run *run;
-  int32_t *padded;  /* one metric padded to the file's ticks */
-  swp_chunk_encoder *encoder;
-  uint8_t *tmp;     /* one chunk's encoding, swp_chunk_bound bytes */
-  uint8_t *arena;   /* the run's encoded chunks back to back (compressed sizes only) */
-  size_t bound, arena_cap;
-  eng_config cfg;
-  int64_t cfg_point;
-} worker;
+/* High 64 bits of the 128-bit product a x b, portably. */
+static uint64_t mul_hi64(uint64_t a, uint64_t b) {
+  uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32, b_lo = b & 0xffffffffu, b_hi = b >> 32;
+  uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi, hi_hi = a_hi * b_hi;
+  uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
+  return hi_hi + (hi_lo >> 32) + (cross >> 32);
+}
 
-static int worker_init(worker *w, int32_t ticks) {
+int64_t swp_slice_of(int64_t replicates, int64_t slice_count, int64_t run) {
+  if (slice_count <= 1 || replicates < 1 || run < 0) return 0;
+  uint64_t point = (uint64_t)(run / replicates), rep = (uint64_t)(run % replicates);
+  uint64_t n = (uint64_t)slice_count;
+  /* frac(point x 0.618...) in 64-bit fixed point, scaled to [0, n). */
+  uint64_t offset = mul_hi64(point * 0x9E3779B97F4A7C15ull, n);
+  return (int64_t)((rep % n + offset) % n);
+}
+
+int swp_slice_parse(const char *text, int64_t *index, int64_t *count, char *err, size_t errlen) {
+  const char *slash = text ? strchr(text, '/') : NULL;
+  char *end;
+  if (!slash || slash == text || !slash[1]) goto syntax;
+  errno = 0;
+  long long k = strtoll(text, &end, 10);
+  if (end != slash || errno || text[0] == '-' || text[0] == '+') goto syntax;
+  long long n = strtoll(slash + 1, &end, 10);
+  if (*end || errno || slash[1] == '-' || slash[1] == '+') goto syntax;
+  if (n < 1 || n > SWP_MAX_RUNS) {
+    swp_seterr(err, errlen, "'%s': the slice count N must be from 1 to %lld", text,
+               (long long)SWP_MAX_RUNS);
+    return -1;
+  }
+  if (k >= n) {
+    swp_seterr(err, errlen, "'%s': slices are numbered from 0 to N-1 (here 0 to %lld)", text,
+               n - 1);
+    return -1;
+  }
+  *index = k;
+  *count = n;
+  return 0;
+syntax:
+  swp_seterr(err, errlen, "expected K/N (slice K of N, K from 0 to N-1, e.g. 0/4), got '%s'",
+             text ? text : "");
+  return -1;
+}
+
+/* ---- run lists ---- */
+
+static int subset_has(const swp_sweep *sw, const swp_subset *s, int64_t r) {
+  if (!s) return 1;
+  if (s->done && s->done[r]) return 0;
+  return s->slice_count <= 1 || swp_slice_of(sw->replicates, s->slice_count, r) == s->slice_index;
+}
+
+int64_t swp_subset_count(const swp_sweep *sw, const swp_subset *s) {
+  int64_t n_runs = swp_sweep_runs(sw), n = 0;
+  for (int64_t r = 0; r < n_runs; r++) n += subset_has(sw, s, r);
+  return n;
+}
+
+int swp_runlist_build(swp_runlist *l, const swp_sweep *sw, const swp_subset *s) {
+  int64_t n_runs = swp_sweep_runs(sw), n = swp_subset_count(sw, s);
+  l->n = 0;
+  l->runs = malloc((size_t)(n ? n : 1) * sizeof *l->runs);
+  if (!l->runs) return -1;
+  for (int64_t r = 0; r < n_runs; r++)
+    if (subset_has(sw, s, r)) l->runs[l->n++] = r;
+  return 0;
+}
+
+void swp_runlist_free(swp_runlist *l) {
+  free(l->runs);
+  l->runs = NULL;
+  l->n = 0;
+}
+
+/* ---- workers ---- */
+
+int swp_worker_init(swp_worker *w, int32_t ticks) {
   memset(w, 0, sizeof *w);
   w->cfg_point = -1;
   w->bound = swp_chunk_bound((size_t)ticks);
@@ -58,27 +120,27 @@ static int worker_init(worker *w, int32_t ticks) {
   return w->run && w->padded && w->encoder && w->tmp ? 0 : -1;
 }
 
-static void worker_free(worker *w) {
+void swp_worker_free(swp_worker *w) {
   if (w->run) eng_run_destroy(w->run);
   free(w->padded);
   swp_chunk_encoder_destroy(w->encoder);
   free(w->tmp);
   free(w->arena);
+  memset(w, 0, sizeof *w);
 }
 
-/* Simulates run r and encodes its chunks into rec (encode_s gets the time
- * spent encoding). Returns 0 or -1 with msg. */
-static int worker_simulate(worker *w, const swp_sweep *sw, int64_t r, swp_run_record *rec,
-                           double *encode_s, char *msg, size_t msglen) {
+int swp_worker_simulate(swp_worker *w, const swp_sweep *sw, int64_t r, int32_t thread,
+                        swp_run_record *rec, double *encode_s, char *msg, size_t msglen) {
   int64_t point = r / sw->replicates;
   int32_t rep = (int32_t)(r % sw->replicates);
   memset(rec, 0, sizeof *rec);
   rec->run = r;
   rec->point = point;
   rec->replicate = rep;
-  rec->thread = omp_get_thread_num();
+  rec->thread = thread;
   uint64_t seed = eng_seed_derive(sw->seed, (uint64_t)point, (uint64_t)rep);
   rec->summary.seed = seed;
+  *encode_s = 0;
   /* Consecutive runs mostly share a point: build its config once. */
   if (w->cfg_point != point) {
     w->cfg_point = -1;
@@ -132,10 +194,42 @@ static int worker_simulate(worker *w, const swp_sweep *sw, int64_t r, swp_run_re
   return 0;
 }
 
-/* Called inside the critical section. */
-static void record_result(shared *sh, const swp_run_record *rec, int failed, double encode_s,
-                          const char *msg) {
-  swp_driver_result *res = sh->res;
+/* ---- the shared writer side ---- */
+
+void swp_sink_init(swp_sink *sk, const swp_sweep *sw, swp_h5out *out,
+                   const swp_driver_options *opt, swp_driver_result *res,
+                   const swp_runlist *list) {
+  memset(sk, 0, sizeof *sk);
+  sk->sw = sw;
+  sk->out = out;
+  sk->opt = opt;
+  sk->res = res;
+  sk->list = list;
+  sk->t0 = sk->last_flush = sk->last_progress = omp_get_wtime();
+  res->totals.total = list->n;
+}
+
+int64_t swp_sink_next(swp_sink *sk) {
+  int halt;
+#pragma omp atomic read
+  halt = sk->halt;
+  /* Set by a signal handler, or by another thread (a progress callback):
+   * read atomically, as one would write it. */
+  if (halt || (sk->opt->stop && __atomic_load_n(sk->opt->stop, __ATOMIC_RELAXED))) return -1;
+  int64_t j;
+#pragma omp atomic capture
+  j = sk->next++;
+  return j < sk->list->n ? sk->list->runs[j] : -1;
+}
+
+void swp_sink_halt(swp_sink *sk) {
+#pragma omp atomic write
+  sk->halt = 1;
+}
+
+void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double encode_s,
+                     const char *msg) {
+  swp_driver_result *res = sk->res;
   double w0 = omp_get_wtime();
   if (failed) {
     res->totals.failed++;
@@ -143,13 +237,12 @@ static void record_result(shared *sh, const swp_run_record *rec, int failed, dou
       snprintf(res->first_error, sizeof res->first_error,
                "run %lld (point %lld, replicate %d, seed %llu): %s", (long long)rec->run,
                (long long)rec->point, rec->replicate, (unsigned long long)rec->summary.seed, msg);
-  } else if (!sh->halt) {
+  } else if (!sk->halt) {
     char err[512];
-    if (swp_h5out_write_run(sh->out, rec, err, sizeof err)) {
+    if (swp_h5out_write_run(sk->out, rec, err, sizeof err)) {
       snprintf(res->first_error, sizeof res->first_error, "%s", err);
       res->write_failed = 1;
-#pragma omp atomic write
-      sh->halt = 1;
+      swp_sink_halt(sk);
     } else {
       res->simulate_s += rec->wall_s;
       res->encode_s += encode_s;
@@ -160,38 +253,54 @@ static void record_result(shared *sh, const swp_run_record *rec, int failed, dou
     }
   }
   double now = omp_get_wtime();
-  const swp_driver_options *opt = sh->opt;
+  const swp_driver_options *opt = sk->opt;
   double flush_every = opt->flush_interval_s > 0 ? opt->flush_interval_s : 2.0;
-  if (!sh->halt && now - sh->last_flush >= flush_every) {
+  if (!sk->halt && now - sk->last_flush >= flush_every) {
     char err[512];
-    if (swp_h5out_flush(sh->out, err, sizeof err)) {
+    if (swp_h5out_flush(sk->out, err, sizeof err)) {
       snprintf(res->first_error, sizeof res->first_error, "%s", err);
       res->write_failed = 1;
-#pragma omp atomic write
-      sh->halt = 1;
+      swp_sink_halt(sk);
     }
-    sh->last_flush = now;
+    sk->last_flush = now;
   }
   res->write_s += omp_get_wtime() - w0;
-  if (opt->progress && now - sh->last_progress >= opt->progress_interval_s) {
-    res->totals.elapsed_s = now - sh->t0;
+  if (opt->progress && now - sk->last_progress >= opt->progress_interval_s) {
+    res->totals.elapsed_s = now - sk->t0;
     opt->progress(opt->progress_user, &res->totals);
-    sh->last_progress = now;
+    sk->last_progress = now;
   }
 }
+
+int swp_sink_finish(swp_sink *sk) {
+  swp_driver_result *res = sk->res;
+  res->wall_s = omp_get_wtime() - sk->t0;
+  res->totals.elapsed_s = res->wall_s;
+  int64_t n = sk->list->n;
+  res->stopped = sk->opt->stop && __atomic_load_n(sk->opt->stop, __ATOMIC_RELAXED) &&
+                 res->totals.done + res->totals.failed < n;
+  if (sk->opt->progress) sk->opt->progress(sk->opt->progress_user, &res->totals);
+  return res->totals.done == n ? 0 : -1;
+}
+
+/* ---- the OpenMP driver ---- */
 
 int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
                       swp_driver_result *res) {
   memset(res, 0, sizeof *res);
-  int64_t n_runs = swp_sweep_runs(sw);
-  res->totals.total = n_runs;
   res->threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
+  res->ranks = 1;
   if (!sw->checked) {
     snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
     return -1;
   }
-  shared sh = {sw, out, opt, res, omp_get_wtime(), 0, 0, 0};
-  sh.last_flush = sh.last_progress = sh.t0;
+  swp_runlist list;
+  if (swp_runlist_build(&list, sw, opt->subset)) {
+    snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
+    return -1;
+  }
+  swp_sink sk;
+  swp_sink_init(&sk, sw, out, opt, res, &list);
   int alloc_failed = 0, threads = res->threads;
 
 #pragma omp parallel num_threads(threads)
@@ -199,36 +308,29 @@ int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_opti
     /* OpenMP may give fewer threads than asked (OMP_THREAD_LIMIT). */
 #pragma omp single nowait
     res->threads = omp_get_num_threads();
-    worker w;
-    int ok = worker_init(&w, sw->ticks) == 0;
-    if (!ok) {
+    swp_worker w;
+    if (swp_worker_init(&w, sw->ticks)) {
 #pragma omp atomic write
       alloc_failed = 1;
-#pragma omp atomic write
-      sh.halt = 1;
+      swp_sink_halt(&sk);
     }
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t r = 0; r < n_runs; r++) {
-      int halt;
-#pragma omp atomic read
-      halt = sh.halt;
-      if (!ok || halt || (opt->stop && *opt->stop)) continue;
+    int64_t r;
+    while ((r = swp_sink_next(&sk)) >= 0) {
       swp_run_record rec;
       char msg[256] = "";
       double encode_s = 0;
-      int failed = worker_simulate(&w, sw, r, &rec, &encode_s, msg, sizeof msg) != 0;
+      int failed = swp_worker_simulate(&w, sw, r, (int32_t)omp_get_thread_num(), &rec,
+                                       &encode_s, msg, sizeof msg) != 0;
 #pragma omp critical(swp_writer)
-      record_result(&sh, &rec, failed, encode_s, msg);
+      swp_sink_record(&sk, &rec, failed, encode_s, msg);
     }
-    worker_free(&w);
+    swp_worker_free(&w);
   }
 
-  res->wall_s = omp_get_wtime() - sh.t0;
-  res->totals.elapsed_s = res->wall_s;
   if (alloc_failed && !res->first_error[0])
     snprintf(res->first_error, sizeof res->first_error,
              "out of memory allocating a run buffer for %d ticks", sw->ticks);
-  res->stopped = opt->stop && *opt->stop && res->totals.done + res->totals.failed < n_runs;
-  if (opt->progress) opt->progress(opt->progress_user, &res->totals);
-  return res->totals.done == n_runs ? 0 : -1;
+  int rc = swp_sink_finish(&sk);
+  swp_runlist_free(&list);
+  return rc;
 }

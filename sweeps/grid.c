@@ -10,6 +10,17 @@
  * "infinity", are the same value: duplicates are caught and the text stored
  * in the result file is the one the engine would print. Window lists and
  * presets keep their text: eng_config_get's windows use %g, which could round.
+ * Duplicates are found by sorting the values' identities, so a long axis
+ * costs O(n log n).
+ *
+ * Validation (swp_sweep_check) refuses, before anything runs: an axis of
+ * more than a million values, a grid of more than SWP_MAX_POINTS points or
+ * SWP_MAX_RUNS runs, any point eng_config_validate rejects, a point whose
+ * tick length differs, and a point one run of which needs more than half
+ * the machine's physical memory (memory_check). A message names the line of
+ * the first setting key it mentions that the sweep sets — so a default
+ * surge that a short horizon_ms cuts off blames the horizon_ms line — or
+ * the --set/--grid override that set it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,7 +29,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "swp_internal.h"
+
+/* Longest axis: a million values is far past any study, and bounds the
+ * memory an axis list can ask for (lin(0, 1, 1000000) twice is refused). */
+#define SWP_AXIS_MAX_VALUES 1000000
+/* Most grid points: each is validated (about a microsecond) and listed
+ * before anything runs, so a typo like lin(1, 1000, 1000) on four axes must
+ * not stall for minutes before its message. Replicates bring the runs up to
+ * SWP_MAX_RUNS. */
+#define SWP_MAX_POINTS 10000000LL
 
 void swp_seterr(char *err, size_t errlen, const char *fmt, ...) {
   if (!err || !errlen) return;
@@ -166,26 +188,55 @@ static int is_range(const char *item) {
   return (!strncmp(item, "lin(", 4) || !strncmp(item, "log(", 4));
 }
 
-/* Two values of s are the same setting when they leave a config equal. */
-static int values_equal(const eng_setting *s, const eng_config *x, const eng_config *y) {
-  const char *fx = (const char *)x + s->offset, *fy = (const char *)y + s->offset;
-  switch (s->type) {
-  case ENG_SET_WINDOWS: {
-    const eng_windows *a = (const eng_windows *)fx, *b = (const eng_windows *)fy;
-    if (a->count != b->count) return 0;
-    for (int i = 0; i < a->count; i++)
-      if (a->w[i].start_ms != b->w[i].start_ms || a->w[i].duration_ms != b->w[i].duration_ms)
-        return 0;
-    return 1;
+/* Identity of a value for duplicate detection: two values are the same
+ * setting when they leave a config equal. Numbers and enums compare by the
+ * engine's own (round-tripping) printout; windows by their exact bits (%a),
+ * since "2000+500" and "2e3+5e2" are one window; a preset by the name
+ * eng_config_get reports after applying it, which is what it changes. */
+static int value_identity(const eng_setting *s, const eng_config *cfg, char *buf, size_t len) {
+  if (s->type != ENG_SET_WINDOWS) return eng_config_get(cfg, s->key, buf, len);
+  const eng_windows *w = (const eng_windows *)((const char *)cfg + s->offset);
+  size_t used = 0;
+  buf[0] = 0;
+  for (int i = 0; i < w->count && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%a+%a;", w->w[i].start_ms,
+                             w->w[i].duration_ms);
+  return 0;
+}
+
+typedef struct ident {
+  const char *key;
+  size_t index;
+} ident;
+
+static int cmp_ident(const void *x, const void *y) {
+  const ident *a = x, *b = y;
+  int c = strcmp(a->key, b->key);
+  return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* Index of the first value (in list order) that repeats an earlier one among
+ * the first n, or n when none does. Sorting keeps this O(n log n): a
+ * lin(..., 1000000) axis must not cost 10^12 comparisons. */
+static size_t first_duplicate(char *const *keys, size_t n, int *oom) {
+  *oom = 0;
+  if (n < 2) return n;
+  ident *v = malloc(n * sizeof *v);
+  if (!v) {
+    *oom = 1;
+    return n;
   }
-  case ENG_SET_PRESET: return !memcmp(x, y, sizeof *x); /* both from the same defaults */
-  default: {
-    char bx[256], by[256];
-    eng_config_get(x, s->key, bx, sizeof bx);
-    eng_config_get(y, s->key, by, sizeof by);
-    return !strcmp(bx, by);
-  }
-  }
+  for (size_t i = 0; i < n; i++) v[i] = (ident){keys[i], i};
+  qsort(v, n, sizeof *v, cmp_ident);
+  size_t best = n;
+  for (size_t i = 1; i < n; i++)
+    if (!strcmp(v[i].key, v[i - 1].key) && v[i].index < best) {
+      /* v[i - 1] is the earliest of its run of equal keys only at the run's
+       * start; the second-earliest is the one that "appears twice" first. */
+      if (i < 2 || strcmp(v[i - 2].key, v[i].key)) best = v[i].index;
+    }
+  free(v);
+  return best;
 }
 
 int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
@@ -194,8 +245,7 @@ int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
     swp_seterr(err, errlen, "unknown setting '%s'", ax->key);
     return -1;
   }
-  strlist items = {0}, vals = {0};
-  eng_config *cfgs = NULL;
+  strlist items = {0}, vals = {0}, norm = {0}, ids = {0};
   int rc = -1;
   const char *p = spec;
   while (isspace((unsigned char)*p)) p++;
@@ -216,32 +266,46 @@ int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
       swp_seterr(err, errlen, "out of memory");
       goto out;
     }
+    if (vals.n > SWP_AXIS_MAX_VALUES) {
+      swp_seterr(err, errlen, "%s: more than %d values in one axis", s->key, SWP_AXIS_MAX_VALUES);
+      goto out;
+    }
   }
-  cfgs = malloc(vals.n * sizeof *cfgs);
-  char **norm = calloc(vals.n, sizeof *norm);
-  if (!cfgs || !norm) {
-    free(norm);
-    swp_seterr(err, errlen, "out of memory");
-    goto out;
-  }
+  /* Parse every value; a value that does not parse is reported after any
+   * duplicate before it, as a left-to-right reading would find them. */
+  size_t bad = vals.n;
+  char bad_msg[512] = "";
   for (size_t i = 0; i < vals.n; i++) {
-    eng_config_defaults(&cfgs[i]);
-    if (eng_config_set(&cfgs[i], s->key, vals.v[i], err, errlen)) goto fail_norm;
-    for (size_t j = 0; j < i; j++)
-      if (values_equal(s, &cfgs[i], &cfgs[j])) {
-        swp_seterr(err, errlen, "%s: value '%s' appears twice in the axis", s->key, vals.v[i]);
-        goto fail_norm;
-      }
-    char buf[512];
+    eng_config cfg;
+    eng_config_defaults(&cfg);
+    if (eng_config_set(&cfg, s->key, vals.v[i], bad_msg, sizeof bad_msg)) {
+      bad = i;
+      break;
+    }
+    char buf[512], id[512];
     if (s->type == ENG_SET_WINDOWS || s->type == ENG_SET_PRESET)
       snprintf(buf, sizeof buf, "%s", vals.v[i]);
     else
-      eng_config_get(&cfgs[i], s->key, buf, sizeof buf);
-    norm[i] = strdup(buf);
-    if (!norm[i]) {
+      eng_config_get(&cfg, s->key, buf, sizeof buf);
+    value_identity(s, &cfg, id, sizeof id);
+    if (strlist_push(&norm, buf, strlen(buf)) || strlist_push(&ids, id, strlen(id))) {
       swp_seterr(err, errlen, "out of memory");
-      goto fail_norm;
+      goto out;
     }
+  }
+  int oom;
+  size_t dup = first_duplicate(ids.v, norm.n, &oom);
+  if (oom) {
+    swp_seterr(err, errlen, "out of memory");
+    goto out;
+  }
+  if (dup < norm.n) {
+    swp_seterr(err, errlen, "%s: value '%s' appears twice in the axis", s->key, vals.v[dup]);
+    goto out;
+  }
+  if (bad < vals.n) {
+    swp_seterr(err, errlen, "%s", bad_msg);
+    goto out;
   }
   /* The spec as items joined by ", " (ranges kept as written). */
   size_t total = 1;
@@ -249,26 +313,24 @@ int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
   char *joined = malloc(total);
   if (!joined) {
     swp_seterr(err, errlen, "out of memory");
-    goto fail_norm;
+    goto out;
   }
   joined[0] = 0;
-  for (size_t i = 0; i < items.n; i++) {
-    if (i) strcat(joined, ", ");
-    strcat(joined, items.v[i]);
+  for (size_t i = 0, used = 0; i < items.n; i++) {
+    used += (size_t)snprintf(joined + used, total - used, "%s%s", i ? ", " : "", items.v[i]);
   }
   swp_axis_clear(ax);
   ax->spec = joined;
-  ax->values = norm;
-  ax->count = vals.n;
+  ax->values = norm.v;
+  ax->count = norm.n;
+  norm.v = NULL;
+  norm.n = 0;
   rc = 0;
-  goto out;
-fail_norm:
-  for (size_t i = 0; i < vals.n; i++) free(norm[i]);
-  free(norm);
 out:
-  free(cfgs);
   strlist_free(&items);
   strlist_free(&vals);
+  strlist_free(&norm);
+  strlist_free(&ids);
   return rc;
 }
 
@@ -317,25 +379,130 @@ void swp_sweep_point_describe(const swp_sweep *sw, int64_t point, char *buf, siz
                              sw->axes[a].values[ix[a]]);
 }
 
-/* The line of the sweep file where key is set, for messages (0 if none). */
-static int line_of_key(const swp_sweep *sw, const char *msg) {
-  char key[64];
-  size_t n = 0;
-  while (msg[n] && (isalnum((unsigned char)msg[n]) || msg[n] == '_') && n < sizeof key - 1) {
-    key[n] = msg[n];
-    n++;
+/* Where a point's problem comes from, for messages: the first setting key
+ * in msg that the sweep sets (a [scenario] entry or an axis) gives
+ * "FILE:LINE", or "--set KEY=VALUE" / "--grid KEY=..." when an override set
+ * it; a message naming no such key gives just the file. Cross-field
+ * messages name the key they blame first ("surge: window ... ends after the
+ * horizon (horizon_ms = 1000)"), so a default surge blames the horizon_ms
+ * line. */
+static void problem_locate(const swp_sweep *sw, const char *msg, char *loc, size_t len) {
+  for (const char *p = msg; *p;) {
+    if (!isalpha((unsigned char)*p) && *p != '_') {
+      p++;
+      continue;
+    }
+    char word[64];
+    size_t n = 0;
+    while ((isalnum((unsigned char)p[n]) || p[n] == '_')) {
+      if (n < sizeof word - 1) word[n] = p[n];
+      n++;
+    }
+    word[n < sizeof word ? n : sizeof word - 1] = 0;
+    p += n;
+    if (!eng_settings_find(word)) continue;
+    for (size_t a = 0; a < sw->n_axes; a++)
+      if (!strcmp(sw->axes[a].key, word)) {
+        if (sw->axes[a].line)
+          snprintf(loc, len, "%s:%d", sw->source, sw->axes[a].line);
+        else
+          snprintf(loc, len, "--grid %s=%s", word, sw->axes[a].spec);
+        return;
+      }
+    for (size_t i = 0; i < sw->n_settings; i++)
+      if (!strcmp(sw->settings[i].key, word)) {
+        if (sw->settings[i].line)
+          snprintf(loc, len, "%s:%d", sw->source, sw->settings[i].line);
+        else
+          snprintf(loc, len, "--set %s=%s", word, sw->settings[i].value);
+        return;
+      }
   }
-  key[n] = 0;
-  if (msg[n] != ':' && msg[n] != ' ') return 0;
-  for (size_t a = 0; a < sw->n_axes; a++)
-    if (!strcmp(sw->axes[a].key, key)) return sw->axes[a].line;
-  for (size_t i = 0; i < sw->n_settings; i++)
-    if (!strcmp(sw->settings[i].key, key)) return sw->settings[i].line;
-  return 0;
+  snprintf(loc, len, "%s", sw->source);
+}
+
+/* ---- memory ---- */
+
+/* Bytes of the per-tick buffers one sweep thread holds for a run: the
+ * engine's metrics (ENG_M_COUNT int32 rows), their compressed copies (at
+ * worst as large: chunk.c's bound), and the driver's padded row, the
+ * encoder's shuffle buffer and one chunk's scratch (one int32 row each). */
+#define SWP_RUN_BYTES_PER_TICK ((double)ENG_M_COUNT * 4 * 2 + 3 * 4)
+#define GB (1024.0 * 1024.0 * 1024.0)
+
+/* Physical memory in bytes; 0 when the system does not say. */
+static double physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+}
+
+/* Refuses a point one run of which cannot fit in half the machine's
+ * memory: a sweep thread holds one run at a time, so this is the least a
+ * sweep needs (more threads need that much each). The estimate counts what
+ * grows with the settings: per-tick buffers, the optional per-shard queue
+ * matrix, circuit breakers per (client, shard), the ring, and the attempts
+ * alive at once when the shard queues are bounded. The message blames the
+ * largest part. */
+static int memory_check(const eng_config *c, int32_t ticks, double phys, char *msg, size_t len) {
+  if (phys <= 0) return 0;
+  double per_tick = (double)ticks * SWP_RUN_BYTES_PER_TICK;
+  double shard_q = c->record_shard_queues ? (double)ticks * c->shards * 4.0 : 0.0;
+  double breakers = c->breaker != ENG_BREAKER_OFF ? (double)c->clients * c->shards * 16.0 : 0.0;
+  double ring = (double)c->shards * c->vnodes * 12.0;
+  double rate = eng_config_arrival_rps(c) * c->tick_ms / 1000.0 *
+                (c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1);
+  /* An attempt lives from its send until it is answered or, abandoned at
+   * its timeout, leaves its queue; never more than were ever sent. */
+  double sent_per_tick = rate * (c->max_retries + 1.0);
+  double live = sent_per_tick * fmin(c->timeout_ms / c->tick_ms + 1.0, (double)ticks) +
+                (double)c->shards * c->workers;
+  if (isfinite(c->queue_capacity)) live += (double)c->shards * c->queue_capacity;
+  live = fmin(live, sent_per_tick * ticks + (double)c->shards * c->workers);
+  double attempts = live * 48.0;
+  double total = per_tick + shard_q + breakers + ring + attempts;
+  if (total <= phys / 2) return 0;
+  char what[200];
+  const char *key, *advice;
+  double most = per_tick;
+  key = "horizon_ms";
+  snprintf(what, sizeof what, "%d ticks x %.0f bytes of per-tick buffers", (int)ticks,
+           SWP_RUN_BYTES_PER_TICK);
+  advice = "shorten horizon_ms or lengthen tick_ms";
+  if (shard_q > most) {
+    most = shard_q;
+    key = "record_shard_queues";
+    snprintf(what, sizeof what, "%d ticks x %d shards x 4 bytes of per-shard queue depths",
+             (int)ticks, (int)c->shards);
+    advice = "turn record_shard_queues off or shorten horizon_ms";
+  }
+  if (breakers > most) {
+    most = breakers;
+    key = "breaker";
+    snprintf(what, sizeof what, "%d clients x %d shards circuit breakers of 16 bytes",
+             (int)c->clients, (int)c->shards);
+    advice = "lower clients or shards, or turn the breaker off";
+  }
+  if (ring > most) {
+    most = ring;
+    key = "vnodes";
+    snprintf(what, sizeof what, "%d shards x %d vnodes ring points", (int)c->shards,
+             (int)c->vnodes);
+    advice = "lower vnodes";
+  }
+  if (attempts > most) {
+    key = c->rate_rps > 0 ? "rate_rps" : "load";
+    snprintf(what, sizeof what, "about %.3g attempts alive at once", live);
+    advice = "lower the arrival rate, max_retries, timeout_ms or queue_capacity";
+  }
+  snprintf(msg, len,
+           "%s: one run needs about %.1f GB (%s), more than half of this machine's %.1f GB of "
+           "memory; %s",
+           key, total / GB, what, phys / GB, advice);
+  return -1;
 }
 
 int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
-  char msg[512];
+  char msg[512], loc[300];
   sw->checked = 0;
   eng_config_defaults(&sw->base);
   for (size_t i = 0; i < sw->n_settings; i++) {
@@ -354,16 +521,23 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   }
   int64_t points = 1;
   for (size_t a = 0; a < sw->n_axes; a++) {
-    if (!sw->axes[a].count) {
-      swp_seterr(err, errlen, "%s: axis '%s' has no values", sw->source, sw->axes[a].key);
+    const swp_axis *ax = &sw->axes[a];
+    if (!ax->count) {
+      swp_seterr(err, errlen, "%s: axis '%s' has no values", sw->source, ax->key);
       return -1;
     }
-    if (points > SWP_MAX_RUNS / (int64_t)sw->axes[a].count) {
-      swp_seterr(err, errlen, "%s: the grid has more than %lld points", sw->source,
-                 (long long)SWP_MAX_RUNS);
+    if (points > SWP_MAX_POINTS / (int64_t)ax->count) {
+      if (ax->line)
+        snprintf(loc, sizeof loc, "%s:%d", sw->source, ax->line);
+      else
+        snprintf(loc, sizeof loc, "--grid %s=...", ax->key);
+      swp_seterr(err, errlen,
+                 "%s: %s: its %zu values take the grid past %lld points (the most a sweep may "
+                 "have; use fewer values or replicates instead)",
+                 loc, ax->key, ax->count, (long long)SWP_MAX_POINTS);
       return -1;
     }
-    points *= (int64_t)sw->axes[a].count;
+    points *= (int64_t)ax->count;
   }
   if (sw->replicates < 1 || points > SWP_MAX_RUNS / sw->replicates) {
     swp_seterr(err, errlen, "%s: %lld points x %lld replicates is more than %lld runs",
@@ -372,32 +546,32 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   }
   sw->n_points = points;
   sw->ticks = 0;
+  double phys = physical_memory();
   for (int64_t p = 0; p < points; p++) {
     eng_config cfg;
-    char where[256];
-    swp_sweep_point_describe(sw, p, where, sizeof where);
     int rc = swp_sweep_point_config(sw, p, &cfg, msg, sizeof msg);
     if (!rc) rc = eng_config_validate(&cfg, msg, sizeof msg);
-    if (rc) {
-      int line = line_of_key(sw, msg);
-      char loc[300];
-      if (line)
-        snprintf(loc, sizeof loc, "%s:%d", sw->source, line);
-      else
-        snprintf(loc, sizeof loc, "%s", sw->source);
-      if (sw->n_axes)
-        swp_seterr(err, errlen, "%s: grid point %lld (%s): %s", loc, (long long)p, where, msg);
-      else
-        swp_seterr(err, errlen, "%s: %s", loc, msg);
-      return -1;
+    int32_t ticks = rc ? 0 : eng_config_ticks(&cfg);
+    if (!rc) rc = memory_check(&cfg, ticks, phys, msg, sizeof msg);
+    if (!rc && p == 0) sw->tick_ms = cfg.tick_ms;
+    if (!rc && cfg.tick_ms != sw->tick_ms) {
+      snprintf(msg, sizeof msg,
+               "tick_ms must be the same at every grid point (the /ticks datasets share one "
+               "time axis); got %g and %g",
+               sw->tick_ms, cfg.tick_ms);
+      rc = -1;
     }
-    int32_t ticks = eng_config_ticks(&cfg);
-    if (p == 0) sw->tick_ms = cfg.tick_ms;
-    if (cfg.tick_ms != sw->tick_ms) {
-      swp_seterr(err, errlen,
-                 "%s: tick_ms must be the same at every grid point (the /ticks datasets share "
-                 "one time axis); got %g and %g",
-                 sw->source, sw->tick_ms, cfg.tick_ms);
+    if (rc) {
+      problem_locate(sw, msg, loc, sizeof loc);
+      if (sw->n_axes) {
+        /* Described only here: formatting every point would double the
+         * cost of checking a large grid. */
+        char where[256];
+        swp_sweep_point_describe(sw, p, where, sizeof where);
+        swp_seterr(err, errlen, "%s: grid point %lld (%s): %s", loc, (long long)p, where, msg);
+      } else {
+        swp_seterr(err, errlen, "%s: %s", loc, msg);
+      }
       return -1;
     }
     if (ticks > sw->ticks) sw->ticks = ticks;

@@ -6,9 +6,39 @@
  * The file is created with every object sized up front (n_runs rows, n_runs x
  * ticks per metric). Workers encode their /ticks chunks themselves
  * (chunk.c); the writer, called from one critical section, stores them with
- * H5Dwrite_chunk and writes the run's /runs row with done = 1. Unwritten
- * rows read as fill values (done = 0, ticks -1), so an interrupted sweep
- * leaves a readable file whose finished runs are marked; flush regularly.
+ * H5Dwrite_chunk and stages the run's /runs row with done = 1 for the next
+ * commit. Unwritten rows read as fill values (done = 0, ticks -1), so an
+ * interrupted sweep leaves a readable file whose finished runs are marked.
+ * The same module reopens a file to finish it (--resume) and reads files for
+ * `merge`, checking their layout first.
+ *
+ * ## Durability: what a file cut off at any moment holds
+ *
+ * HDF5 1.10 has no journal: a process killed while the library writes
+ * metadata (chunk indexes, the superblock) can leave a file whose index
+ * points at blocks never written. So metadata reaches the disk only at
+ * commits, and a commit never marks a run done before its data is indexed:
+ *
+ * 1. the metadata cache runs with evictions off (file_access()), so dirty
+ *    metadata is written only by an explicit flush, never on its own (after
+ *    each commit the then clean /ticks index nodes are dropped by reopening
+ *    the datasets with evict-on-close, so memory stays bounded);
+ * 2. /runs and /timing are allocated and filled when created, so writing a
+ *    row later changes raw bytes in place and never their chunk index;
+ * 3. a run's chunks go to disk at once (H5Dwrite_chunk), its row waits in
+ *    memory; a commit (every 2 s, at most PEND_MAX rows, and at close)
+ *    flushes — the chunks' index reaches the disk — then writes the staged
+ *    rows and flushes again.
+ *
+ * A SIGKILL between commits leaves the file as of the last commit plus
+ * orphan chunk bytes past its end (ignored; overwritten on resume). Killed
+ * inside a commit's first flush, some runs' chunks may be indexed without
+ * their rows: resumed, they are simply run again. --resume also checks that
+ * every run marked done has all 19 chunks, and reruns any that lacks one. A
+ * failed write (disk full) freezes the file at its last commit: closing it
+ * would flush half-written metadata (h5out_freeze). The one window left is a
+ * kill *during* a flush of index blocks, milliseconds every 2 s; a file
+ * damaged that way is refused by --resume with a message (start over).
  *
  * ## Layout (format "stormsweep-results", format_version 1)
  *
@@ -19,7 +49,7 @@
  *
  * | object            | type, shape, storage                     | contents |
  * |-------------------|------------------------------------------|----------|
- * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run is written, then 1) |
+ * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
  * | `/points`         | compound [n_points]                      | `point` (int64), then one float64 column per axis named by its key: eng_config_get_number of the point's config (enums: their index; windows: first start in ms, NaN for none; policy: 0 naive, 1 guarded, NaN custom) |
  * | `/points_text`    | compound [n_points]                      | `point` (int64), then one string column per axis, same names: the value as the engine prints it ("inf", "full", "2000+500 6000+200") |
  * | `/axes/<key>`     | string [values]                          | one per axis: its values in order; attributes `numbers` (float64 [values]) and `position` (int32, 0 = slowest) |
@@ -27,12 +57,12 @@
  * | `/ticks/<metric>` | int32 [N, T], chunk [1, T], shuffle + deflate 3, fill -1 | per-tick counts, one dataset per metric: `new_requests`, `attempts`, `retries`, `successes`, `timeouts`, `rejected_queue_full`, `rejected_router`, `rejected_breaker`, `rejected_budget`, `shed`, `lost`, `failed_requests`, `wasted`, `queue_depth`, `max_shard_queue`, `in_flight`, `hops`, `open_breakers`, `budget_tokens` (eng_metric_get_info; the root `metrics` attribute lists them); attributes `units`, `long_name`, `_FillValue` = -1; dimension scales `/run` on dim 0 and `/time_ms` on dim 1, labelled "run" and "time_ms". Runs not written yet, and ticks past a run's own horizon (when horizon_ms is an axis), read -1 |
  * | `/run`            | int64 [N]                                | dimension scale "run": 0 .. N-1 |
  * | `/time_ms`        | float64 [T]                              | dimension scale "time_ms": start of tick t, t x tick_ms (`units` = "ms") |
- * | `/timing`         | group                                    | wall-clock data, the only part that differs between two runs of one sweep: `run_wall_s` (float64 [N], simulation time of each run, NaN until written), `run_thread` (int32 [N], OpenMP thread, -1 until written); attributes `wall_s`, `threads`, `runs_done`, `runs_per_s`, `host`, `started`, `finished`, and where the time went: `simulate_s`, `encode_s` (summed over threads), `write_s` (the single writer) |
+ * | `/timing`         | group                                    | wall-clock data, the only part that differs between two runs of one sweep: `run_wall_s` (float64 [N], simulation time of each run, NaN until written), `run_thread` (int32 [N], OpenMP thread — under MPI rank x 1000 + thread — -1 until written); attributes of the last session: `wall_s`, `threads`, `ranks` (MPI processes), `runs_done`, `runs_per_s`, `host`, `started`, `finished`, and where the time went: `simulate_s`, `encode_s` (summed over threads), `write_s` (the single writer); `sessions` (1, plus one per --resume; merge: the parts) and, when resumed, `last_command_line` |
  *
  * `/runs` columns, in order (the dataset's `columns` attribute has a line on
  * each): `run` (int64), `point` (int64), `replicate` (int32), `seed` (uint64,
  * eng_seed_derive(master_seed, point, replicate)), `done` (int8: 1 once the
- * run is written; 0 rows are unwritten fill), `outcome` (HDF5 enum on int8:
+ * run is written and committed; 0 rows are unwritten fill), `outcome` (HDF5 enum on int8:
  * recovered = 0, slow = 1, metastable = 2), `passed_slo` (int8), `recovery_ms`
  * (float64, NaN unless recovered), then the rest of eng_summary in eng.h
  * order — float64: `baseline_queue`, `recovery_threshold`, `peak_queue`,
@@ -56,12 +86,16 @@
  * `h5diff --exclude-path /timing a.h5 b.h5` reports only the two root
  * attributes. tests/cli_run.sh does exactly this.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,17 +163,38 @@ static const column run_columns[] = {
 _Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8,
                "eng_summary changed: update run_columns and the layout comment");
 
+
+#define MAX_TICKS (1 << 28)  /* a chunk of 1 GiB: far beyond any sweep_check accepts */
+#define PEND_MAX 8192        /* rows staged before a commit is forced */
+
 struct swp_h5out {
   hid_t file;
-  hid_t runs, runs_mem, runs_space, row_space;
-  hid_t dxpl;             /* one-row writes with our own conversion buffers */
-  uint8_t tconv[1024], bkg[1024];
+  hid_t runs, runs_mem, runs_space;
   hid_t ticks[ENG_M_COUNT];
   hid_t wall, thread, timing_space;
-  int64_t n_runs, written;
+  int64_t n_runs;
+  int64_t written;        /* runs handed to write_run this session */
+  int64_t committed;      /* ... of which rows are on disk */
+  int64_t reserved_to;    /* file bytes [0, reserved_to) known to have disk blocks */
+  int64_t done_before;    /* runs the file held when opened */
   int32_t ticks_n;
-  H5E_auto2_t old_func;
-  void *old_data;
+  int failed;             /* a write failed: the file is frozen at its last commit */
+  int resumed;
+  uint8_t *done;          /* n_runs flags, as found when opened */
+  /* Rows staged until the next commit, with their timing. */
+  run_row *pend;
+  hsize_t *pend_at;
+  double *pend_wall;
+  int32_t *pend_thread;
+  size_t n_pend;
+  char *path;
+};
+
+/* A result file open read-only (merge). */
+struct swp_h5in {
+  hid_t file, runs, runs_mem, wall, thread;
+  hid_t ticks[ENG_M_COUNT];
+  swp_h5info info;
   char *path;
 };
 
@@ -152,11 +207,37 @@ static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
   return 0;
 }
 
-/* The innermost HDF5 error message (e.g. "unable to truncate a file which is already open"). */
+/* The innermost HDF5 error message (e.g. "unable to truncate a file which is
+ * already open"); buf holds 256 bytes. A failed system call's message is long
+ * ("file write failed: time = ..., errno = 28, error message = 'No space
+ * left on device', ..."): only the system's words are kept. */
 static void h5_reason(char *buf) {
   buf[0] = 0;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_cb, buf);
-  if (!buf[0]) snprintf(buf, 256, "HDF5 error");
+  if (!buf[0]) {
+    /* A later call cleared the stack; a failed write leaves its errno. */
+    int e = errno;
+    if (e == ENOSPC || e == EFBIG || e == EDQUOT || e == EIO)
+      snprintf(buf, 256, "write failed: %s", strerror(e));
+    else
+      snprintf(buf, 256, "HDF5 error");
+  }
+  const char *m = strstr(buf, "error message = '");
+  if (m) {
+    m += strlen("error message = '");
+    const char *e = strchr(m, '\'');
+    int n = e ? (int)(e - m) : (int)strlen(m);
+    char sys[200];
+    snprintf(sys, sizeof sys, "%.*s", n, m);
+    if (strstr(buf, "lock"))
+      snprintf(buf, 256, "it is locked (%.120s): is another process writing it?", sys);
+    else if (strstr(buf, "read failed"))
+      snprintf(buf, 256, "read failed: %.200s", sys);
+    else if (strstr(buf, "write failed") || strstr(buf, "truncate") || strstr(buf, "extend"))
+      snprintf(buf, 256, "write failed: %.200s", sys);
+    else
+      snprintf(buf, 256, "%.200s", sys);
+  }
 }
 
 /* Strings are ASCII-labelled: HDF5 1.10 will not convert a UTF-8 string into
@@ -301,14 +382,17 @@ static void fill_time(const void *user, hsize_t i0, hsize_t n, void *buf) {
   for (hsize_t i = 0; i < n; i++) v[i] = (double)(i0 + i) * tick_ms;
 }
 
+/* early: allocate (and fill) the storage now, so later writes never change
+ * the dataset's metadata. */
 static hid_t dataset_1d(hid_t loc, const char *name, hid_t type, hsize_t n, hsize_t chunk,
-                        const void *fill) {
+                        const void *fill, int early) {
   hid_t sp = H5Screate_simple(1, &n, NULL);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (chunk) {
     if (chunk > n) chunk = n ? n : 1;
     H5Pset_chunk(dcpl, 1, &chunk);
   }
+  if (early) H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   if (fill) H5Pset_fill_value(dcpl, type, fill);
   hid_t ds = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   H5Pclose(dcpl);
@@ -357,7 +441,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
   H5Tinsert(t, "point", 0, H5T_NATIVE_INT64);
   for (size_t a = 0; a < sw->n_axes; a++) H5Tinsert(t, sw->axes[a].key, 8 + 8 * a, H5T_NATIVE_DOUBLE);
   hsize_t chunk = (hsize_t)(sw->n_points < 4096 ? sw->n_points : 4096);
-  hid_t ds = dataset_1d(file, "points", t, (hsize_t)sw->n_points, chunk, NULL);
+  hid_t ds = dataset_1d(file, "points", t, (hsize_t)sw->n_points, chunk, NULL, 0);
   points_ctx pc = {sw, rowsize, NULL, 0, 0};
   int rc = ds < 0 ? -1 : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
   if (ds >= 0) H5Dclose(ds);
@@ -384,7 +468,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
     H5Tinsert(t, sw->axes[a].key, off[a], s);
     H5Tclose(s);
   }
-  ds = dataset_1d(file, "points_text", t, (hsize_t)sw->n_points, chunk, NULL);
+  ds = dataset_1d(file, "points_text", t, (hsize_t)sw->n_points, chunk, NULL, 0);
   pc = (points_ctx){sw, rowsize, off, 0, 1};
   rc = ds < 0 ? -1 : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
   if (ds >= 0) H5Dclose(ds);
@@ -419,6 +503,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
   H5Gclose(g);
   return rc;
 }
+
 
 /* ---- create ---- */
 
@@ -460,18 +545,26 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
   return rc;
 }
 
+/* The /runs fill row: done = 0, ticks -1, recovery NaN. */
+static void runs_fill_row(run_row *fill) {
+  memset(fill, 0, sizeof *fill);
+  fill->ticks = TICKS_FILL;
+  fill->s.recovery_ms = NAN;
+}
+
 static int create_runs(swp_h5out *o) {
   hid_t ft;
   if (runs_types(&o->runs_mem, &ft)) return -1;
   run_row fill;
-  memset(&fill, 0, sizeof fill);
-  fill.ticks = TICKS_FILL;
-  fill.s.recovery_ms = NAN;
+  runs_fill_row(&fill);
   hsize_t n = (hsize_t)o->n_runs;
   hsize_t chunk = n < RUNS_CHUNK_ROWS ? n : RUNS_CHUNK_ROWS;
   hid_t sp = H5Screate_simple(1, &n, NULL);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, 1, &chunk);
+  /* Every chunk allocated (and filled) now: later row writes then change
+   * raw data in place and never the chunk index (see Durability). */
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   /* The fill value is given in memory layout; HDF5 converts it. */
   hid_t ffill = H5Tcopy(o->runs_mem);
   herr_t rc = H5Pset_fill_value(dcpl, ffill, &fill);
@@ -496,21 +589,13 @@ static int create_runs(swp_h5out *o) {
   }
   int arc = attr_str(o->runs, "columns", doc);
   free(doc);
-  o->runs_space = H5Dget_space(o->runs);
-  hsize_t one = 1;
-  o->row_space = H5Screate_simple(1, &one, NULL);
-  /* Without buffers of our own, every one-row H5Dwrite callocs HDF5's default
-   * 1 MiB conversion and background buffers: most of a run's page faults. */
-  _Static_assert(sizeof(run_row) <= sizeof o->tconv, "conversion buffer too small");
-  o->dxpl = H5Pcreate(H5P_DATASET_XFER);
-  if (o->dxpl < 0 || H5Pset_buffer(o->dxpl, sizeof o->tconv, o->tconv, o->bkg) < 0) return -1;
   return arc;
 }
 
 static int create_ticks(swp_h5out *o, double tick_ms) {
   hsize_t n = (hsize_t)o->n_runs, t = (hsize_t)o->ticks_n;
-  hid_t run_ds = dataset_1d(o->file, "run", H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL);
-  hid_t time_ds = dataset_1d(o->file, "time_ms", H5T_IEEE_F64LE, t, 0, NULL);
+  hid_t run_ds = dataset_1d(o->file, "run", H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0);
+  hid_t time_ds = dataset_1d(o->file, "time_ms", H5T_IEEE_F64LE, t, 0, NULL, 0);
   int rc = run_ds < 0 || time_ds < 0 ? -1 : 0;
   if (!rc) rc = write_blocks(run_ds, H5T_NATIVE_INT64, 8, n, fill_run_index, NULL);
   if (!rc) rc = write_blocks(time_ds, H5T_NATIVE_DOUBLE, 8, t, fill_time, &tick_ms);
@@ -553,62 +638,108 @@ static int create_timing(swp_h5out *o) {
   hsize_t n = (hsize_t)o->n_runs;
   double nan = NAN;
   int32_t none = -1;
-  o->wall = dataset_1d(g, "run_wall_s", H5T_IEEE_F64LE, n, 4096, &nan);
-  o->thread = dataset_1d(g, "run_thread", H5T_STD_I32LE, n, 4096, &none);
+  o->wall = dataset_1d(g, "run_wall_s", H5T_IEEE_F64LE, n, 4096, &nan, 1);
+  o->thread = dataset_1d(g, "run_thread", H5T_STD_I32LE, n, 4096, &none, 1);
   int rc = o->wall < 0 || o->thread < 0 ? -1 : 0;
   if (!rc) rc = attr_str(o->wall, "units", "s");
   H5Gclose(g);
-  o->timing_space = H5Dget_space(o->wall);
   return rc;
+}
+
+/* File access: the metadata cache never evicts (so never writes) on its
+ * own; metadata reaches the disk only when we commit (see Durability). */
+static hid_t file_access(void) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5AC_cache_config_t c;
+  memset(&c, 0, sizeof c);
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (fapl < 0 || H5Pget_mdc_config(fapl, &c) < 0) return fapl;
+  c.evictions_enabled = 0;
+  c.incr_mode = H5C_incr__off;
+  c.flash_incr_mode = H5C_flash_incr__off;
+  c.decr_mode = H5C_decr__off;
+  H5Pset_mdc_config(fapl, &c);
+  H5Pset_evict_on_close(fapl, 1);
+  return fapl;
 }
 
 static void h5out_release(swp_h5out *o) {
   if (o->runs >= 0) H5Dclose(o->runs);
   if (o->runs_mem >= 0) H5Tclose(o->runs_mem);
   if (o->runs_space >= 0) H5Sclose(o->runs_space);
-  if (o->row_space >= 0) H5Sclose(o->row_space);
-  if (o->dxpl >= 0) H5Pclose(o->dxpl);
   for (int m = 0; m < ENG_M_COUNT; m++)
     if (o->ticks[m] >= 0) H5Dclose(o->ticks[m]);
   if (o->wall >= 0) H5Dclose(o->wall);
   if (o->thread >= 0) H5Dclose(o->thread);
   if (o->timing_space >= 0) H5Sclose(o->timing_space);
+  o->runs = o->runs_mem = o->runs_space = o->wall = o->thread = o->timing_space = -1;
+  for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
 }
 
 static int h5out_close_file(swp_h5out *o) {
   h5out_release(o);
   int rc = o->file >= 0 && H5Fclose(o->file) < 0 ? -1 : 0;
-  H5Eset_auto2(H5E_DEFAULT, o->old_func, o->old_data);
   free(o->path);
+  free(o->done);
+  free(o->pend);
+  free(o->pend_at);
+  free(o->pend_wall);
+  free(o->pend_thread);
   free(o);
   return rc;
 }
 
-int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
+static void h5out_fail(swp_h5out *o);
+static void h5out_abandon(swp_h5out *o);
+
+/* A writer with nothing open yet; HDF5's error printing off until closed. */
+static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
+  swp_h5out *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->file = -1;
+  o->runs = o->runs_mem = o->runs_space = -1;
+  o->wall = o->thread = o->timing_space = -1;
+  for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
+  o->n_runs = n_runs;
+  o->ticks_n = ticks;
+  o->path = strdup(path);
+  o->done = calloc((size_t)(n_runs > 0 ? n_runs : 1), 1);
+  o->pend = malloc(PEND_MAX * sizeof *o->pend);
+  o->pend_at = malloc(PEND_MAX * sizeof *o->pend_at);
+  o->pend_wall = malloc(PEND_MAX * sizeof *o->pend_wall);
+  o->pend_thread = malloc(PEND_MAX * sizeof *o->pend_thread);
+  if (!o->path || !o->done || !o->pend || !o->pend_at || !o->pend_wall || !o->pend_thread) {
+    h5out_close_file(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Dataspaces the row writes select in. */
+static int h5out_spaces(swp_h5out *o) {
+  o->runs_space = H5Dget_space(o->runs);
+  o->timing_space = H5Dget_space(o->wall);
+  return o->runs_space < 0 || o->timing_space < 0 ? -1 : 0;
+}
+
+static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, int force, char *err, size_t errlen) {
   *out = NULL;
   if (!sw->checked) {
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
     return -1;
   }
-  swp_h5out *o = calloc(1, sizeof *o);
-  if (!o || !(o->path = strdup(path))) {
-    free(o);
+  swp_h5out *o = h5out_alloc(path, swp_sweep_runs(sw), sw->ticks);
+  if (!o) {
     swp_seterr(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  o->runs = o->runs_mem = o->runs_space = o->row_space = o->dxpl = -1;
-  o->wall = o->thread = o->timing_space = -1;
-  for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
-  o->n_runs = swp_sweep_runs(sw);
-  o->ticks_n = sw->ticks;
-  /* Our messages replace HDF5's error-stack dump; restored on close. */
-  H5Eget_auto2(H5E_DEFAULT, &o->old_func, &o->old_data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  o->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t fapl = file_access();
+  o->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl);
   char why[256];
+  h5_reason(why);
+  H5Pclose(fapl);
   if (o->file < 0) {
-    h5_reason(why);
     if (!force && access(path, F_OK) == 0)
       swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
     else
@@ -622,10 +753,790 @@ int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
   if (!rc) step = "/runs", rc = create_runs(o);
   if (!rc) step = "/ticks", rc = create_ticks(o, sw->tick_ms);
   if (!rc) step = "/timing", rc = create_timing(o);
+  if (!rc) step = "/runs", rc = h5out_spaces(o);
   if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
   if (rc) {
     h5_reason(why);
     swp_seterr(err, errlen, "%s: writing %s: %s", path, step, why);
+    /* Half a file is worse than none: it was ours, so it goes. */
+    h5out_fail(o);
+    h5out_abandon(o);
+    unlink(path);
+    return -1;
+  }
+  *out = o;
+  return 0;
+}
+
+static int swp_h5out_set_slice_q(swp_h5out *o, int64_t index, int64_t count, char *err,
+                                 size_t errlen) {
+  char text[64];
+  snprintf(text, sizeof text, "%lld/%lld", (long long)index, (long long)count);
+  if (attr_str(o->file, "slice", text) || attr_i64(o->file, "slice_index", index) ||
+      attr_i64(o->file, "slice_count", count) || H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0) {
+    char why[256];
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: writing the slice attributes: %s", o->path, why);
+    o->failed = 1;
+    return -1;
+  }
+  return 0;
+}
+
+const uint8_t *swp_h5out_done(const swp_h5out *o) { return o->done; }
+
+int64_t swp_h5out_done_count(const swp_h5out *o) {
+  return o->done_before + (o->failed ? o->committed : o->written);
+}
+
+int swp_h5out_failed(const swp_h5out *o) { return o->failed; }
+
+int64_t swp_h5out_committed_count(const swp_h5out *o) { return o->done_before + o->committed; }
+
+/* ---- runs and commits ---- */
+
+/* After a failed write the HDF5 library still holds dirty metadata (the
+ * chunk index of the runs since the last commit), and closing the file would
+ * write it: the parts that land inside the file would succeed, those that
+ * extend it would fail again on a full disk, leaving an index that points
+ * past the end of the file. Nor can the close be skipped or left to fail:
+ * HDF5 1.10 then crashes when it closes the file again at exit. So the
+ * file's descriptor is swapped for one on an anonymous shared-memory file
+ * (shm_open, unlinked at once): the close "succeeds" into memory, the file on
+ * disk stays as of its last commit — which is what --resume continues from. */
+static void h5out_freeze(swp_h5out *o) {
+  hid_t fapl = H5Fget_access_plist(o->file);
+  void *handle = NULL;
+  if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
+      H5Fget_vfd_handle(o->file, fapl, &handle) >= 0 && handle) {
+    int fd = *(int *)handle;
+    char name[64];
+    snprintf(name, sizeof name, "/stormsweep-frozen-%ld", (long)getpid());
+    int sink = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (sink >= 0) {
+      shm_unlink(name);
+    } else {
+      /* No shared memory: a read-only descriptor still protects the file. */
+      sink = open(o->path, O_RDONLY);
+    }
+    if (sink >= 0) {
+      dup2(sink, fd);
+      close(sink);
+    }
+  }
+  if (fapl >= 0) H5Pclose(fapl);
+}
+
+/* Releases a frozen file without H5Fclose: closing fails (its flush cannot
+ * write), and HDF5 1.10 crashes at exit when it closes a file whose close
+ * failed. The library's own shutdown at exit closes it once; its writes fail
+ * on the frozen descriptor. Error printing stays off for that. */
+static void h5out_abandon(swp_h5out *o) {
+  h5out_release(o);
+  free(o->path);
+  free(o->done);
+  free(o->pend);
+  free(o->pend_at);
+  free(o->pend_wall);
+  free(o->pend_thread);
+  free(o);
+}
+
+static void h5out_fail(swp_h5out *o) {
+  if (!o->failed) h5out_freeze(o);
+  o->failed = 1;
+}
+
+/* Space the metadata may still claim past the end of the allocated file
+ * while a commit or close writes it (attributes, object headers). */
+#define RESERVE_MARGIN (256 * 1024)
+
+/* Makes sure every byte a flush may write has its disk blocks: the file up
+ * to its end of allocation plus a margin (posix_fallocate, which also fills
+ * the holes left where metadata was allocated but not yet written). A full
+ * disk then fails here, before the flush, and the file stays as of its last
+ * commit — instead of failing in the middle of the flush, after some index
+ * blocks were rewritten in place and others could not be written. Skipped
+ * where the file system or driver cannot tell. */
+static int h5out_reserve(swp_h5out *o, char *why, size_t whylen) {
+  haddr_t eoa = 0;
+  hid_t fapl = H5Fget_access_plist(o->file);
+  void *handle = NULL;
+  int ok = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
+           H5Fget_vfd_handle(o->file, fapl, &handle) >= 0 && handle &&
+           H5Fget_eoa(o->file, &eoa) >= 0;
+  if (fapl >= 0) H5Pclose(fapl);
+  if (!ok) return 0;
+  off_t to = (off_t)eoa + RESERVE_MARGIN;
+  if (to <= o->reserved_to) return 0;
+  int e = posix_fallocate(*(int *)handle, (off_t)o->reserved_to, to - (off_t)o->reserved_to);
+  if (e == EINVAL || e == EOPNOTSUPP) return 0;
+  if (e) {
+    snprintf(why, whylen, "reserving disk space: %s", strerror(e));
+    return -1;
+  }
+  /* Keep a little below eoa: the next commit re-checks the blocks that
+   * metadata allocated between now and then may have left as holes. */
+  o->reserved_to = (int64_t)eoa > 4096 ? (int64_t)eoa - 4096 : 0;
+  return 0;
+}
+
+/* Cuts a closed file back to its end of allocation: h5out_reserve may have
+ * extended it past that, and HDF5 only trims what it wrote itself. A file
+ * longer than its superblock says is valid but wastes the margin and hides
+ * truncation from readers that compare sizes. */
+static void trim_reserve(const char *path) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  haddr_t eoa = 0;
+  int ok = f >= 0 && H5Fget_eoa(f, &eoa) >= 0;
+  if (f >= 0) H5Fclose(f);
+  struct stat st;
+  if (ok && eoa > 0 && stat(path, &st) == 0 && (uint64_t)st.st_size > (uint64_t)eoa) {
+    int trimmed = truncate(path, (off_t)eoa); /* failing, a longer file is still valid */
+    (void)trimmed;
+  }
+}
+
+/* With evictions off the metadata cache would keep every chunk-index node
+ * it ever touched (some 7 KB per run over 19 datasets). After a commit all
+ * of it is clean, so closing and reopening the /ticks datasets — the file is
+ * opened with evict-on-close — drops their index nodes without writing
+ * anything; the next runs reload the few nodes they insert into. */
+static int h5out_evict(swp_h5out *o, char *err, size_t errlen) {
+  hid_t g = H5Gopen2(o->file, "ticks", H5P_DEFAULT);
+  int rc = g < 0;
+  for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
+    H5Dclose(o->ticks[m]);
+    o->ticks[m] = H5Dopen2(g, eng_metric_get_info((eng_metric)m)->name, H5P_DEFAULT);
+    rc = o->ticks[m] < 0;
+  }
+  if (g >= 0) H5Gclose(g);
+  if (rc) {
+    char why[256];
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: reopening /ticks after a commit: %s", o->path, why);
+    h5out_fail(o);
+    return -1;
+  }
+  return 0;
+}
+
+/* The commit: the chunks written since the last commit are on disk already
+ * (H5Dwrite_chunk writes raw data at once); the first flush puts their index
+ * on disk, then their rows (done = 1) are written and flushed. A file cut off
+ * anywhere in between holds runs not yet marked done — rerun on resume —
+ * never a run marked done without its data. */
+static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
+  if (o->failed) {
+    swp_seterr(err, errlen, "%s: an earlier write failed", o->path);
+    return -1;
+  }
+  char why[256] = "";
+  const char *step = "reserve";
+  int rc = h5out_reserve(o, why, sizeof why);
+  if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
+  if (!rc && o->n_pend) {
+    hsize_t n = o->n_pend;
+    hid_t ms = H5Screate_simple(1, &n, NULL);
+    step = "/runs";
+    rc = ms < 0 ||
+         H5Sselect_elements(o->runs_space, H5S_SELECT_SET, o->n_pend, o->pend_at) < 0 ||
+         H5Dwrite(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, o->pend) < 0;
+    if (!rc) {
+      step = "/timing";
+      rc = H5Sselect_elements(o->timing_space, H5S_SELECT_SET, o->n_pend, o->pend_at) < 0 ||
+           H5Dwrite(o->wall, H5T_NATIVE_DOUBLE, ms, o->timing_space, H5P_DEFAULT,
+                    o->pend_wall) < 0 ||
+           H5Dwrite(o->thread, H5T_NATIVE_INT32, ms, o->timing_space, H5P_DEFAULT,
+                    o->pend_thread) < 0;
+    }
+    if (ms >= 0) H5Sclose(ms);
+    if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
+  }
+  if (rc) {
+    if (!why[0]) h5_reason(why);
+    swp_seterr(err, errlen, "%s: committing %zu runs (%s): %s", o->path, o->n_pend, step, why);
+    h5out_fail(o);
+    return -1;
+  }
+  o->committed += (int64_t)o->n_pend;
+  o->n_pend = 0;
+  return h5out_evict(o, err, errlen);
+}
+
+static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *err,
+                                 size_t errlen) {
+  if (o->failed) {
+    swp_seterr(err, errlen, "%s: an earlier write failed", o->path);
+    return -1;
+  }
+  if (rec->run < 0 || rec->run >= o->n_runs) {
+    swp_seterr(err, errlen, "%s: run %lld out of range (0..%lld)", o->path, (long long)rec->run,
+               (long long)o->n_runs - 1);
+    return -1;
+  }
+  if (o->n_pend == PEND_MAX && h5out_commit(o, err, errlen)) return -1;
+  hsize_t offset[2] = {(hsize_t)rec->run, 0};
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    if (H5Dwrite_chunk(o->ticks[m], H5P_DEFAULT, 0, offset, rec->chunk_size[m], rec->chunk[m]) <
+        0) {
+      char why[256];
+      h5_reason(why);
+      swp_seterr(err, errlen, "%s: writing run %lld (/ticks/%s): %s", o->path,
+                 (long long)rec->run, eng_metric_get_info((eng_metric)m)->name, why);
+      h5out_fail(o);
+      return -1;
+    }
+  }
+  run_row *row = &o->pend[o->n_pend];
+  memset(row, 0, sizeof *row);
+  row->run = rec->run;
+  row->point = rec->point;
+  row->replicate = rec->replicate;
+  row->ticks = rec->ticks;
+  row->done = 1;
+  row->s = rec->summary;
+  o->pend_at[o->n_pend] = (hsize_t)rec->run;
+  o->pend_wall[o->n_pend] = rec->wall_s;
+  o->pend_thread[o->n_pend] = rec->thread;
+  o->n_pend++;
+  o->written++;
+  return 0;
+}
+
+static int swp_h5out_flush_q(swp_h5out *o, char *err, size_t errlen) {
+  return h5out_commit(o, err, errlen);
+}
+
+/* Replaces attribute name of obj (close writes them again on resume). */
+static void attr_drop(hid_t obj, const char *name) {
+  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+}
+
+static int32_t attr_get_i32(hid_t obj, const char *name, int32_t dflt) {
+  int32_t v = dflt;
+  if (H5Aexists(obj, name) <= 0) return dflt;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0) v = dflt;
+  if (a >= 0) H5Aclose(a);
+  return v;
+}
+
+static int write_timing_attrs(swp_h5out *o, const swp_timing *t) {
+  hid_t g = H5Gopen2(o->file, "timing", H5P_DEFAULT);
+  if (g < 0) return -1;
+  int rc = 0;
+  if (t) {
+    static const char *const names[] = {"wall_s", "threads", "ranks", "runs_done", "runs_per_s",
+                                        "host", "started", "finished", "simulate_s", "encode_s",
+                                        "write_s", "sessions", "last_command_line"};
+    int32_t sessions = t->sessions > 0 ? t->sessions
+                                        : attr_get_i32(g, "sessions", 1) + (o->resumed ? 1 : 0);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) attr_drop(g, names[i]);
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1)) snprintf(host, sizeof host, "unknown");
+    rc = attr_f64(g, "wall_s", t->wall_s) || attr_i32(g, "threads", t->threads) ||
+         attr_i32(g, "ranks", t->ranks > 0 ? t->ranks : 1) ||
+         attr_i64(g, "runs_done", t->runs_done) ||
+         attr_f64(g, "runs_per_s", t->wall_s > 0 ? (double)t->runs_done / t->wall_s : 0) ||
+         attr_str(g, "host", host) || attr_str(g, "started", t->started) ||
+         attr_str(g, "finished", t->finished) || attr_f64(g, "simulate_s", t->simulate_s) ||
+         attr_f64(g, "encode_s", t->encode_s) || attr_f64(g, "write_s", t->write_s) ||
+         attr_i32(g, "sessions", sessions) ||
+         (t->command_line && attr_str(g, "last_command_line", t->command_line));
+  }
+  H5Gclose(g);
+  return rc;
+}
+
+static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_t errlen) {
+  if (!o) return 0;
+  char msg[768] = "";
+  int rc = o->failed ? -1 : h5out_commit(o, msg, sizeof msg);
+  if (rc) {
+    if (!msg[0])
+      snprintf(msg, sizeof msg, "%s: not finished after a failed write; it keeps the %lld runs "
+               "committed before", o->path, (long long)(o->done_before + o->committed));
+    h5out_fail(o);
+    h5out_abandon(o);
+    swp_seterr(err, errlen, "%s", msg);
+    return -1;
+  }
+  const char *step = "/timing";
+  rc = write_timing_attrs(o, t);
+  if (!rc && o->done_before + o->committed == o->n_runs) {
+    step = "complete";
+    hid_t a = H5Aopen(o->file, "complete", H5P_DEFAULT);
+    int32_t one = 1;
+    rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &one) < 0;
+    if (a >= 0) H5Aclose(a);
+  }
+  char why[256] = "";
+  if (rc) {
+    /* Every run is committed; only the attributes failed. Closing would
+     * flush half-written headers, so the file stays as of the commit. */
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: finishing (%s): %s; its runs are committed (--resume completes "
+               "it)", o->path, step, why);
+    h5out_fail(o);
+    h5out_abandon(o);
+    return -1;
+  }
+  char *path = strdup(o->path);
+  if (h5out_close_file(o)) {
+    if (!rc) {
+      step = "close";
+      h5_reason(why);
+    }
+    rc = -1;
+  }
+  if (!rc && path) trim_reserve(path);
+  if (rc) swp_seterr(err, errlen, "%s: finishing (%s): %s", path ? path : "result file", step, why);
+  free(path);
+  return rc ? -1 : 0;
+}
+
+/* ---- reading a result file: the layout checks shared by resume and merge ---- */
+
+void swp_h5info_free(swp_h5info *info) {
+  free(info->tool_version);
+  free(info->sweep_text);
+  free(info->sweep_source);
+  free(info->sweep_source_text);
+  free(info->command_line);
+  free(info->started);
+  free(info->finished);
+  memset(info, 0, sizeof *info);
+}
+
+/* A scalar attribute (integer or float class) read as mem_type. Returns 0, 1
+ * when missing, -1 when malformed (not scalar, not a number). */
+static int attr_read_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
+  htri_t ex = H5Aexists(obj, name);
+  if (ex == 0) return 1;
+  if (ex < 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  H5T_class_t cls = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
+  int rc = (cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
+                   H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, mem_type, v) >= 0
+               ? 0
+               : -1;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return rc;
+}
+
+/* A scalar string attribute, fixed or variable length, malloc'd into *out.
+ * Returns 0, 1 when missing, -1 when malformed. */
+static int attr_read_str(hid_t obj, const char *name, char **out) {
+  *out = NULL;
+  htri_t ex = H5Aexists(obj, name);
+  if (ex == 0) return 1;
+  if (ex < 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  int rc = -1;
+  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
+      H5Sget_simple_extent_npoints(sp) == 1) {
+    if (H5Tis_variable_str(t) > 0) {
+      hid_t mt = str_type(0);
+      char *s = NULL;
+      if (H5Aread(a, mt, &s) >= 0) {
+        *out = strdup(s ? s : "");
+        rc = *out ? 0 : -1;
+        if (s) H5free_memory(s);
+      }
+      H5Tclose(mt);
+    } else {
+      size_t n = H5Tget_size(t);
+      char *s = n && n < (1u << 26) ? calloc(n + 1, 1) : NULL;
+      if (s && H5Aread(a, t, s) >= 0) {
+        *out = s;
+        rc = 0;
+      } else {
+        free(s);
+      }
+    }
+  }
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return rc;
+}
+
+/* Reads and checks the root attributes. */
+static int layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
+                            size_t errlen) {
+  memset(info, 0, sizeof *info);
+  char *format = NULL;
+  int rc = attr_read_str(f, "format", &format);
+  if (rc || strcmp(format, FORMAT_NAME)) {
+    if (rc)
+      swp_seterr(err, errlen, "%s: not a stormsweep result file (no 'format' attribute)", path);
+    else swp_seterr(err, errlen, "%s: not a stormsweep result file (format is '%.60s', not '%s')",
+                    path, format, FORMAT_NAME);
+    free(format);
+    return -1;
+  }
+  free(format);
+  if (attr_read_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
+    swp_seterr(err, errlen, "%s: no readable 'format_version' attribute", path);
+    return -1;
+  }
+  if (info->format_version != FORMAT_VERSION) {
+    swp_seterr(err, errlen, "%s: format version %d; this stormsweep (%s) reads version %d", path,
+               info->format_version, STORMSWEEP_VERSION, FORMAT_VERSION);
+    return -1;
+  }
+  const char *bad = NULL;
+  if (attr_read_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
+  else if (attr_read_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
+  else if (attr_read_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
+  else if (attr_read_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
+  else if (attr_read_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
+  else if (attr_read_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
+  else if (attr_read_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
+  else if (attr_read_str(f, "tool_version", &info->tool_version)) bad = "tool_version";
+  else if (attr_read_str(f, "sweep_text", &info->sweep_text)) bad = "sweep_text";
+  else if (attr_read_str(f, "sweep_source", &info->sweep_source) < 0) bad = "sweep_source";
+  else if (attr_read_str(f, "sweep_source_text", &info->sweep_source_text) < 0)
+    bad = "sweep_source_text";
+  else if (attr_read_str(f, "command_line", &info->command_line) < 0) bad = "command_line";
+  if (bad) {
+    swp_seterr(err, errlen, "%s: missing or malformed root attribute '%s'", path, bad);
+    return -1;
+  }
+  int si = attr_read_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
+  int sc = attr_read_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
+  if (si < 0 || sc < 0 || si != sc) {
+    swp_seterr(err, errlen, "%s: malformed slice attributes", path);
+    return -1;
+  }
+  if (si) info->slice_index = info->slice_count = 0;
+  if (info->n_points < 1 || info->replicates < 1 || info->n_runs < 1 ||
+      info->n_runs > SWP_MAX_RUNS || info->n_points > info->n_runs ||
+      info->n_runs / info->replicates != info->n_points ||
+      info->n_runs % info->replicates != 0) {
+    swp_seterr(err, errlen,
+               "%s: impossible dimensions: n_runs %lld, n_points %lld, replicates %lld", path,
+               (long long)info->n_runs, (long long)info->n_points, (long long)info->replicates);
+    return -1;
+  }
+  if (info->ticks < 1 || info->ticks > MAX_TICKS || !(info->tick_ms > 0)) {
+    swp_seterr(err, errlen, "%s: impossible time axis: %d ticks of %g ms", path, info->ticks,
+               info->tick_ms);
+    return -1;
+  }
+  if (info->slice_count &&
+      (info->slice_count < 1 || info->slice_index < 0 || info->slice_index >= info->slice_count)) {
+    swp_seterr(err, errlen, "%s: impossible slice %lld/%lld", path,
+               (long long)info->slice_index, (long long)info->slice_count);
+    return -1;
+  }
+  return 0;
+}
+
+/* Opens /runs, /ticks/<metric> and /timing/run_* and checks their types and
+ * shapes against info; *runs_mem gets the in-memory row type. */
+static int layout_open_datasets(hid_t f, const char *path, const swp_h5info *info,
+                                hid_t *runs, hid_t *runs_mem, hid_t ticks[], hid_t *wall,
+                                hid_t *thread, char *err, size_t errlen) {
+  hid_t ft = -1;
+  char what[160] = "";
+  int rc = runs_types(runs_mem, &ft);
+  if (rc) snprintf(what, sizeof what, "building the /runs type");
+  if (!rc) {
+    *runs = H5Lexists(f, "runs", H5P_DEFAULT) > 0 ? H5Dopen2(f, "runs", H5P_DEFAULT) : -1;
+    hid_t t = *runs < 0 ? -1 : H5Dget_type(*runs), sp = *runs < 0 ? -1 : H5Dget_space(*runs);
+    hsize_t dims[2] = {0, 0};
+    if (*runs < 0) snprintf(what, sizeof what, "no /runs dataset");
+    else if (t < 0 || H5Tequal(t, ft) <= 0)
+      snprintf(what, sizeof what, "/runs has another row layout than this version writes");
+    else if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+             H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs)
+      snprintf(what, sizeof what, "/runs is not a list of n_runs = %lld rows",
+               (long long)info->n_runs);
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    rc = what[0] != 0;
+  }
+  if (ft >= 0) H5Tclose(ft);
+  for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
+    char name[96];
+    snprintf(name, sizeof name, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
+    ticks[m] = H5Lexists(f, "ticks", H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0
+                   ? H5Dopen2(f, name, H5P_DEFAULT)
+                   : -1;
+    if (ticks[m] < 0) {
+      snprintf(what, sizeof what, "no /%s dataset", name);
+      rc = 1;
+      break;
+    }
+    hid_t t = H5Dget_type(ticks[m]), sp = H5Dget_space(ticks[m]),
+          dcpl = H5Dget_create_plist(ticks[m]);
+    hsize_t dims[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
+    unsigned flags, cd[8];
+    size_t ncd = 8;
+    int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
+             H5Sget_simple_extent_ndims(sp) == 2 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] == (hsize_t)info->n_runs &&
+             dims[1] == (hsize_t)info->ticks;
+    if (!ok) {
+      snprintf(what, sizeof what, "/%s is not int32 [n_runs = %lld, ticks = %d]", name,
+               (long long)info->n_runs, info->ticks);
+    } else {
+      /* Chunks are copied raw, so the filter pipeline must be ours exactly. */
+      ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 &&
+           chunk[0] == 1 && chunk[1] == (hsize_t)info->ticks && H5Pget_nfilters(dcpl) == 2 &&
+           H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
+      ncd = 8;
+      ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
+           ncd >= 1 && cd[0] == SWP_DEFLATE_LEVEL;
+      if (!ok)
+        snprintf(what, sizeof what,
+                 "/%s is not stored as chunks of (1, %d) with shuffle + deflate %d", name,
+                 info->ticks, SWP_DEFLATE_LEVEL);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    rc = what[0] != 0;
+  }
+  if (!rc) {
+    static const char *const names[2] = {"timing/run_wall_s", "timing/run_thread"};
+    hid_t *ds[2] = {wall, thread};
+    for (int i = 0; i < 2 && !rc; i++) {
+      *ds[i] = H5Lexists(f, "timing", H5P_DEFAULT) > 0 && H5Lexists(f, names[i], H5P_DEFAULT) > 0
+                   ? H5Dopen2(f, names[i], H5P_DEFAULT)
+                   : -1;
+      hid_t sp = *ds[i] < 0 ? -1 : H5Dget_space(*ds[i]);
+      hsize_t dims[2] = {0, 0};
+      if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+          H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs) {
+        snprintf(what, sizeof what, "no /%s of n_runs = %lld values", names[i],
+                 (long long)info->n_runs);
+        rc = 1;
+      }
+      if (sp >= 0) H5Sclose(sp);
+    }
+  }
+  if (rc) {
+    swp_seterr(err, errlen, "%s: not a stormsweep result file of this layout: %s", path, what);
+    return -1;
+  }
+  return 0;
+}
+
+/* The done column, in blocks. */
+static int layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done) {
+  hid_t mt = H5Tcreate(H5T_COMPOUND, 1);
+  H5Tinsert(mt, "done", 0, H5T_NATIVE_INT8);
+  hid_t fs = H5Dget_space(runs);
+  const hsize_t block = 65536;
+  int rc = mt < 0 || fs < 0 ? -1 : 0;
+  for (hsize_t i0 = 0; i0 < (hsize_t)n_runs && !rc; i0 += block) {
+    hsize_t cnt = (hsize_t)n_runs - i0 < block ? (hsize_t)n_runs - i0 : block;
+    hid_t ms = H5Screate_simple(1, &cnt, NULL);
+    rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, &i0, NULL, &cnt, NULL) < 0 ||
+         H5Dread(runs, mt, ms, fs, H5P_DEFAULT, done + i0) < 0;
+    H5Sclose(ms);
+  }
+  for (int64_t r = 0; r < n_runs && !rc; r++) done[r] = done[r] != 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (mt >= 0) H5Tclose(mt);
+  return rc;
+}
+
+/* ---- resume ---- */
+
+/* Whether text holds the line [l, l + n) as one of its lines. */
+static int text_has_line(const char *text, const char *l, size_t n) {
+  for (const char *p = text; p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !memcmp(p, l, n)) return 1;
+    p = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
+/* Names the first line where two sweep texts differ: "this sweep has
+ * 'load = 0.6' (line 11), which the file's lacks". */
+static void text_first_difference(const char *mine, const char *theirs, char *buf, size_t len) {
+  int line = 1;
+  const char *a = mine, *b = theirs;
+  for (;;) {
+    const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+    size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+    if (la != lb || memcmp(a, b, la) || (!ea) != (!eb)) {
+      int pa = (int)(la > 120 ? 120 : la), pb = (int)(lb > 120 ? 120 : lb);
+      if (la && !text_has_line(theirs, a, la))
+        snprintf(buf, len, "this sweep has '%.*s' (line %d of its effective text), which the "
+                 "file's sweep lacks", pa, a, line);
+      else if (lb && !text_has_line(mine, b, lb))
+        snprintf(buf, len, "the file's sweep has '%.*s' (line %d of its effective text), which "
+                 "this one lacks", pb, b, line);
+      else
+        snprintf(buf, len, "line %d of the effective sweep is '%.*s' in the file but '%.*s' here",
+                 line, pb, b, pa, a);
+      return;
+    }
+    if (!ea) break;
+    a = ea + 1;
+    b = eb + 1;
+    line++;
+  }
+  snprintf(buf, len, "the sweep texts differ");
+}
+
+/* Stored size of the chunk of run r (0: none). H5Dget_chunk_storage_size
+ * fails on a chunk never written; this tells "missing" from "unreadable". */
+static int chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
+  hsize_t offset[2] = {(hsize_t)r, 0};
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  *size = 0;
+  if (H5Dget_chunk_info_by_coord(ds, offset, &mask, &addr, size) < 0) return -1;
+  if (addr == HADDR_UNDEF) *size = 0;
+  return 0;
+}
+
+/* Checks that every run marked done has all its chunks; clears the flag of
+ * one that lacks some (it is run again). Returns the number cleared, or -1
+ * when the chunk index cannot be read at all. */
+static int64_t verify_done_chunks(swp_h5out *o, char *why, size_t whylen) {
+  int64_t cleared = 0;
+  for (int64_t r = 0; r < o->n_runs; r++) {
+    if (!o->done[r]) continue;
+    for (int m = 0; m < ENG_M_COUNT; m++) {
+      hsize_t size = 0;
+      if (chunk_size_at(o->ticks[m], r, &size)) {
+        char h5[256];
+        h5_reason(h5);
+        snprintf(why, whylen, "reading the chunk index of /ticks/%s at run %lld: %s",
+                 eng_metric_get_info((eng_metric)m)->name, (long long)r, h5);
+        return -1;
+      }
+      if (!size) {
+        o->done[r] = 0;
+        cleared++;
+        break;
+      }
+    }
+  }
+  return cleared;
+}
+
+static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_sweep *sw,
+                          int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
+  *out = NULL;
+  if (!sw->checked) {
+    swp_seterr(err, errlen, "%s: the sweep was not checked", path);
+    return -1;
+  }
+  if (slice_count <= 1) slice_index = slice_count = 0;
+  swp_h5out *o = h5out_alloc(path, swp_sweep_runs(sw), sw->ticks);
+  char *text = swp_sweep_format(sw);
+  if (!o || !text) {
+    swp_seterr(err, errlen, "%s: out of memory", path);
+    free(text);
+    if (o) h5out_close_file(o);
+    return -1;
+  }
+  o->resumed = 1;
+  swp_h5info info;
+  memset(&info, 0, sizeof info);
+  char why[512];
+  int rc = -1;
+  if (H5Fis_hdf5(path) <= 0) {
+    if (access(path, F_OK))
+      swp_seterr(err, errlen, "%s: does not exist: nothing to resume (drop --resume to start it)",
+                 path);
+    else
+      swp_seterr(err, errlen,
+                 "%s: not an HDF5 file (or damaged beyond reading); cannot resume it (start over "
+                 "with --force)",
+                 path);
+    goto fail;
+  }
+  hid_t fapl = file_access();
+  o->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
+  h5_reason(why);
+  H5Pclose(fapl);
+  if (o->file < 0) {
+    swp_seterr(err, errlen, "%s: cannot open for --resume: %s%s", path, why,
+               strstr(why, "locked") ? "" : " (start over with --force)");
+    goto fail;
+  }
+  if (layout_read_info(o->file, path, &info, err, errlen)) goto fail;
+  if (strcmp(info.tool_version, STORMSWEEP_VERSION)) {
+    swp_seterr(err, errlen,
+               "%s: written by stormsweep %s; this is %s, whose results may differ, so it cannot "
+               "continue the file (start over with --force)",
+               path, info.tool_version, STORMSWEEP_VERSION);
+    goto fail;
+  }
+  if (info.master_seed != sw->seed) {
+    swp_seterr(err, errlen,
+               "%s: belongs to another sweep: its master seed is %llu, this sweep's is %llu "
+               "(refusing to resume)",
+               path, (unsigned long long)info.master_seed, (unsigned long long)sw->seed);
+    goto fail;
+  }
+  if (strcmp(info.sweep_text, text)) {
+    text_first_difference(text, info.sweep_text, why, sizeof why);
+    swp_seterr(err, errlen,
+               "%s: belongs to another sweep definition: %s (refusing to resume; "
+               "'stormsweep list --ini' prints a sweep's effective text)",
+               path, why);
+    goto fail;
+  }
+  if (info.n_runs != o->n_runs || info.ticks != o->ticks_n) {
+    swp_seterr(err, errlen, "%s: holds %lld runs of %d ticks; this sweep has %lld of %d", path,
+               (long long)info.n_runs, info.ticks, (long long)o->n_runs, o->ticks_n);
+    goto fail;
+  }
+  if (info.slice_count != slice_count || info.slice_index != slice_index) {
+    char have[64], want[64];
+    if (info.slice_count)
+      snprintf(have, sizeof have, "slice %lld/%lld", (long long)info.slice_index,
+               (long long)info.slice_count);
+    else snprintf(have, sizeof have, "the whole sweep");
+    if (slice_count)
+      snprintf(want, sizeof want, "slice %lld/%lld", (long long)slice_index,
+               (long long)slice_count);
+    else snprintf(want, sizeof want, "the whole sweep");
+    swp_seterr(err, errlen, "%s: holds %s, but this command runs %s (refusing to resume)", path,
+               have, want);
+    goto fail;
+  }
+  if (layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks, &o->wall,
+                           &o->thread, err, errlen) ||
+      h5out_spaces(o))
+    goto fail;
+  if (layout_read_done(o->runs, o->n_runs, o->done)) {
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: cannot read /runs: %s (the file is damaged; start over with "
+               "--force)", path, why);
+    goto fail;
+  }
+  if (verify_done_chunks(o, why, sizeof why) < 0) {
+    swp_seterr(err, errlen,
+               "%s: damaged: %s. It was cut off while being written and cannot be continued; "
+               "start over with --force",
+               path, why);
+    goto fail;
+  }
+  for (int64_t r = 0; r < o->n_runs; r++) o->done_before += o->done[r];
+  rc = 0;
+fail:
+  swp_h5info_free(&info);
+  free(text);
+  if (rc) {
     h5out_close_file(o);
     return -1;
   }
@@ -633,85 +1544,324 @@ int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
   return 0;
 }
 
-/* ---- runs ---- */
+/* ---- read-only access (merge) ---- */
 
-int swp_h5out_write_run(swp_h5out *o, const swp_run_record *rec, char *err, size_t errlen) {
-  run_row row;
-  memset(&row, 0, sizeof row);
-  row.run = rec->run;
-  row.point = rec->point;
-  row.replicate = rec->replicate;
-  row.ticks = rec->ticks;
-  row.done = 1;
-  row.s = rec->summary;
-  hsize_t at = (hsize_t)rec->run, one = 1;
-  const char *step = "/runs";
-  int rc = rec->run < 0 || rec->run >= o->n_runs;
-  if (!rc) rc = H5Sselect_hyperslab(o->runs_space, H5S_SELECT_SET, &at, NULL, &one, NULL) < 0;
-  if (!rc) rc = H5Dwrite(o->runs, o->runs_mem, o->row_space, o->runs_space, o->dxpl, &row) < 0;
-  hsize_t offset[2] = {at, 0};
-  for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
-    step = eng_metric_get_info((eng_metric)m)->name;
-    rc = H5Dwrite_chunk(o->ticks[m], H5P_DEFAULT, 0, offset, rec->chunk_size[m], rec->chunk[m]) < 0;
+static void h5in_release(swp_h5in *in) {
+  if (in->runs >= 0) H5Dclose(in->runs);
+  if (in->runs_mem >= 0) H5Tclose(in->runs_mem);
+  if (in->wall >= 0) H5Dclose(in->wall);
+  if (in->thread >= 0) H5Dclose(in->thread);
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (in->ticks[m] >= 0) H5Dclose(in->ticks[m]);
+  if (in->file >= 0) H5Fclose(in->file);
+}
+
+static void swp_h5in_close_q(swp_h5in *in) {
+  if (!in) return;
+  h5in_release(in);
+  swp_h5info_free(&in->info);
+  free(in->path);
+  free(in);
+}
+
+static void read_timing_info(hid_t f, swp_h5info *info) {
+  if (H5Lexists(f, "timing", H5P_DEFAULT) <= 0) return;
+  hid_t g = H5Gopen2(f, "timing", H5P_DEFAULT);
+  if (g < 0) return;
+  attr_read_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
+  attr_read_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
+  attr_read_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
+  attr_read_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
+  attr_read_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
+  attr_read_str(g, "started", &info->started);
+  attr_read_str(g, "finished", &info->finished);
+  H5Gclose(g);
+}
+
+static int swp_h5in_open_q(swp_h5in **out, const char *path, char *err, size_t errlen) {
+  *out = NULL;
+  swp_h5in *in = calloc(1, sizeof *in);
+  if (!in || !(in->path = strdup(path))) {
+    free(in);
+    swp_seterr(err, errlen, "%s: out of memory", path);
+    return -1;
   }
+  in->file = in->runs = in->runs_mem = in->wall = in->thread = -1;
+  for (int m = 0; m < ENG_M_COUNT; m++) in->ticks[m] = -1;
+  char why[256];
+  if (access(path, R_OK)) {
+    swp_seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    goto fail;
+  }
+  if (H5Fis_hdf5(path) <= 0) {
+    swp_seterr(err, errlen, "%s: not an HDF5 file (or truncated or damaged beyond reading)", path);
+    goto fail;
+  }
+  in->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (in->file < 0) {
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: cannot open: %s", path, why);
+    goto fail;
+  }
+  if (layout_read_info(in->file, path, &in->info, err, errlen) ||
+      layout_open_datasets(in->file, path, &in->info, &in->runs, &in->runs_mem, in->ticks,
+                           &in->wall, &in->thread, err, errlen))
+    goto fail;
+  read_timing_info(in->file, &in->info);
+  *out = in;
+  return 0;
+fail:
+  swp_h5in_close(in);
+  return -1;
+}
+
+const swp_h5info *swp_h5in_info(const swp_h5in *in) { return &in->info; }
+
+static int swp_h5in_read_done_q(swp_h5in *in, uint8_t *done, char *err, size_t errlen) {
+  if (layout_read_done(in->runs, in->info.n_runs, done)) {
+    char why[256];
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: cannot read the done column of /runs: %s", in->path, why);
+    return -1;
+  }
+  return 0;
+}
+
+static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
+                                   swp_run_record *recs, char *err, size_t errlen) {
+  if (!n) return 0;
+  run_row *rows = malloc(n * sizeof *rows);
+  hsize_t *at = malloc(n * sizeof *at);
+  double *wall = malloc(n * sizeof *wall);
+  int32_t *thread = malloc(n * sizeof *thread);
+  hid_t fs = H5Dget_space(in->runs), ts = H5Dget_space(in->wall);
+  hsize_t cnt = n;
+  hid_t ms = H5Screate_simple(1, &cnt, NULL);
+  int rc = !rows || !at || !wall || !thread || fs < 0 || ts < 0 || ms < 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (runs[i] < 0 || runs[i] >= in->info.n_runs) rc = 1;
+    at[i] = (hsize_t)runs[i];
+  }
+  const char *step = "/runs";
+  if (!rc)
+    rc = H5Sselect_elements(fs, H5S_SELECT_SET, n, at) < 0 ||
+         H5Dread(in->runs, in->runs_mem, ms, fs, H5P_DEFAULT, rows) < 0;
   if (!rc) {
     step = "/timing";
-    rc = H5Sselect_hyperslab(o->timing_space, H5S_SELECT_SET, &at, NULL, &one, NULL) < 0 ||
-         H5Dwrite(o->wall, H5T_NATIVE_DOUBLE, o->row_space, o->timing_space, o->dxpl,
-                  &rec->wall_s) < 0 ||
-         H5Dwrite(o->thread, H5T_NATIVE_INT32, o->row_space, o->timing_space, o->dxpl,
-                  &rec->thread) < 0;
+    rc = H5Sselect_elements(ts, H5S_SELECT_SET, n, at) < 0 ||
+         H5Dread(in->wall, H5T_NATIVE_DOUBLE, ms, ts, H5P_DEFAULT, wall) < 0 ||
+         H5Dread(in->thread, H5T_NATIVE_INT32, ms, ts, H5P_DEFAULT, thread) < 0;
   }
   if (rc) {
     char why[256];
     h5_reason(why);
-    swp_seterr(err, errlen, "%s: writing run %lld (%s): %s", o->path, (long long)rec->run, step,
-               why);
-    return -1;
+    swp_seterr(err, errlen, "%s: reading %s: %s", in->path, step, why);
   }
-  o->written++;
+  const swp_h5info *info = &in->info;
+  for (size_t i = 0; i < n && !rc; i++) {
+    const run_row *row = &rows[i];
+    int64_t r = runs[i], point = r / info->replicates;
+    int32_t rep = (int32_t)(r % info->replicates);
+    uint64_t seed = eng_seed_derive(info->master_seed, (uint64_t)point, (uint64_t)rep);
+    if (row->run != r || row->point != point || row->replicate != rep || row->s.seed != seed ||
+        !row->done || row->s.outcome < ENG_OUTCOME_RECOVERED ||
+        row->s.outcome > ENG_OUTCOME_METASTABLE || row->ticks < 0 || row->ticks > info->ticks) {
+      swp_seterr(err, errlen,
+                 "%s: the /runs row of run %lld is inconsistent (run %lld, point %lld, replicate "
+                 "%d, seed %llu, done %d, outcome %d, ticks %d; expected point %lld, replicate %d, "
+                 "seed %llu)",
+                 in->path, (long long)r, (long long)row->run, (long long)row->point,
+                 row->replicate, (unsigned long long)row->s.seed, row->done, row->s.outcome,
+                 row->ticks, (long long)point, rep, (unsigned long long)seed);
+      rc = 1;
+      break;
+    }
+    swp_run_record *rec = &recs[i];
+    memset(rec, 0, sizeof *rec);
+    rec->run = r;
+    rec->point = point;
+    rec->replicate = rep;
+    rec->ticks = row->ticks;
+    rec->summary = row->s;
+    rec->wall_s = wall[i];
+    rec->thread = thread[i];
+  }
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  if (ts >= 0) H5Sclose(ts);
+  free(rows);
+  free(at);
+  free(wall);
+  free(thread);
+  return rc ? -1 : 0;
+}
+
+static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t *cap,
+                         swp_run_record *rec, char *err, size_t errlen) {
+  size_t bound = swp_chunk_bound((size_t)in->info.ticks), used = 0, offset[ENG_M_COUNT];
+  hsize_t at[2] = {(hsize_t)r, 0};
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    const char *name = eng_metric_get_info((eng_metric)m)->name;
+    hsize_t size = 0;
+    if (chunk_size_at(in->ticks[m], r, &size)) {
+      char why[256];
+      h5_reason(why);
+      swp_seterr(err, errlen, "%s: reading the chunk index of /ticks/%s at run %lld: %s",
+                 in->path, name, (long long)r, why);
+      return -1;
+    }
+    if (size == 0 || size > bound) {
+      swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk %s", in->path,
+                 (long long)r, name, size ? "is larger than any encoding" : "is missing");
+      return -1;
+    }
+    if (used + size > *cap) {
+      size_t c = *cap ? *cap : 65536;
+      while (c < used + size) c *= 2;
+      uint8_t *b = realloc(*buf, c);
+      if (!b) {
+        swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
+        return -1;
+      }
+      *buf = b;
+      *cap = c;
+    }
+    uint32_t mask = 0;
+    if (H5Dread_chunk(in->ticks[m], H5P_DEFAULT, at, &mask, *buf + used) < 0 || mask != 0) {
+      char why[256];
+      h5_reason(why);
+      swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk: %s", in->path,
+                 (long long)r, name, mask ? "stored without its filters" : why);
+      return -1;
+    }
+    offset[m] = used;
+    rec->chunk_size[m] = (size_t)size;
+    used += (size_t)size;
+  }
+  for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = *buf + offset[m];
   return 0;
+}
+
+static double swp_h5in_ticks_bytes_q(swp_h5in *in) {
+  double b = 0;
+  for (int m = 0; m < ENG_M_COUNT; m++) b += (double)H5Dget_storage_size(in->ticks[m]);
+  return b;
+}
+
+/* ---- public entry points: HDF5's error printing off around each ----
+ *
+ * The library is built thread-safe, so error stacks and their printing are
+ * per thread, and the writer is called from whichever OpenMP thread holds
+ * the critical section: each call silences its own thread, and our messages
+ * (h5_reason) replace HDF5's stack dumps. */
+
+typedef struct h5_quiet {
+  H5E_auto2_t func;
+  void *data;
+} h5_quiet;
+
+static void quiet_begin(h5_quiet *q) {
+  H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void quiet_end(const h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+
+int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
+                     const char *command_line, int force, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_create_q(out, path, sw, command_line, force, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_set_slice_q(o, index, count, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5out_write_run(swp_h5out *o, const swp_run_record *rec, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_write_run_q(o, rec, err, errlen);
+  quiet_end(&q);
+  return rc;
 }
 
 int swp_h5out_flush(swp_h5out *o, char *err, size_t errlen) {
-  if (H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0) {
-    char why[256];
-    h5_reason(why);
-    swp_seterr(err, errlen, "%s: flush: %s", o->path, why);
-    return -1;
-  }
-  return 0;
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_flush_q(o, err, errlen);
+  quiet_end(&q);
+  return rc;
 }
 
 int swp_h5out_close(swp_h5out *o, const swp_timing *t, char *err, size_t errlen) {
-  if (!o) return 0;
-  int rc = 0;
-  hid_t g = H5Gopen2(o->file, "timing", H5P_DEFAULT);
-  char host[256] = "";
-  if (gethostname(host, sizeof host - 1)) snprintf(host, sizeof host, "unknown");
-  if (g < 0) rc = -1;
-  if (!rc && t)
-    rc = attr_f64(g, "wall_s", t->wall_s) || attr_i32(g, "threads", t->threads) ||
-         attr_i64(g, "runs_done", t->runs_done) ||
-         attr_f64(g, "runs_per_s", t->wall_s > 0 ? (double)t->runs_done / t->wall_s : 0) ||
-         attr_str(g, "host", host) || attr_str(g, "started", t->started) ||
-         attr_str(g, "finished", t->finished) || attr_f64(g, "simulate_s", t->simulate_s) ||
-         attr_f64(g, "encode_s", t->encode_s) || attr_f64(g, "write_s", t->write_s);
-  if (g >= 0) H5Gclose(g);
-  if (!rc && o->written == o->n_runs) {
-    hid_t a = H5Aopen(o->file, "complete", H5P_DEFAULT);
-    int32_t one = 1;
-    rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &one) < 0;
-    if (a >= 0) H5Aclose(a);
-  }
-  char why[256] = "";
-  if (rc) h5_reason(why);
-  char *path = strdup(o->path);
-  if (h5out_close_file(o)) {
-    rc = -1;
-    if (!why[0]) snprintf(why, sizeof why, "closing failed");
-  }
-  if (rc) swp_seterr(err, errlen, "%s: finishing: %s", path ? path : "result file", why);
-  free(path);
-  return rc ? -1 : 0;
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_close_q(o, t, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw,
+                          int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_open_resume_q(out, path, sw, slice_index, slice_count, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+void swp_h5in_close(swp_h5in *in) {
+  h5_quiet q;
+  quiet_begin(&q);
+  swp_h5in_close_q(in);
+  quiet_end(&q);
+}
+
+int swp_h5in_open(swp_h5in **out, const char *path, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5in_open_q(out, path, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5in_read_done(swp_h5in *in, uint8_t *done, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5in_read_done_q(in, done, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5in_read_records(swp_h5in *in, const int64_t *runs, size_t n, swp_run_record *recs,
+                          char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5in_read_records_q(in, runs, n, recs, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5in_read_chunks(swp_h5in *in, int64_t r, uint8_t **buf, size_t *cap, swp_run_record *rec,
+                         char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5in_read_chunks_q(in, r, buf, cap, rec, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+double swp_h5in_ticks_bytes(swp_h5in *in) {
+  h5_quiet q;
+  quiet_begin(&q);
+  double rc = swp_h5in_ticks_bytes_q(in);
+  quiet_end(&q);
+  return rc;
 }

@@ -9,6 +9,12 @@
  * inih never reports an empty section. The handler only records entries
  * (with their line); values are validated after the whole file is read, so
  * indented continuation lines can extend a value first.
+ *
+ * The effective text (swp_sweep_format) must parse back to the same sweep
+ * (tests/fuzz/fuzz_sweepfile.c asserts it): it wraps long values only at a
+ * single blank (or ", " in lists) before text that may start a
+ * continuation line, and command-line values that no sweep file could hold
+ * (control characters, " ;", a word longer than a line) are refused.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -89,6 +95,44 @@ static int section_lookup(const char *name) {
   return SEC_UNKNOWN;
 }
 
+/* Edit distance with adjacent transpositions ("grdi" is one step from
+ * "grid"), case-insensitive; words longer than 63 characters are far. */
+static size_t word_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63) return 64;
+  size_t d[64][64];
+  for (size_t i = 0; i <= la; i++) d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+      size_t best = d[i - 1][j - 1] + (ca != cb);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+/* The candidate closest to word, when close enough to be a likely typo
+ * (one edit for short words, up to three for long ones, or one containing
+ * the other); NULL otherwise. */
+static const char *word_nearest(const char *word, const char *const *cands) {
+  const char *best = NULL;
+  size_t best_d = (size_t)-1, len = strlen(word);
+  for (size_t i = 0; cands[i]; i++) {
+    if (!*cands[i]) continue;
+    size_t d = word_distance(word, cands[i]);
+    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && d > 1) d = 1;
+    if (d < best_d) best_d = d, best = cands[i];
+  }
+  size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+  return best_d <= limit ? best : NULL;
+}
+
 /* fgets for a string that counts lines and checks section headers. */
 static char *reader(char *str, int num, void *stream) {
   parse_ctx *c = stream;
@@ -107,11 +151,14 @@ static char *reader(char *str, int num, void *stream) {
   str[len] = 0;
   c->p += len;
   const char *s = str;
-  while (*s == ' ' || *s == '\t') s++;
-  int blank = !*s || *s == '\n' || *s == '\r';
+  if (c->line == 1 && !memcmp(s, "\xEF\xBB\xBF", 3)) s += 3; /* inih skips a BOM there too */
+  const char *bol = s;
+  /* Blanks as inih sees them (isspace), so "indented" means what it means to inih. */
+  while (isspace((unsigned char)*s)) s++;
+  int blank = !*s;
   int comment = *s == ';' || *s == '#';
-  c->indented = s > str && !blank && !comment;
-  if (*s == '[' && s > str) {
+  c->indented = s > bol && !blank && !comment;
+  if (*s == '[' && s > bol) {
     fail(c, c->line, "a section header must start at the beginning of its line");
     return NULL;
   }
@@ -124,10 +171,8 @@ static char *reader(char *str, int num, void *stream) {
       memcpy(name, s + 1, n);
       name[n] = 0;
       if (section_lookup(name) == SEC_UNKNOWN) {
-        const char *best = NULL;
-        for (int i = SEC_SWEEP; i <= SEC_GRID; i++)
-          if (strstr(name, section_names[i]) || strstr(section_names[i], name))
-            best = section_names[i];
+        static const char *const known[] = {"sweep", "scenario", "grid", NULL};
+        const char *best = word_nearest(name, known);
         if (best && *name)
           fail(c, c->line, "unknown section [%s] (did you mean [%s]?)", name, best);
         else
@@ -159,7 +204,20 @@ static int looks_like_assignment(const char *v) {
   return *v == '=' || *v == ':';
 }
 
-static int append_continuation(parse_ctx *c, entry *e, const char *value) {
+static int append_continuation(parse_ctx *c, entry *e, const char *raw) {
+  /* This inih passes continuation lines on with their inline comment: cut
+   * it as it does on the first line (a ';' after a blank), so that
+   * "   50, 150 ; big" means what "vnodes = 10 ; small" does. */
+  char buf[SWP_MAX_LINE + 8];
+  snprintf(buf, sizeof buf, "%s", raw);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == ';' && isspace((unsigned char)p[-1])) {
+      *p = 0;
+      break;
+    }
+  for (size_t n = strlen(buf); n > 0 && isspace((unsigned char)buf[n - 1]);) buf[--n] = 0;
+  if (!*buf) return 1; /* a comment only */
+  const char *value = buf;
   if (looks_like_assignment(value))
     return fail(c, c->line,
                 "indented line continues the value of '%s' (line %d); remove the indentation "
@@ -176,7 +234,7 @@ static int append_continuation(parse_ctx *c, entry *e, const char *value) {
     sep = ", ";
   }
   v[a] = 0;
-  strcat(v, sep);
+  if (a > 0) strcat(v, sep); /* "key =" then the value on indented lines: no leading blank */
   strcat(v, value);
   e->value = v;
   return 1;
@@ -198,6 +256,9 @@ static int handler(void *user, const char *section, const char *name, const char
   if (sec == SEC_SWEEP && !is_sweep_key(name)) {
     if (eng_settings_find(name))
       return fail(c, c->line, "'%s' is a scenario setting: put it in [scenario] or [grid]", name);
+    const char *sug = word_nearest(name, sweep_keys);
+    if (sug)
+      return fail(c, c->line, "unknown key '%s' in [sweep] (did you mean '%s'?)", name, sug);
     return fail(c, c->line,
                 "unknown key '%s' in [sweep] (expected name, description, replicates or seed)",
                 name);
@@ -209,6 +270,10 @@ static int handler(void *user, const char *section, const char *name, const char
     if (sug)
       return fail(c, c->line, "unknown setting '%s' in [%s] (did you mean '%s'?)", name,
                   section_names[sec], sug);
+    sug = word_nearest(name, sweep_keys);
+    if (sug)
+      return fail(c, c->line, "unknown setting '%s' in [%s] (did you mean '%s' in [sweep]?)",
+                  name, section_names[sec], sug);
     return fail(c, c->line,
                 "unknown setting '%s' in [%s] (see 'stormsweep sim --list-settings')", name,
                 section_names[sec]);
@@ -451,8 +516,9 @@ int swp_sweep_parse_seed_study(swp_sweep *sw, char *err, size_t errlen) {
 
 /* ---- command-line overrides ---- */
 
-/* Splits "key=value" into trimmed parts (key into a buffer). */
-static int split_assignment(const char *s, char *key, size_t keylen, const char **value) {
+/* Splits "key=value" into trimmed parts, both into buffers. */
+static int split_assignment(const char *s, char *key, size_t keylen, char *value,
+                            size_t valuelen) {
   const char *eq = strchr(s, '=');
   if (!eq) return -1;
   const char *a = s, *b = eq;
@@ -461,9 +527,27 @@ static int split_assignment(const char *s, char *key, size_t keylen, const char 
   if (a == b || (size_t)(b - a) >= keylen) return -1;
   memcpy(key, a, (size_t)(b - a));
   key[b - a] = 0;
-  *value = eq + 1;
-  while (isspace((unsigned char)**value)) (*value)++;
+  a = eq + 1;
+  b = a + strlen(a);
+  while (a < b && isspace((unsigned char)*a)) a++;
+  while (b > a && isspace((unsigned char)b[-1])) b--;
+  if ((size_t)(b - a) >= valuelen) return -1;
+  memcpy(value, a, (size_t)(b - a));
+  value[b - a] = 0;
   return 0;
+}
+
+/* An override value ends up in the effective sweep text stored with the
+ * results, which must parse back to the same sweep: refuse what a sweep-file
+ * line cannot hold (a line break or other control character, or " ;", which
+ * starts a comment). NULL when fine, else what is wrong. */
+static const char *override_value_problem(const char *v) {
+  for (const char *p = v; *p; p++) {
+    if (iscntrl((unsigned char)*p) && *p != '\t') return "contains a control character";
+    if (*p == ';' && p > v && isspace((unsigned char)p[-1]))
+      return "contains ' ;', which would start a comment in the sweep file";
+  }
+  return NULL;
 }
 
 static void axis_remove(swp_sweep *sw, size_t i) {
@@ -483,31 +567,40 @@ static void setting_remove(swp_sweep *sw, size_t i) {
 
 static void unknown_key_message(const char *opt, const char *key, char *err, size_t errlen) {
   const char *sug = eng_settings_suggest(key);
+  const char *sweep_sug = word_nearest(key, sweep_keys);
   if (sug)
     swp_seterr(err, errlen, "%s: unknown setting '%s' (did you mean '%s'?)", opt, key, sug);
+  else if (sweep_sug)
+    swp_seterr(err, errlen, "%s: unknown setting '%s' (did you mean '%s'?)", opt, key, sweep_sug);
   else
     swp_seterr(err, errlen, "%s: unknown setting '%s' (see 'stormsweep sim --list-settings')", opt,
                key);
 }
 
-int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
-  char key[128], msg[512];
-  const char *value;
-  if (split_assignment(assignment, key, sizeof key, &value)) {
-    swp_seterr(err, errlen, "--set %s: expected KEY=VALUE", assignment);
+static int wrapped_fits(const char *key, const char *value, int list);
+
+/* --set after its text is split and checked. */
+static int set_apply(swp_sweep *sw, const char *assignment, const char *key, const char *value,
+                     char *err, size_t errlen) {
+  char msg[512];
+  sw->checked = 0;
+  if (!is_sweep_key(key) && !eng_settings_find(key)) {
+    unknown_key_message("--set", key, err, errlen);
     return -1;
   }
-  sw->checked = 0;
+  if (!wrapped_fits(key, value, 0)) {
+    swp_seterr(err, errlen,
+               "--set %s: the value has a word too long for a sweep-file line (at most %d "
+               "characters)",
+               key, SWP_MAX_LINE - 4);
+    return -1;
+  }
   if (is_sweep_key(key)) {
     if (sweep_key_apply(sw, key, value, msg, sizeof msg)) {
       swp_seterr(err, errlen, "--set %s: %s", assignment, msg);
       return -1;
     }
     return 0;
-  }
-  if (!eng_settings_find(key)) {
-    unknown_key_message("--set", key, err, errlen);
-    return -1;
   }
   eng_config scratch;
   eng_config_defaults(&scratch);
@@ -527,13 +620,29 @@ int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, siz
   return 0;
 }
 
-int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
-  char key[128], msg[512];
-  const char *value;
-  if (split_assignment(assignment, key, sizeof key, &value)) {
-    swp_seterr(err, errlen, "--grid %s: expected KEY=V1,V2,...", assignment);
+int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
+  char key[128];
+  size_t vlen = strlen(assignment) + 1;
+  char *value = malloc(vlen);
+  if (!value) {
+    swp_seterr(err, errlen, "--set: out of memory");
     return -1;
   }
+  int rc = -1;
+  const char *problem;
+  if (split_assignment(assignment, key, sizeof key, value, vlen))
+    swp_seterr(err, errlen, "--set %s: expected KEY=VALUE", assignment);
+  else if ((problem = override_value_problem(value)))
+    swp_seterr(err, errlen, "--set %s: the value %s", key, problem);
+  else
+    rc = set_apply(sw, assignment, key, value, err, errlen);
+  free(value);
+  return rc;
+}
+
+/* --grid after its text is split and checked: replaces or appends the axis. */
+static int grid_apply(swp_sweep *sw, const char *assignment, const char *key, const char *value,
+                      char *msg, size_t msglen, char *err, size_t errlen) {
   sw->checked = 0;
   if (is_sweep_key(key)) {
     swp_seterr(err, errlen, "--grid %s: '%s' is not a scenario setting; use --set %s=...",
@@ -549,9 +658,18 @@ int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, si
     return -1;
   }
   swp_axis fresh = {0};
-  fresh.key = key;
-  if (swp_axis_expand(&fresh, value, msg, sizeof msg)) {
+  char keybuf[128];
+  snprintf(keybuf, sizeof keybuf, "%s", key);
+  fresh.key = keybuf;
+  if (swp_axis_expand(&fresh, value, msg, msglen)) {
     swp_seterr(err, errlen, "--grid %s: %s", assignment, msg);
+    return -1;
+  }
+  if (!wrapped_fits(key, fresh.spec, 1)) {
+    swp_axis_clear(&fresh);
+    swp_seterr(err, errlen,
+               "--grid %s: a value is too long for a sweep-file line (at most %d characters)", key,
+               SWP_MAX_LINE - 4);
     return -1;
   }
   swp_axis *a = NULL;
@@ -571,6 +689,31 @@ int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, si
   for (size_t i = 0; i < sw->n_settings; i++)
     if (!strcmp(sw->settings[i].key, key)) setting_remove(sw, i--);
   return 0;
+}
+
+int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
+  char key[128], msg[512];
+  /* A list may be long (the effective text wraps it over several lines). */
+  size_t vlen = strlen(assignment) + 1;
+  char *value = malloc(vlen);
+  if (!value) {
+    swp_seterr(err, errlen, "--grid: out of memory");
+    return -1;
+  }
+  int rc = -1;
+  if (split_assignment(assignment, key, sizeof key, value, vlen)) {
+    swp_seterr(err, errlen, "--grid %s: expected KEY=V1,V2,...", assignment);
+    goto out;
+  }
+  const char *problem = override_value_problem(value);
+  if (problem) {
+    swp_seterr(err, errlen, "--grid %s: the value %s", key, problem);
+    goto out;
+  }
+  rc = grid_apply(sw, assignment, key, value, msg, sizeof msg, err, errlen);
+out:
+  free(value);
+  return rc;
 }
 
 /* ---- the effective sweep as text ---- */
@@ -601,35 +744,85 @@ static void tb_add(textbuf *t, const char *s, size_t n) {
 
 static void tb_str(textbuf *t, const char *s) { tb_add(t, s, strlen(s)); }
 
-/* "key = value", wrapped onto indented continuation lines at break
- * characters (", " in lists, " " in text) so no line exceeds the limit. */
+/* Whether a continuation line may start with p: inih reads a line that
+ * starts with ';' or '#' as a comment, the reader refuses an indented '[',
+ * and the handler an indented "key = value". */
+static int continuation_may_start(const char *p) {
+  return *p && *p != ';' && *p != '#' && *p != '[' && !looks_like_assignment(p);
+}
+
+/* Length of the next unbreakable piece of value at p, including the break
+ * that ends it: in lists a break is ", " outside parentheses (the reader
+ * joins continuation items with ", "); in text a single space between two
+ * words (it joins continuation lines with one space, and inih strips every
+ * blank around a line, so a break next to another blank would lose it). A break is only taken where the next line may
+ * start. */
+static size_t piece_length(const char *p, int list, int depth) {
+  const char *q = p;
+  for (; *q; q++) {
+    if (*q == '(') depth++;
+    if (*q == ')' && depth > 0) depth--;
+    if (list) {
+      if (*q == ',' && depth == 0 && q[1] == ' ' && continuation_may_start(q + 2))
+        return (size_t)(q - p) + 2;
+    } else if (*q == ' ' && q > p && !isspace((unsigned char)q[-1]) &&
+               !isspace((unsigned char)q[1]) && continuation_may_start(q + 1)) {
+      return (size_t)(q - p) + 1;
+    }
+  }
+  return (size_t)(q - p);
+}
+
+/* "key = value", wrapped onto indented continuation lines at breaks (see
+ * piece_length) near 100 columns, so that the text parses back to the same
+ * value. A piece too long for a 4-blank indent gets a 1-blank one; a value
+ * whose pieces cannot fit a line at all (only possible from a command-line
+ * override, which checks with wrapped_fits) would make a longer line. */
 static void tb_wrapped(textbuf *t, const char *key, const char *value, int list) {
   const size_t width = 100;
   tb_str(t, key);
-  tb_str(t, " = ");
-  size_t col = strlen(key) + 3;
+  /* "key = ;x" would read as an empty value with a comment. */
+  tb_str(t, *value == ';' ? " =" : " = ");
+  size_t col = strlen(key) + (*value == ';' ? 2 : 3);
   const char *p = value;
+  int depth = 0, pending = 0;
   while (*p) {
-    /* Next piece: up to and including the next break. */
-    const char *q = p;
-    int depth = 0;
-    while (*q) {
-      if (*q == '(') depth++;
-      if (*q == ')' && depth > 0) depth--;
-      if (list ? (*q == ',' && depth == 0) : *q == ' ') break;
-      q++;
+    size_t n = piece_length(p, list, depth);
+    int brk = p[n] != 0; /* the piece ends at a break: its last character is the blank */
+    size_t shown = brk ? n - 1 : n;
+    if (pending && col > 8 && col + 1 + shown > width) {
+      size_t indent = 4 + shown > SWP_MAX_LINE ? 1 : 4;
+      tb_str(t, indent == 1 ? "\n " : "\n    ");
+      col = indent;
+    } else if (pending) {
+      tb_str(t, " ");
+      col++;
     }
-    size_t n = (size_t)(q - p) + (*q ? 1 : 0);
-    if (col > 8 && col + n > width) {
-      tb_str(t, "\n    ");
-      col = 4;
-      while (n > 0 && *p == ' ') p++, n--;
+    tb_add(t, p, shown);
+    col += shown;
+    for (size_t i = 0; i < n; i++) {
+      if (p[i] == '(') depth++;
+      if (p[i] == ')' && depth > 0) depth--;
     }
-    tb_add(t, p, n);
-    col += n;
     p += n;
+    pending = brk;
   }
   tb_str(t, "\n");
+}
+
+/* Whether "key = value" formats into lines the reader accepts. */
+static int wrapped_fits(const char *key, const char *value, int list) {
+  textbuf t = {0};
+  tb_wrapped(&t, key, value, list);
+  int ok = !t.oom;
+  for (const char *l = t.s; ok && l && *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t len = nl ? (size_t)(nl - l) : strlen(l);
+    if (len > SWP_MAX_LINE) ok = 0;
+    l += len + (nl ? 1 : 0);
+  }
+  free(t.s);
+  return ok;
 }
 
 char *swp_sweep_format(const swp_sweep *sw) {

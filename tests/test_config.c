@@ -274,6 +274,9 @@ static void test_out_of_range(void **state) {
   expect_set_error("brownout_factor", "1.5", "brownout_factor: must be between 0 and 1, got 1.5");
   expect_set_error("budget_ratio", "-0.1", "budget_ratio: must be >= 0 or inf, got -0.1");
   expect_set_error("tick_ms", "0", "tick_ms: must be between 0.001 and 10000, got 0");
+  /* a huge upper bound is only named when it is crossed */
+  expect_set_error("keys", "1e19", "keys: must be between 1 and 4e+18, got 1e19");
+  expect_set_error("timeout_ms", "1e16", "timeout_ms: must be between 0 and 1e+15, got 1e16");
   /* the bounds are inclusive */
   eng_config c;
   eng_config_defaults(&c);
@@ -381,6 +384,8 @@ static void test_windows_syntax(void **state) {
   expect_set_error("surge", "2000+500,3000+10", bad_syntax);
   expect_set_error("surge", "-5+10", "surge: window start and duration must be >= 0 ms");
   expect_set_error("outage", "5+-10", "outage: window start and duration must be >= 0 ms");
+  expect_set_error("surge", "1e400+10", "surge: window start and duration must be finite numbers of ms");
+  expect_set_error("surge", "nan+10", "surge: window start and duration must be finite numbers of ms");
   expect_set_error("crash", "0+1 1+1 2+1 3+1 4+1 5+1 6+1 7+1 8+1", "crash: at most 8 windows");
   eng_config c;
   eng_config_defaults(&c);
@@ -441,7 +446,10 @@ static void test_validate(void **state) {
 
   eng_config_defaults(&c);
   expect_set_ok(&c, "rate_rps", "1e12");
-  expect_validate_error(&c, "arrival rate of 5e+09 requests per tick is beyond what a run can simulate (max 1e7)");
+  expect_validate_error(&c, "rate_rps: arrival rate of 5e+09 requests per tick is beyond what a run can simulate (max 1e7)");
+  eng_config_defaults(&c);
+  expect_set_ok(&c, "load", "1e6");
+  expect_validate_error(&c, "load: arrival rate of 1.28e+08 requests per tick is beyond what a run can simulate (max 1e7)");
 
   /* eng_run_simulate validates too, with the same message */
   eng_config_defaults(&c);

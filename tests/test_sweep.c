@@ -198,7 +198,7 @@ static void test_bom_and_crlf(void **state) {
   assert_int_equal(sw.replicates, 2);
   assert_values(&sw, "vnodes", "10|50");
   swp_sweep_free(&sw);
-  parse_fails("\xEF\xBB\xBF[grids]\nvnodes = 10\n", "t.ini:2: 'vnodes' is in unknown section [grids]");
+  parse_fails("\xEF\xBB\xBF[grids]\nvnodes = 10\n", "t.ini:1: unknown section [grids] (did you mean [grid]?)");
 }
 
 static void test_points_first_axis_slowest(void **state) {
@@ -393,9 +393,9 @@ static void test_errors(void **state) {
   parse_fails("[grid]\nvnodes = 10\n  [scenario]\n", "t.ini:3: a section header must start");
   /* Cross-field validation runs per grid point and names the point. */
   parse_fails("[scenario]\nhorizon_ms = 1000\n",
-              "t.ini: surge: window 2000+500 ends after the horizon");
+              "t.ini:2: surge: window 2000+500 ends after the horizon");
   parse_fails("[grid]\nhorizon_ms = 10000, 1000\n",
-              "t.ini: grid point 1 (horizon_ms=1000): surge: window 2000+500 ends after the horizon");
+              "t.ini:2: grid point 1 (horizon_ms=1000): surge: window 2000+500 ends after the horizon");
   parse_fails("[grid]\ntick_ms = 1, 2\n", "tick_ms must be the same at every grid point");
   parse_fails("[scenario]\nshards = 4\nbrownout_shard = 7\n",
               "t.ini:3: brownout_shard: 7 is not a shard (shards = 4)");

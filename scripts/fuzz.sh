@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Fuzzes the sweep-file parser (tests/fuzz/fuzz_sweepfile.c) with libFuzzer
+# under AddressSanitizer + UndefinedBehaviorSanitizer for a bounded time.
+#
+# Builds with clang straight from the sources the parser needs
+# (sweeps/sweepfile.c, sweeps/grid.c, engine/config.c and the embedded seed
+# study) — no HDF5, no CMake build needed. Starts from the seed corpus in
+# tests/fuzz/corpus (read-only: new inputs go to BUILD_DIR/corpus, which
+# later runs reuse) with the dictionary tests/fuzz/sweepfile.dict.
+#
+# A crash (a sanitizer report, a leak, or a broken round-trip invariant) is
+# saved as BUILD_DIR/artifacts/crash-*; copy it into tests/fuzz/regressions/
+# (ctest's fuzz_replay runs every file there with the normal gcc build), fix
+# the bug, and run this again.
+#
+# Usage: scripts/fuzz.sh [-t SECONDS] [-o BUILD_DIR] [-- LIBFUZZER_ARGS...]
+#   -t SECONDS   total fuzzing time (default 60)
+#   -o DIR       build and work directory (default build-fuzz)
+# Exit status: 0 no crash, 1 the fuzzer found a crash, 2 bad usage or no
+# clang with libFuzzer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+seconds=60
+out=build-fuzz
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -t) seconds=${2:?-t needs SECONDS}; shift 2 ;;
+    -o) out=${2:?-o needs DIR}; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    --) shift; break ;;
+    *) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: -t expects whole seconds, got '$seconds'" >&2; exit 2 ;; esac
+
+CC=${CLANG:-}
+if [ -z "$CC" ]; then
+  for c in clang clang-14 clang-15 clang-16; do
+    if command -v "$c" >/dev/null 2>&1; then CC=$c; break; fi
+  done
+fi
+if [ -z "$CC" ]; then
+  echo "fuzz.sh: clang not found (install clang and libclang-rt-14-dev)" >&2
+  exit 2
+fi
+
+mkdir -p "$out/corpus" "$out/artifacts"
+out=$(cd "$out" && pwd)
+# The seed study compiled in, exactly as the CMake build embeds it.
+cmake -DINPUT="$src/sweeps/seed.ini" -DOUTPUT="$out/seed_study.c" -DFUNC=swp_seed_study_text \
+  -P "$src/sweeps/embed.cmake"
+flags=(-std=c11 -g -O1 -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L
+  -DSTORMSWEEP_VERSION='"fuzz"' -I"$src/engine" -I"$src/sweeps"
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+  -Wall -Wextra -Werror)
+echo "fuzz.sh: building $out/fuzz_sweepfile with $CC"
+"$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" \
+  "$src/tests/fuzz/fuzz_sweepfile.c" "$src/sweeps/sweepfile.c" "$src/sweeps/grid.c" \
+  "$src/engine/config.c" "$out/seed_study.c" -linih -lm
+
+echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + tests/fuzz/corpus)"
+status=0
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
+  "$out/fuzz_sweepfile" "$out/corpus" "$src/tests/fuzz/corpus" \
+  -dict="$src/tests/fuzz/sweepfile.dict" -max_total_time="$seconds" -max_len=4096 \
+  -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$out/artifacts/" "$@" 2>"$out/fuzz.log" || status=$?
+grep -E '^(stat::|#[0-9]+ *DONE)|INFO: (Loaded|seed corpus)' "$out/fuzz.log" || true
+corpus_n=$(find "$out/corpus" -type f | wc -l)
+echo "fuzz.sh: corpus $out/corpus now holds $corpus_n inputs; log in $out/fuzz.log"
+if [ "$status" -ne 0 ]; then
+  echo "fuzz.sh: the fuzzer stopped with status $status; last lines of the log:" >&2
+  tail -40 "$out/fuzz.log" >&2
+  ls "$out/artifacts" >&2 || true
+  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions/ and fix the bug" >&2
+  exit 1
+fi
+echo "fuzz.sh: no crash in ${seconds}s"
