@@ -7,32 +7,13 @@
 # output file left behind.
 # Usage: bash cli_merge.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 BIN=$1
 T=$(mktemp -d /tmp/cli_merge.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-expect_exit() {
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    fail "'$*' exited $got, want $want; stderr: $(head -c 600 "$T/err")"
-  fi
-}
-
-expect_in() {
-  if ! grep -qF -- "$2" "$1"; then
-    fail "$(basename "$1") lacks '$2'; it holds: $(head -c 800 "$1")"
-  fi
-}
 
 # expect_refused FILE TEXT : merging a good part with FILE fails cleanly.
 expect_refused() {

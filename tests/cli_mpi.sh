@@ -6,6 +6,8 @@
 # MPI (-DSTORMSWEEP_MPI=ON; scripts/test-mpi.sh builds and runs it).
 # Usage: bash cli_mpi.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 BIN=$1
 if ! "$BIN" run --help 2>/dev/null | grep -q "built with MPI"; then
   echo "cli_mpi: skipped (stormsweep built without MPI; see scripts/test-mpi.sh)"
@@ -22,11 +24,6 @@ failures=0
 export OMP_NUM_THREADS=1
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
 
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
 expect_exit() {
   local want=$1
   shift
@@ -34,12 +31,6 @@ expect_exit() {
   local got=$?
   if [ "$got" != "$want" ]; then
     fail "'$*' exited $got, want $want; stderr: $(head -c 800 "$T/err")"
-  fi
-}
-
-expect_in() {
-  if ! grep -qF -- "$2" "$1"; then
-    fail "$(basename "$1") lacks '$2'; it holds: $(head -c 800 "$1")"
   fi
 }
 
