@@ -206,7 +206,7 @@ static void usage(FILE *out) {
           "  engine  wall time per run (1 thread) for the guarded and naive policies, median\n"
           "          and 10-90%% spread over N seeds (default 30); ns per simulated attempt;\n"
           "          engine events per second\n"
-          "  sweep   the seed study with R replicates per point (default 4: 576 runs) at 1\n"
+          "  sweep   the seed study with R replicates per point (default 4: 960 runs) at 1\n"
           "          thread and at N threads (default: all cores), output on: runs/s and\n"
           "          their ratio, share of wall time spent writing HDF5, bytes per run in\n"
           "          the file, peak memory; and the same at 4R replicates, to show peak\n"

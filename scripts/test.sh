@@ -7,7 +7,7 @@
 #   4. the MPI build, with `mpirun -np 2` compared against one process;
 #   5. ASan + UBSan — the whole suite again, plus a 30 s libFuzzer run of
 #      the sweep-file parser (when clang links libFuzzer).
-# About 15 minutes on 2 cores from scratch.
+# About 10 minutes on 2 cores from scratch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
