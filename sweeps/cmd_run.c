@@ -394,7 +394,7 @@ typedef struct run_state {
   swp_sweep sw;
   swp_h5out *out;
   swp_subset subset;
-  int64_t todo;        /* runs this session will do */
+  int64_t to_run;        /* runs this session will do */
   int64_t selected;    /* runs of the slice (or sweep) */
 } run_state;
 
@@ -457,8 +457,8 @@ static int run_setup(run_state *st, int argc, char **argv) {
     }
     st->subset.done = swp_h5out_done(st->out);
   }
-  st->todo = swp_subset_count(sw, &st->subset);
-  if (ra->resume && st->todo == 0) {
+  st->to_run = swp_subset_count(sw, &st->subset);
+  if (ra->resume && st->to_run == 0) {
     /* Closing marks a whole-sweep file complete if it was cut off after
      * its last commit; nothing else is written. */
     rc = swp_h5out_close(st->out, NULL, err, sizeof err);
@@ -481,7 +481,7 @@ static int run_setup(run_state *st, int argc, char **argv) {
     return 0;
   }
   if (!ra->no_space_check) {
-    rc = space_check(ra->output, sw, st->todo, !ra->resume,
+    rc = space_check(ra->output, sw, st->to_run, !ra->resume,
                      exists && ra->force && S_ISREG(out_st.st_mode) ? (double)out_st.st_size : 0);
     if (rc) return rc;
   }
@@ -650,7 +650,7 @@ static int run_root(int argc, char **argv, int ranks) {
               (long long)swp_sweep_runs(&st.sw));
     if (ra->resume)
       fprintf(stderr, " (resumed: %lld runs were already there)",
-              (long long)(st.selected - st.todo));
+              (long long)(st.selected - st.to_run));
     fprintf(stderr, "\n");
   }
   if (res.first_error[0]) fprintf(stderr, "stormsweep run: %s\n", res.first_error);

@@ -285,22 +285,28 @@ int swp_sink_finish(swp_sink *sk) {
 
 /* ---- the OpenMP driver ---- */
 
+int swp_execute_begin(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
+                      swp_driver_result *res, swp_runlist *list, swp_sink *sk) {
+  if (!sw->checked) {
+    snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
+    return -1;
+  }
+  if (swp_runlist_build(list, sw, opt->subset)) {
+    snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
+    return -1;
+  }
+  swp_sink_init(sk, sw, out, opt, res, list);
+  return 0;
+}
+
 int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
                       swp_driver_result *res) {
   memset(res, 0, sizeof *res);
   res->threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
   res->ranks = 1;
-  if (!sw->checked) {
-    snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
-    return -1;
-  }
   swp_runlist list;
-  if (swp_runlist_build(&list, sw, opt->subset)) {
-    snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
-    return -1;
-  }
   swp_sink sk;
-  swp_sink_init(&sk, sw, out, opt, res, &list);
+  if (swp_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
   int alloc_failed = 0, threads = res->threads;
 
 #pragma omp parallel num_threads(threads)

@@ -189,17 +189,9 @@ int swp_mpi_execute_root(const swp_sweep *sw, swp_h5out *out, const swp_driver_o
   MPI_Comm_size(comm, &ranks);
   res->ranks = ranks;
   int local = opt->threads > 0 ? opt->threads : omp_get_max_threads();
-  if (!sw->checked) {
-    snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
-    return -1;
-  }
   swp_runlist list;
-  if (swp_runlist_build(&list, sw, opt->subset)) {
-    snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
-    return -1;
-  }
   swp_sink sk;
-  swp_sink_init(&sk, sw, out, opt, res, &list);
+  if (swp_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
   server sv = {&sk, comm, ranks, NULL, 0, 0, calloc((size_t)ranks, 1)};
   if (!sv.seen) {
     snprintf(res->first_error, sizeof res->first_error, "out of memory");

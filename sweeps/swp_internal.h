@@ -69,6 +69,11 @@ typedef struct swp_sink {
 void swp_sink_init(swp_sink *sk, const swp_sweep *sw, swp_h5out *out,
                    const swp_driver_options *opt, swp_driver_result *res,
                    const swp_runlist *list);
+
+/* Shared start of the OpenMP and MPI drivers: checks the sweep, builds the
+ * list of runs to do and the sink. Returns 0, or -1 with res->first_error. */
+int swp_execute_begin(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
+                      swp_driver_result *res, swp_runlist *list, swp_sink *sk);
 /* The next run to simulate, or -1 when none is left or the sweep stops.
  * Thread-safe. */
 int64_t swp_sink_next(swp_sink *sk);

@@ -12,28 +12,8 @@ trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 failures=0
 
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# expect_exit CODE CMD... : runs CMD, keeps stdout/stderr in $T/out, $T/err.
-expect_exit() {
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    fail "'$*' exited $got, want $want; stderr: $(head -c 500 "$T/err")"
-  fi
-}
-
-# expect_in FILE TEXT : FILE contains TEXT (fixed string).
-expect_in() {
-  if ! grep -qF -- "$2" "$1"; then
-    fail "$(basename "$1") lacks '$2'; it holds: $(head -c 800 "$1")"
-  fi
-}
+# fail, expect_exit CODE CMD..., expect_in FILE TEXT
+source "$SRC/tests/lib/cli_common.sh"
 
 cat >small.ini <<'EOF'
 ; a small sweep: 4 points x 2 replicates of a 4-shard cluster, 3 s each
