@@ -119,7 +119,7 @@ void ana_seq_describe(const ana_seq_design *d, char *buf, unsigned long len) {
   /* Both targets share the same q0 when min_pass = 1 - max_meta (the
    * defaults): one line then says it once. */
   char targets[160];
-  if (s.pass.enabled && s.meta.enabled && s.pass.q0 == s.meta.q0)
+  if (s.pass.enabled && s.meta.enabled && fabs(s.pass.q0 - s.meta.q0) < 1e-12)
     snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(not pass) and P(metastable)", s.pass.q0,
              s.pass.q1);
   else if (s.pass.enabled && s.meta.enabled)

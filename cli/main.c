@@ -22,6 +22,7 @@ static const command commands[] = {
     {"analyze", cmd_analyze, "summarise a result file: per-point table, effects, recommendation"},
     {"recommend", cmd_recommend, "name the cheapest setting that provably meets the targets"},
     {"report", cmd_report, "write plots (PNG, SVG) and index.html for a result file"},
+    {"verify", cmd_verify, "prove one configuration meets the targets (or not): a CI gate"},
     {"bench", cmd_bench, "measure engine and sweep speed on this machine"},
 };
 

@@ -76,8 +76,9 @@ static const eng_setting settings[] = {
      "client processes sharing the load; budgets and breakers are per client"},
     /* client policy */
     {"policy", ENG_SET_PRESET, 0, 0, 0, policy_names, "client",
-     "preset: naive = no budget, no backoff; guarded = budget_ratio 0.1, full jitter "
-     "backoff with base 10 ms and cap 1000 ms (sets those settings when applied)"},
+     "preset: naive = no budget, no backoff, no deadline_drop; guarded = budget_ratio 0.1, "
+     "full jitter backoff with base 10 ms and cap 1000 ms, deadline_drop on (sets those "
+     "settings when applied)"},
     {"timeout_ms", ENG_SET_DOUBLE, OFF(timeout_ms), 0, BIG, NULL, "client",
      "per-attempt client timeout in ms (the server is not told)"},
     {"max_retries", ENG_SET_INT, OFF(max_retries), 0, 1000, NULL, "client",
@@ -327,11 +328,13 @@ static int apply_preset(eng_config *c, int which) {
   if (which == 0) { /* naive */
     c->budget_ratio = INFINITY;
     c->backoff = ENG_BACKOFF_NONE;
-  } else { /* guarded */
+    c->deadline_drop = 0;
+  } else { /* guarded: the seed article's fix names a budget and load shedding */
     c->budget_ratio = 0.1;
     c->backoff = ENG_BACKOFF_FULL;
     c->backoff_base_ms = 10;
     c->backoff_cap_ms = 1000;
+    c->deadline_drop = 1;
   }
   return 0;
 }
@@ -441,9 +444,10 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   case ENG_SET_PRESET: {
     /* A preset has no state of its own: report the name whose settings match. */
     const char *name = "custom";
-    if (isinf(c->budget_ratio) && c->backoff == ENG_BACKOFF_NONE) name = "naive";
+    if (isinf(c->budget_ratio) && c->backoff == ENG_BACKOFF_NONE && !c->deadline_drop)
+      name = "naive";
     if (c->budget_ratio == 0.1 && c->backoff == ENG_BACKOFF_FULL && c->backoff_base_ms == 10 &&
-        c->backoff_cap_ms == 1000)
+        c->backoff_cap_ms == 1000 && c->deadline_drop)
       name = "guarded";
     snprintf(buf, len, "%s", name);
     break;

@@ -474,9 +474,15 @@ static void test_policy_presets(void **state) {
   assert_int_equal(c.backoff, ENG_BACKOFF_FULL);
   CHECK_EQ_DOUBLE(c.backoff_base_ms, 10, "backoff_base_ms");
   CHECK_EQ_DOUBLE(c.backoff_cap_ms, 1000, "backoff_cap_ms");
+  assert_int_equal(c.deadline_drop, 1); /* SPEC §3: guarded sheds abandoned work */
   char buf[64];
   eng_config_get(&c, "policy", buf, sizeof buf);
   assert_string_equal(buf, "guarded");
+  /* Without the shedding it is no longer the guarded preset. */
+  expect_set_ok(&c, "deadline_drop", "off");
+  eng_config_get(&c, "policy", buf, sizeof buf);
+  assert_string_equal(buf, "custom");
+  expect_set_ok(&c, "deadline_drop", "on");
   CHECK_EQ_DOUBLE(eng_config_get_number(&c, "policy"), 1, "policy as a number");
   /* the rest of the scenario is untouched: the policies differ only on the client */
   eng_config d;
@@ -486,6 +492,7 @@ static void test_policy_presets(void **state) {
   expect_set_ok(&c, "policy", "naive");
   assert_true(isinf(c.budget_ratio));
   assert_int_equal(c.backoff, ENG_BACKOFF_NONE);
+  assert_int_equal(c.deadline_drop, 0);
   eng_config_get(&c, "policy", buf, sizeof buf);
   assert_string_equal(buf, "naive");
   CHECK_EQ_DOUBLE(eng_config_get_number(&c, "policy"), 0, "policy as a number");

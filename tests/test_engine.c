@@ -428,6 +428,7 @@ static void test_seed_study_guarded_recovers_at_drain_bound(void **state) {
   eng_config c;
   eng_config_defaults(&c);
   cfg_set(&c, "policy", "guarded");
+  cfg_set(&c, "deadline_drop", "off"); /* the client-side half of guarded alone */
   eng_run *r = fx_run(*state, 0);
   double spare_per_ms = (eng_config_capacity_rps(&c) - eng_config_arrival_rps(&c)) / 1000.0;
   for (uint64_t seed = 1; seed <= 5; seed++) {

@@ -1,0 +1,865 @@
+/*
+ * cmd_verify.c — `stormsweep verify`: a CI gate for one configuration
+ * (SPEC §5). It runs seeds of the configuration until the sequential test of
+ * analysis/seqtest.h proves the targets met (exit 0) or missed (exit 1), or
+ * --max-runs is spent (exit 3, undecided, with intervals).
+ *
+ * Verify is a one-point sweep with replicates = --max-runs: run r is
+ * replicate r of point 0, seed eng_seed_derive(master, 0, r), simulated by
+ * the sweep driver's workers (sweeps/driver.c) in parallel batches. The
+ * test is fed in replicate order, so the verdict and the run count are the
+ * same for any thread count: runs of a batch beyond the deciding one are
+ * ignored. Batches grow geometrically (a storm is refuted by its first run;
+ * a clean point needs ~320) but never past the runs the test could still
+ * need before it can prove.
+ *
+ * With -o FILE the runs go through the sweep writer (sweeps/h5out.c), one
+ * commit per batch, so an interrupted verify keeps every finished run and
+ * `--resume` reads them back and continues without rerunning any.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libxml/xmlwriter.h>
+
+#include "ana.h"
+#include "commands.h"
+#include "seqtest.h"
+#include "swp_internal.h"
+
+#define VERIFY_DEFAULT_MAX_RUNS 2000
+#define VERIFY_MAX_BATCH 512
+#define VERIFY_MAX_LISTED 10 /* failing runs named in the evidence */
+
+/* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
+ * a signal handler may touch, hence the one file-scope variable. */
+static volatile sig_atomic_t verify_stop;
+
+static void on_signal(int sig) { verify_stop = sig; }
+
+typedef struct verify_args {
+  const char *scenario; /* NULL: the seed study's scenario */
+  const char *policy;
+  const char **sets;
+  int n_sets;
+  double min_pass, max_meta, alpha;
+  int64_t max_runs;
+  int threads;
+  const char *junit, *output;
+  int resume, force, quiet, have_seed;
+  uint64_t seed;
+} verify_args;
+
+/* What verify keeps of one run. */
+typedef struct verify_run {
+  uint8_t have, passed, meta;
+  int32_t outcome;
+  uint64_t seed;
+  double recovery_ms;
+} verify_run;
+
+typedef struct verify_state {
+  verify_args a;
+  swp_sweep sw;
+  swp_h5out *out;
+  ana_seq seq;
+  verify_run *runs; /* max_runs entries, by replicate */
+  int64_t have;     /* runs held (fed or not) */
+  int64_t resumed;  /* of them, read back from the file */
+  int64_t simulated;
+  int threads;
+  double wall_s;
+  char label[512]; /* the configuration, for messages and the JUnit suite */
+} verify_state;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
+          "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
+          "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
+          "                         [--seed S] [--quiet]\n\n"
+          "A CI gate for one configuration: runs seeds of it until a sequential test (Wald's\n"
+          "SPRT per target) proves the targets met or missed. Without SCENARIO.ini the\n"
+          "configuration is the built-in seed study's scenario (its grid dropped). A sweep\n"
+          "file is accepted when its grid, after --set, has a single point.\n\n"
+          "  --policy NAME         naive or guarded (applied before --set)\n"
+          "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
+          "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
+          "  --max-metastable P    claim P(metastable) <= P (default 0.01; 1: off)\n"
+          "  --max-runs N          give up undecided after N runs (default %d)\n"
+          "  --alpha A             chance of proving a configuration that misses a target\n"
+          "                        (default 0.05; beta 0.1 and ratio 10 as in refine)\n"
+          "  -j, --threads N       OpenMP threads (default: all cores); the verdict and the\n"
+          "                        run count do not depend on it\n"
+          "  --junit FILE          also write the verdict as a JUnit XML report\n"
+          "  -o, --output FILE     keep every run in a result file (as 'run' writes); an\n"
+          "                        interrupted verify then continues with --resume\n"
+          "  --resume              continue FILE (same arguments), rerunning nothing\n"
+          "  -f, --force           overwrite FILE\n"
+          "  --seed S              master seed (default: the file's, 1 for the seed study);\n"
+          "                        run r has seed eng_seed_derive(S, 0, r), like 'run'\n"
+          "  -q, --quiet           print only the verdict line\n\n"
+          "Exit status: 0 proven met, 1 proven missed (or a failure while working),\n"
+          "2 bad usage, 3 undecided after --max-runs, 130 interrupted.\n",
+          VERIFY_DEFAULT_MAX_RUNS);
+}
+
+static int parse_prob(const char *opt, const char *text, double *v) {
+  char *end;
+  errno = 0;
+  double x = strtod(text, &end);
+  if (!*text || *end || errno || !(x >= 0 && x <= 1)) {
+    fprintf(stderr, "stormsweep verify: %s: expected a probability in [0, 1], got '%s'\n", opt,
+            text);
+    return -1;
+  }
+  *v = x;
+  return 0;
+}
+
+static int parse_count(const char *opt, const char *text, long long lo, long long hi,
+                       long long *v) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(text, &end, 10);
+  if (!*text || *end || errno || x < lo || x > hi) {
+    fprintf(stderr, "stormsweep verify: %s: expected a whole number from %lld to %lld, got '%s'\n",
+            opt, lo, hi, text);
+    return -1;
+  }
+  *v = x;
+  return 0;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(verify_args *a, int argc, char **argv) {
+  enum { O_POLICY = 256, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT, O_RESUME,
+         O_SEED };
+  static const struct option longopts[] = {
+      {"policy", required_argument, NULL, O_POLICY},
+      {"set", required_argument, NULL, O_SET},
+      {"min-pass", required_argument, NULL, O_MIN_PASS},
+      {"max-metastable", required_argument, NULL, O_MAX_META},
+      {"max-runs", required_argument, NULL, O_MAX_RUNS},
+      {"alpha", required_argument, NULL, O_ALPHA},
+      {"threads", required_argument, NULL, 'j'},
+      {"junit", required_argument, NULL, O_JUNIT},
+      {"output", required_argument, NULL, 'o'},
+      {"resume", no_argument, NULL, O_RESUME},
+      {"force", no_argument, NULL, 'f'},
+      {"seed", required_argument, NULL, O_SEED},
+      {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  memset(a, 0, sizeof *a);
+  a->min_pass = 0.99;
+  a->max_meta = 0.01;
+  a->alpha = ANA_SEQ_ALPHA;
+  a->max_runs = VERIFY_DEFAULT_MAX_RUNS;
+  a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
+  if (!a->sets) {
+    fprintf(stderr, "stormsweep verify: out of memory\n");
+    return 1;
+  }
+  optind = 1;
+  opterr = 0;
+  int c;
+  long long n;
+  while ((c = getopt_long(argc, argv, ":j:o:fqh", longopts, NULL)) != -1) {
+    switch (c) {
+    case O_POLICY: a->policy = optarg; break;
+    case O_SET:
+      if (!strchr(optarg, '=')) {
+        fprintf(stderr, "stormsweep verify: --set: expected KEY=VALUE, got '%s'\n", optarg);
+        return 2;
+      }
+      a->sets[a->n_sets++] = optarg;
+      break;
+    case O_MIN_PASS:
+      if (parse_prob("--min-pass", optarg, &a->min_pass)) return 2;
+      break;
+    case O_MAX_META:
+      if (parse_prob("--max-metastable", optarg, &a->max_meta)) return 2;
+      break;
+    case O_ALPHA:
+      if (parse_prob("--alpha", optarg, &a->alpha)) return 2;
+      break;
+    case O_MAX_RUNS:
+      if (parse_count("--max-runs", optarg, 1, 10000000, &n)) return 2;
+      a->max_runs = n;
+      break;
+    case 'j':
+      if (parse_count("-j", optarg, 1, 4096, &n)) return 2;
+      a->threads = (int)n;
+      break;
+    case O_JUNIT: a->junit = optarg; break;
+    case 'o': a->output = optarg; break;
+    case O_RESUME: a->resume = 1; break;
+    case 'f': a->force = 1; break;
+    case O_SEED: {
+      char *end;
+      errno = 0;
+      unsigned long long s = strtoull(optarg, &end, 0);
+      if (!*optarg || *end || errno || optarg[0] == '-') {
+        fprintf(stderr, "stormsweep verify: --seed: expected a whole number, got '%s'\n", optarg);
+        return 2;
+      }
+      a->seed = s;
+      a->have_seed = 1;
+      break;
+    }
+    case 'q': a->quiet = 1; break;
+    case 'h': usage(stdout); return 0;
+    case ':':
+      fprintf(stderr, "stormsweep verify: %s needs a value (see 'stormsweep verify --help')\n",
+              argv[optind - 1]);
+      return 2;
+    default:
+      fprintf(stderr, "stormsweep verify: unknown option '%s' (see 'stormsweep verify --help')\n",
+              argv[optind - 1]);
+      return 2;
+    }
+  }
+  if (optind < argc) a->scenario = argv[optind++];
+  if (optind < argc) {
+    fprintf(stderr, "stormsweep verify: unexpected argument '%s' (one SCENARIO.ini at most)\n",
+            argv[optind]);
+    return 2;
+  }
+  if (a->resume && !a->output) {
+    fprintf(stderr, "stormsweep verify: --resume needs -o FILE (the file to continue)\n");
+    return 2;
+  }
+  if (a->resume && a->force) {
+    fprintf(stderr, "stormsweep verify: --resume continues the file and --force replaces it: "
+                    "choose one\n");
+    return 2;
+  }
+  return -1;
+}
+
+/* The seed study's text without its [grid] section: its scenario. */
+static char *seed_scenario_text(void) {
+  const char *text = swp_seed_study_text();
+  char *copy = strdup(text);
+  if (!copy) return NULL;
+  char *grid = strstr(copy, "\n[grid]");
+  if (grid) {
+    char *next = strstr(grid + 1, "\n[");
+    if (next) memmove(grid + 1, next + 1, strlen(next + 1) + 1);
+    else grid[1] = 0;
+  }
+  return copy;
+}
+
+/* Builds the one-point sweep. Returns 0, or the exit status (2: bad input). */
+static int build_sweep(verify_state *v) {
+  verify_args *a = &v->a;
+  char err[1024];
+  swp_sweep_init(&v->sw);
+  int rc;
+  if (a->scenario) {
+    rc = swp_sweep_parse_file(&v->sw, a->scenario, err, sizeof err);
+  } else {
+    char *text = seed_scenario_text();
+    if (!text) {
+      fprintf(stderr, "stormsweep verify: out of memory\n");
+      return 1;
+    }
+    rc = swp_sweep_parse_string(&v->sw, text, "built-in seed study", err, sizeof err);
+    free(text);
+  }
+  if (rc) goto bad;
+  char kv[128];
+  if (a->policy) {
+    snprintf(kv, sizeof kv, "policy=%s", a->policy);
+    if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
+  }
+  for (int i = 0; i < a->n_sets; i++)
+    if (swp_sweep_override_set(&v->sw, a->sets[i], err, sizeof err)) goto bad;
+  snprintf(kv, sizeof kv, "replicates=%lld", (long long)a->max_runs);
+  if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
+  if (a->have_seed) {
+    snprintf(kv, sizeof kv, "seed=%llu", (unsigned long long)a->seed);
+    if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
+  }
+  if (swp_sweep_check(&v->sw, err, sizeof err)) goto bad;
+  if (v->sw.n_points != 1) {
+    char axes[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < v->sw.n_axes; i++)
+      if (v->sw.axes[i].count > 1)
+        used += (size_t)snprintf(axes + used, used < sizeof axes ? sizeof axes - used : 0, "%s%s",
+                                 used ? ", " : "", v->sw.axes[i].key);
+    fprintf(stderr,
+            "stormsweep verify: %s has %lld grid points (axes %s): verify checks one "
+            "configuration; fix the axes with --set KEY=VALUE\n",
+            v->sw.source, (long long)v->sw.n_points, axes);
+    return 2;
+  }
+  /* The label: where the configuration comes from and what changed it. */
+  size_t used = (size_t)snprintf(v->label, sizeof v->label, "%s",
+                                 a->scenario ? a->scenario : "seed study scenario");
+  if (a->policy)
+    used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
+                             ", policy %s", a->policy);
+  for (int i = 0; i < a->n_sets; i++)
+    used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
+                             ", %s", a->sets[i]);
+  return 0;
+bad:
+  fprintf(stderr, "stormsweep verify: %s\n", err);
+  return 2;
+}
+
+static void keep_run(verify_state *v, const swp_run_record *rec) {
+  verify_run *x = &v->runs[rec->replicate];
+  if (x->have) return;
+  x->have = 1;
+  x->outcome = rec->summary.outcome;
+  /* Collapsed (and any later outcome code) counts as metastable. */
+  x->meta = rec->summary.outcome >= ENG_OUTCOME_METASTABLE;
+  x->passed = rec->summary.passed_slo && !x->meta;
+  x->seed = rec->summary.seed;
+  x->recovery_ms = rec->summary.recovery_ms;
+  v->have++;
+}
+
+/* Feeds the test every run it has not seen, in replicate order, up to the
+ * first one missing. */
+static void feed(verify_state *v) {
+  while (v->seq.state == ANA_SEQ_OPEN && v->seq.n < v->a.max_runs && v->runs[v->seq.n].have) {
+    const verify_run *x = &v->runs[v->seq.n];
+    ana_seq_add(&v->seq, x->passed, x->meta);
+  }
+}
+
+/* Runs the replicates in list through the driver's workers (and the writer
+ * with -o). Returns 0, or -1 with a message printed. */
+static int run_batch(verify_state *v, int64_t *runs, int64_t n) {
+  swp_runlist list = {.n = n, .runs = runs};
+  swp_driver_options opt = {0};
+  opt.threads = v->threads;
+  opt.stop = &verify_stop;
+  opt.flush_interval_s = 2.0;
+  swp_driver_result res;
+  memset(&res, 0, sizeof res);
+  swp_sink sk;
+  swp_sink_init(&sk, &v->sw, v->out, &opt, &res, &list);
+  int alloc_failed = 0;
+#pragma omp parallel num_threads(v->threads)
+  {
+    swp_worker w;
+    if (swp_worker_init(&w, v->sw.ticks)) {
+#pragma omp atomic write
+      alloc_failed = 1;
+      swp_sink_halt(&sk);
+    }
+    int64_t r;
+    while ((r = swp_sink_next(&sk)) >= 0) {
+      swp_run_record rec;
+      char msg[256] = "";
+      double encode_s = 0;
+      int failed = swp_worker_simulate(&w, &v->sw, r, (int32_t)omp_get_thread_num(), &rec,
+                                       &encode_s, msg, sizeof msg) != 0;
+#pragma omp critical(swp_writer)
+      {
+        if (v->out) {
+          int64_t before = res.totals.done;
+          swp_sink_record(&sk, &rec, failed, encode_s, msg);
+          if (res.totals.done > before) keep_run(v, &rec);
+        } else if (failed) {
+          res.totals.failed++;
+          if (!res.first_error[0])
+            snprintf(res.first_error, sizeof res.first_error, "replicate %d (seed %llu): %s",
+                     rec.replicate, (unsigned long long)rec.summary.seed, msg);
+        } else {
+          res.totals.done++;
+          keep_run(v, &rec);
+        }
+      }
+    }
+    swp_worker_free(&w);
+  }
+  swp_sink_finish(&sk);
+  v->simulated += res.totals.done;
+  char err[512];
+  if (v->out && !res.write_failed && swp_h5out_flush(v->out, err, sizeof err)) {
+    snprintf(res.first_error, sizeof res.first_error, "%s", err);
+    res.write_failed = 1;
+  }
+  if (alloc_failed && !res.first_error[0])
+    snprintf(res.first_error, sizeof res.first_error, "out of memory for a run of %d ticks",
+             v->sw.ticks);
+  if (res.first_error[0]) {
+    fprintf(stderr, "stormsweep verify: %s\n", res.first_error);
+    return -1;
+  }
+  return 0;
+}
+
+/* Runs the test could still need before it can prove: the larger, over the
+ * open targets, of the good runs that lift its LLR to the upper boundary. */
+static int64_t runs_to_decide(const ana_seq *s) {
+  int64_t need = 1;
+  const ana_sprt *t[2] = {&s->pass, &s->meta};
+  for (int i = 0; i < 2; i++) {
+    if (!t[i]->enabled || t[i]->state != ANA_SEQ_OPEN) continue;
+    int64_t k = (int64_t)ceil((t[i]->upper - t[i]->llr) / t[i]->step_good);
+    if (k > need) need = k;
+  }
+  return need;
+}
+
+/* Reads the runs an interrupted file holds (before the writer reopens it,
+ * which checks the file is this same sweep). */
+static int read_back(verify_state *v, const char *path) {
+  char err[1024];
+  swp_h5in *in;
+  if (swp_h5in_open(&in, path, err, sizeof err)) {
+    fprintf(stderr, "stormsweep verify: %s\n", err);
+    return -1;
+  }
+  const swp_h5info *info = swp_h5in_info(in);
+  int rc = -1;
+  uint8_t *done = NULL;
+  int64_t *list = NULL;
+  swp_run_record *recs = NULL;
+  if (info->n_runs != v->a.max_runs || info->n_points != 1) {
+    fprintf(stderr,
+            "stormsweep verify: %s holds %lld runs of %lld points, not a verify of %lld runs: "
+            "resume with the same --max-runs\n",
+            path, (long long)info->n_runs, (long long)info->n_points, (long long)v->a.max_runs);
+    goto out;
+  }
+  done = calloc((size_t)info->n_runs, 1);
+  list = calloc((size_t)info->n_runs, sizeof *list);
+  if (!done || !list) goto oom;
+  if (swp_h5in_read_done(in, done, err, sizeof err)) goto fail;
+  size_t n = 0;
+  for (int64_t r = 0; r < info->n_runs; r++)
+    if (done[r]) list[n++] = r;
+  if (n) {
+    recs = calloc(n, sizeof *recs);
+    if (!recs) goto oom;
+    if (swp_h5in_read_records(in, list, n, recs, err, sizeof err)) goto fail;
+    for (size_t i = 0; i < n; i++) keep_run(v, &recs[i]);
+  }
+  v->resumed = (int64_t)n;
+  rc = 0;
+  goto out;
+oom:
+  snprintf(err, sizeof err, "out of memory");
+fail:
+  fprintf(stderr, "stormsweep verify: %s: %s\n", path, err);
+out:
+  free(done);
+  free(list);
+  free(recs);
+  swp_h5in_close(in);
+  return rc;
+}
+
+/* Opens or creates the result file. Returns 0 or the exit status. */
+static int open_output(verify_state *v, int argc, char **argv) {
+  verify_args *a = &v->a;
+  char err[1024];
+  struct stat st;
+  int exists = stat(a->output, &st) == 0;
+  if (a->resume) {
+    if (!exists) {
+      fprintf(stderr, "stormsweep verify: %s: no such file to resume\n", a->output);
+      return 2;
+    }
+    if (read_back(v, a->output)) return 1;
+    if (swp_h5out_open_resume(&v->out, a->output, &v->sw, 0, 0, err, sizeof err)) {
+      fprintf(stderr, "stormsweep verify: %s\n", err);
+      return 1;
+    }
+    return 0;
+  }
+  if (exists && !a->force) {
+    fprintf(stderr,
+            "stormsweep verify: %s: already exists (use --force to overwrite, --resume to "
+            "continue it)\n",
+            a->output);
+    return 2;
+  }
+  size_t len = 0;
+  for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
+  char *cmd = malloc(len + 16);
+  if (!cmd) return 1;
+  strcpy(cmd, "stormsweep");
+  for (int i = 0; i < argc; i++) {
+    strcat(cmd, " ");
+    strcat(cmd, argv[i]);
+  }
+  int rc = swp_h5out_create(&v->out, a->output, &v->sw, cmd, a->force, err, sizeof err);
+  free(cmd);
+  if (rc) {
+    fprintf(stderr, "stormsweep verify: %s\n", err);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- evidence ---- */
+
+typedef struct verify_evidence {
+  int64_t n, passed, meta, slow, recovered;
+  double median_ms, max_ms;
+  ana_interval pass_ci, meta_ci;
+} verify_evidence;
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* Over the runs the test has seen. */
+static verify_evidence gather(const verify_state *v) {
+  verify_evidence e = {.n = v->seq.n, .median_ms = NAN, .max_ms = NAN};
+  double *rec = malloc(((size_t)e.n + 1) * sizeof *rec);
+  for (int64_t r = 0; r < e.n; r++) {
+    const verify_run *x = &v->runs[r];
+    e.passed += x->passed;
+    e.meta += x->meta;
+    e.slow += x->outcome == ENG_OUTCOME_SLOW;
+    if (x->outcome == ENG_OUTCOME_RECOVERED && rec) rec[e.recovered++] = x->recovery_ms;
+  }
+  if (rec && e.recovered) {
+    qsort(rec, (size_t)e.recovered, sizeof *rec, cmp_double);
+    e.median_ms = e.recovered % 2 ? rec[e.recovered / 2]
+                                  : 0.5 * (rec[e.recovered / 2 - 1] + rec[e.recovered / 2]);
+    e.max_ms = rec[e.recovered - 1];
+  }
+  free(rec);
+  e.pass_ci = ana_clopper_pearson(e.passed, e.n, ANA_CONF);
+  e.meta_ci = ana_clopper_pearson(e.meta, e.n, ANA_CONF);
+  return e;
+}
+
+static const char *verdict_word(const verify_state *v, int interrupted) {
+  if (interrupted) return "INTERRUPTED";
+  switch (v->seq.state) {
+  case ANA_SEQ_PROVEN: return "PROVEN";
+  case ANA_SEQ_REFUTED: return "REFUTED";
+  default: return "UNDECIDED";
+  }
+}
+
+static void format_claim(const verify_state *v, char *buf, size_t len) {
+  if (v->seq.pass.enabled && v->seq.meta.enabled)
+    snprintf(buf, len, "P(pass) >= %g and P(metastable) <= %g", v->a.min_pass, v->a.max_meta);
+  else if (v->seq.pass.enabled)
+    snprintf(buf, len, "P(pass) >= %g", v->a.min_pass);
+  else if (v->seq.meta.enabled)
+    snprintf(buf, len, "P(metastable) <= %g", v->a.max_meta);
+  else
+    snprintf(buf, len, "no target");
+}
+
+/* The evidence as text (also the body of JUnit failures). */
+static void format_evidence(const verify_state *v, int interrupted, char *buf, size_t len) {
+  verify_evidence e = gather(v);
+  char claim[128], design[320], status[320];
+  format_claim(v, claim, sizeof claim);
+  ana_seq_describe(&v->seq.d, design, sizeof design);
+  ana_seq_status(&v->seq, status, sizeof status);
+  size_t u = 0;
+#define ADD(...) u += (size_t)snprintf(buf + u, u < len ? len - u : 0, __VA_ARGS__)
+  ADD("configuration  %s (master seed %llu)\n", v->label, (unsigned long long)v->sw.seed);
+  ADD("claim          %s\n", claim);
+  ADD("verdict        %s after %lld run%s", verdict_word(v, interrupted), (long long)e.n,
+      e.n == 1 ? "" : "s");
+  if (v->seq.state == ANA_SEQ_OPEN && !interrupted)
+    ADD(" (--max-runs %lld spent)", (long long)v->a.max_runs);
+  ADD("\nruns           %lld: %lld passed the SLO, %lld slow, %lld metastable (or collapsed)\n",
+      (long long)e.n, (long long)e.passed, (long long)e.slow, (long long)e.meta);
+  if (e.n) {
+    ADD("P(pass)        %.4f, 95%% interval [%.4f, %.4f] (Clopper-Pearson)\n",
+        (double)e.passed / (double)e.n, e.pass_ci.lo, e.pass_ci.hi);
+    ADD("P(metastable)  %.4f, 95%% interval [%.4f, %.4f] (Clopper-Pearson)\n",
+        (double)e.meta / (double)e.n, e.meta_ci.lo, e.meta_ci.hi);
+  }
+  if (e.recovered)
+    ADD("recovery       median %.0f ms, max %.0f ms over %lld recovered runs\n", e.median_ms,
+        e.max_ms, (long long)e.recovered);
+  ADD("test           %s\n", design);
+  ADD("state          %s\n", status);
+  int64_t listed = 0, bad = 0;
+  for (int64_t r = 0; r < e.n; r++) {
+    const verify_run *x = &v->runs[r];
+    if (x->passed) continue;
+    if (bad++ == 0) ADD("failing runs   (replicate: seed, outcome; 'stormsweep sim --seed S' reruns one)\n");
+    if (listed < VERIFY_MAX_LISTED) {
+      listed++;
+      ADD("  %lld: seed %llu, %s", (long long)r, (unsigned long long)x->seed,
+          x->outcome >= 0 && x->outcome <= ENG_OUTCOME_METASTABLE
+              ? eng_outcome_name((eng_outcome)x->outcome)
+              : "collapsed");
+      if (x->outcome == ENG_OUTCOME_RECOVERED) ADD(" in %.0f ms (over the SLO)", x->recovery_ms);
+      ADD("\n");
+    }
+  }
+  if (bad > listed) ADD("  ... and %lld more\n", (long long)(bad - listed));
+#undef ADD
+}
+
+/* ---- JUnit ---- */
+
+/* One testcase per target. Returns 0, or -1 when the writer failed. */
+static int junit_case(xmlTextWriterPtr w, const verify_state *v, const ana_sprt *t,
+                      const char *name, int interrupted, const char *evidence, double time_s) {
+  int rc = 0;
+  rc |= xmlTextWriterStartElement(w, BAD_CAST "testcase") < 0;
+  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST "stormsweep.verify") < 0;
+  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST name) < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", time_s) < 0;
+  char msg[256];
+  if (t->state == ANA_SEQ_REFUTED) {
+    snprintf(msg, sizeof msg, "%s refuted after %lld runs (%lld bad)", name,
+             (long long)t->decided_at, (long long)t->bad);
+    rc |= xmlTextWriterStartElement(w, BAD_CAST "failure") < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "type", BAD_CAST "refuted") < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST msg) < 0;
+    rc |= xmlTextWriterWriteString(w, BAD_CAST evidence) < 0;
+    rc |= xmlTextWriterEndElement(w) < 0;
+  } else if (t->state == ANA_SEQ_OPEN && v->seq.state == ANA_SEQ_REFUTED) {
+    /* The claim fell on the other target first: this one was never decided. */
+    rc |= xmlTextWriterStartElement(w, BAD_CAST "skipped") < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "message",
+                                      BAD_CAST "not decided: the other target was refuted first") < 0;
+    rc |= xmlTextWriterEndElement(w) < 0;
+  } else if (t->state == ANA_SEQ_OPEN) {
+    snprintf(msg, sizeof msg, "%s undecided after %lld runs (%s)", name, (long long)t->n,
+             interrupted ? "interrupted" : "--max-runs spent");
+    rc |= xmlTextWriterStartElement(w, BAD_CAST "failure") < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "type", BAD_CAST "undecided") < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST msg) < 0;
+    rc |= xmlTextWriterWriteString(w, BAD_CAST evidence) < 0;
+    rc |= xmlTextWriterEndElement(w) < 0;
+  } else {
+    rc |= xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST evidence) < 0;
+  }
+  rc |= xmlTextWriterEndElement(w) < 0;
+  return rc ? -1 : 0;
+}
+
+/* Writes the JUnit XML report with libxml2's writer (it does the escaping). */
+static int write_junit(const verify_state *v, const char *path, int interrupted,
+                       const char *evidence) {
+  xmlTextWriterPtr w = xmlNewTextWriterFilename(path, 0);
+  if (!w) {
+    fprintf(stderr, "stormsweep verify: --junit %s: cannot create the file\n", path);
+    return -1;
+  }
+  const ana_sprt *t[2] = {&v->seq.pass, &v->seq.meta};
+  char names[2][64];
+  snprintf(names[0], sizeof names[0], "P(pass) >= %g", v->a.min_pass);
+  snprintf(names[1], sizeof names[1], "P(metastable) <= %g", v->a.max_meta);
+  int tests = 0, failures = 0, skipped = 0;
+  for (int i = 0; i < 2; i++) {
+    if (!t[i]->enabled) continue;
+    tests++;
+    if (t[i]->state == ANA_SEQ_REFUTED ||
+        (t[i]->state == ANA_SEQ_OPEN && v->seq.state != ANA_SEQ_REFUTED))
+      failures++;
+    else if (t[i]->state == ANA_SEQ_OPEN)
+      skipped++;
+  }
+  char suite[640], stamp[32];
+  snprintf(suite, sizeof suite, "stormsweep verify: %s", v->label);
+  swp_time_iso8601(stamp, sizeof stamp);
+  int rc = 0;
+  xmlTextWriterSetIndent(w, 1);
+  rc |= xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL) < 0;
+  rc |= xmlTextWriterStartElement(w, BAD_CAST "testsuites") < 0;
+  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST "stormsweep verify") < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "tests", "%d", tests) < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "failures", "%d", failures) < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", v->wall_s) < 0;
+  rc |= xmlTextWriterStartElement(w, BAD_CAST "testsuite") < 0;
+  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST suite) < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "tests", "%d", tests) < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "failures", "%d", failures) < 0;
+  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST "0") < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "skipped", "%d", skipped) < 0;
+  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", v->wall_s) < 0;
+  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "timestamp", BAD_CAST stamp) < 0;
+  rc |= xmlTextWriterStartElement(w, BAD_CAST "properties") < 0;
+  char val[64];
+  struct {
+    const char *name;
+    const char *value;
+  } props[6];
+  char seed[32], runs[32], alpha[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)v->sw.seed);
+  snprintf(runs, sizeof runs, "%lld", (long long)v->seq.n);
+  snprintf(alpha, sizeof alpha, "%g", v->seq.d.alpha);
+  snprintf(val, sizeof val, "%s", verdict_word(v, interrupted));
+  props[0].name = "verdict", props[0].value = val;
+  props[1].name = "runs", props[1].value = runs;
+  props[2].name = "master_seed", props[2].value = seed;
+  props[3].name = "alpha", props[3].value = alpha;
+  props[4].name = "configuration", props[4].value = v->label;
+  props[5].name = "test", props[5].value = "Wald SPRT per target, intersection-union for the pair";
+  for (int i = 0; i < 6; i++) {
+    rc |= xmlTextWriterStartElement(w, BAD_CAST "property") < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST props[i].name) < 0;
+    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "value", BAD_CAST props[i].value) < 0;
+    rc |= xmlTextWriterEndElement(w) < 0;
+  }
+  rc |= xmlTextWriterEndElement(w) < 0;
+  for (int i = 0; i < 2; i++)
+    if (t[i]->enabled)
+      rc |= junit_case(w, v, t[i], names[i], interrupted, evidence, v->wall_s) != 0;
+  rc |= xmlTextWriterEndDocument(w) < 0; /* closes every open element */
+  rc |= xmlTextWriterFlush(w) < 0;
+  xmlFreeTextWriter(w);
+  if (rc) {
+    fprintf(stderr, "stormsweep verify: --junit %s: writing the report failed\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- the command ---- */
+
+static void state_free(verify_state *v) {
+  if (v->out) swp_h5out_close(v->out, NULL, NULL, 0);
+  swp_sweep_free(&v->sw);
+  free(v->runs);
+  free(v->a.sets);
+}
+
+int cmd_verify(int argc, char **argv) {
+  verify_state v;
+  memset(&v, 0, sizeof v);
+  swp_sweep_init(&v.sw);
+  int rc = parse_args(&v.a, argc, argv);
+  if (rc >= 0) {
+    free(v.a.sets);
+    swp_sweep_free(&v.sw);
+    return rc;
+  }
+  swp_sweep_free(&v.sw);
+  if ((rc = build_sweep(&v))) goto done;
+  ana_seq_design d = {.min_pass = v.a.min_pass, .max_meta = v.a.max_meta, .alpha = v.a.alpha};
+  char err[1024];
+  if (ana_seq_design_check(&d, err, sizeof err)) {
+    fprintf(stderr, "stormsweep verify: %s\n", err);
+    rc = 2;
+    goto done;
+  }
+  ana_seq_init(&v.seq, &d);
+  v.runs = calloc((size_t)v.a.max_runs, sizeof *v.runs);
+  int64_t *batch = malloc(VERIFY_MAX_BATCH * sizeof *batch);
+  if (!v.runs || !batch) {
+    free(batch);
+    fprintf(stderr, "stormsweep verify: out of memory\n");
+    rc = 1;
+    goto done;
+  }
+  v.threads = v.a.threads > 0 ? v.a.threads : omp_get_max_threads();
+  if (v.a.output && (rc = open_output(&v, argc, argv))) {
+    free(batch);
+    goto done;
+  }
+
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
+  sigemptyset(&sa.sa_mask);
+  verify_stop = 0;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  char started[32], finished[32];
+  swp_time_iso8601(started, sizeof started);
+  double t0 = omp_get_wtime();
+
+  int failed = 0;
+  int64_t grow = 4 * (int64_t)v.threads;
+  feed(&v);
+  while (v.seq.state == ANA_SEQ_OPEN && v.seq.n < v.a.max_runs && !verify_stop) {
+    int64_t want = runs_to_decide(&v.seq);
+    if (want > grow) want = grow;
+    if (want < v.threads) want = v.threads;
+    if (want > VERIFY_MAX_BATCH) want = VERIFY_MAX_BATCH;
+    int64_t n = 0;
+    for (int64_t r = v.seq.n; r < v.a.max_runs && n < want; r++)
+      if (!v.runs[r].have) batch[n++] = r;
+    if (run_batch(&v, batch, n)) {
+      failed = 1;
+      break;
+    }
+    feed(&v);
+    grow *= 2;
+    if (!v.a.quiet && v.seq.state == ANA_SEQ_OPEN && !verify_stop)
+      fprintf(stderr, "stormsweep verify: %lld runs, %s\n", (long long)v.seq.n,
+              ana_seq_state_name(v.seq.state));
+  }
+  free(batch);
+  v.wall_s = omp_get_wtime() - t0;
+  swp_time_iso8601(finished, sizeof finished);
+  int sig = verify_stop;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  int interrupted = sig && v.seq.state == ANA_SEQ_OPEN;
+
+  if (v.out) {
+    swp_timing timing = {.wall_s = v.wall_s,
+                         .threads = v.threads,
+                         .runs_done = v.simulated,
+                         .started = started,
+                         .finished = finished};
+    int close_rc = swp_h5out_close(v.out, &timing, err, sizeof err);
+    v.out = NULL;
+    if (close_rc) {
+      fprintf(stderr, "stormsweep verify: %s\n", err);
+      failed = 1;
+    }
+  }
+  if (failed) {
+    rc = 1;
+    goto done;
+  }
+
+  char evidence[8192];
+  format_evidence(&v, interrupted, evidence, sizeof evidence);
+  if (v.a.quiet) {
+    char claim[128];
+    format_claim(&v, claim, sizeof claim);
+    printf("stormsweep verify: %s after %lld runs: %s\n", verdict_word(&v, interrupted),
+           (long long)v.seq.n, claim);
+  } else {
+    printf("stormsweep verify: %.1f s, %d thread%s, %lld runs simulated", v.wall_s, v.threads,
+           v.threads == 1 ? "" : "s", (long long)v.simulated);
+    if (v.resumed) printf(", %lld read back from %s", (long long)v.resumed, v.a.output);
+    printf("\n\n%s", evidence);
+  }
+  if (v.a.junit && write_junit(&v, v.a.junit, interrupted, evidence)) {
+    rc = 1;
+    goto done;
+  }
+  if (interrupted) {
+    fprintf(stderr, "stormsweep verify: interrupted (%s)", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    if (v.a.output) fprintf(stderr, "; every finished run is in %s: add --resume to continue", v.a.output);
+    fprintf(stderr, "\n");
+    rc = 128 + sig;
+  } else {
+    rc = v.seq.state == ANA_SEQ_PROVEN ? 0 : v.seq.state == ANA_SEQ_REFUTED ? 1 : 3;
+  }
+done:
+  state_free(&v);
+  return rc;
+}
