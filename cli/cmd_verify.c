@@ -193,7 +193,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
       if (parse_prob("--alpha", optarg, &a->alpha)) return 2;
       break;
     case O_MAX_RUNS:
-      if (parse_count("--max-runs", optarg, 1, 10000000, &n)) return 2;
+      if (parse_count("--max-runs", optarg, 1, 1000000, &n)) return 2;
       a->max_runs = n;
       break;
     case 'j':
