@@ -839,8 +839,8 @@ int cmd_verify(int argc, char **argv) {
   if (v.a.quiet) {
     char claim[128];
     format_claim(&v, claim, sizeof claim);
-    printf("stormsweep verify: %s after %lld runs: %s\n", verdict_word(&v, interrupted),
-           (long long)v.seq.n, claim);
+    printf("stormsweep verify: %s after %lld run%s: %s\n", verdict_word(&v, interrupted),
+           (long long)v.seq.n, v.seq.n == 1 ? "" : "s", claim);
   } else {
     printf("stormsweep verify: %.1f s, %d thread%s, %lld runs simulated", v.wall_s, v.threads,
            v.threads == 1 ? "" : "s", (long long)v.simulated);
