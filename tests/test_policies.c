@@ -252,6 +252,7 @@ static void test_deadline_drop_and_lifo(void **state) {
   eng_config c;
   eng_config_defaults(&c);
   set(&c, "policy", "guarded");
+  set(&c, "deadline_drop", "off"); /* the baseline: guarded's client side alone */
   eng_summary fifo, drop, lifo;
   simulate(r, &c, 2, &fifo);
   int64_t wasted_fifo = metric_sum(r, ENG_M_WASTED);
