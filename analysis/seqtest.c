@@ -37,7 +37,7 @@ int ana_seq_design_check(ana_seq_design *d, char *err, unsigned long errlen) {
 static void sprt_init(ana_sprt *t, int enabled, double q0, const ana_seq_design *d) {
   *t = (ana_sprt){0};
   t->enabled = enabled;
-  t->upper = log((1.0 - d->beta) / d->alpha);
+  t->upper = log(1.0 / d->alpha); /* Ville: P(ever crossing | H0) <= alpha, exactly */
   t->lower = log(d->beta / (1.0 - d->alpha));
   if (!enabled) {
     t->state = ANA_SEQ_PROVEN;

@@ -13,11 +13,14 @@
  *   H1: bad rate q = q1 = q0 / ratio (comfortably inside the target)
  *
  *   after n runs with k bad:  LLR = k ln(q1/q0) + (n - k) ln((1-q1)/(1-q0))
- *   proven  when LLR >= ln((1 - beta) / alpha)
+ *   proven  when LLR >= ln(1 / alpha)
  *   refuted when LLR <= ln(beta / (1 - alpha))
  *
- * so P(proven | q >= q0) <= alpha and P(refuted | q <= q1) <= beta, however
- * often the test looks (Wald's bounds hold at every stopping time). The
+ * so P(proven | q >= q0) <= alpha exactly (the likelihood ratio is a
+ * martingale under H0; Ville's inequality bounds its ever reaching 1/alpha,
+ * however often the test looks) and P(refuted | q <= q1) <= about beta.
+ * Wald's usual upper boundary ln((1 - beta)/alpha) only gives
+ * alpha/(1 - beta) = 5.6% for a stated 5%, so it is not used. The
  * claim needs both targets proven; it is refuted as soon as either is.
  * Proving each at level alpha proves both at level alpha (an
  * intersection-union test), so no correction is needed for the pair.
@@ -90,11 +93,11 @@ ana_seq_state ana_seq_add(ana_seq *s, int passed, int metastable);
  * messages, and `refine`'s batch sizes). */
 int64_t ana_seq_runs_to_prove(const ana_seq_design *d);
 
-/* "SPRT q0=0.01 vs q1=0.001, alpha=0.05, beta=0.1: proven after 320 runs
+/* "SPRT q0=0.01 vs q1=0.001, alpha=0.05, beta=0.1: proven after 332 runs
  * without a failure" — one line for reports. */
 void ana_seq_describe(const ana_seq_design *d, char *buf, unsigned long len);
 
-/* "P(pass) >= 0.99: open, LLR 1.234 in (-2.251, 2.890); P(metastable) <= 0.01:
+/* "P(pass) >= 0.99: open, LLR 1.234 in (-2.251, 2.996); P(metastable) <= 0.01:
  * ..." — where each target's test stands, for evidence printouts. */
 void ana_seq_status(const ana_seq *s, char *buf, unsigned long len);
 

@@ -10,7 +10,7 @@
  * test is fed in replicate order, so the verdict and the run count are the
  * same for any thread count: runs of a batch beyond the deciding one are
  * ignored. Batches grow geometrically (a storm is refuted by its first run;
- * a clean point needs ~320) but never past the runs the test could still
+ * a clean point needs ~332) but never past the runs the test could still
  * need before it can prove.
  *
  * With -o FILE the runs go through the sweep writer (sweeps/h5out.c), one

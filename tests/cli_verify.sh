@@ -17,7 +17,7 @@ cd "$T" || exit 1
 failures=0
 
 # A small cluster with a short storm: a run takes a few ms. Loose targets
-# (P(pass) >= 0.9, P(metastable) <= 0.1) are proven after 31 clean runs.
+# (P(pass) >= 0.9, P(metastable) <= 0.1) are proven after 32 clean runs.
 cat >small.ini <<'EOF'
 [sweep]
 name = verify-small
@@ -33,7 +33,7 @@ LOOSE=(--min-pass 0.9 --max-metastable 0.1)
 
 # ---- exit codes ----
 expect_exit 0 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" -j 2
-expect_in "$T/out" "verdict        PROVEN after 31 runs"
+expect_in "$T/out" "verdict        PROVEN after 32 runs"
 expect_in "$T/out" "P(pass)        1.0000, 95% interval"
 expect_exit 1 "$BIN" verify small.ini --policy naive "${LOOSE[@]}" -j 2
 expect_in "$T/out" "REFUTED"
@@ -114,7 +114,7 @@ rc2=$(expect_exit_any "$BIN" verify small.ini "${NEAR[@]}" -j 2)
 v2=$(grep '^verdict' "$T/out")
 [ "$rc1" = "$rc2" ] || fail "-j1 exited $rc1, -j2 $rc2"
 [ -n "$v1" ] && [ "$v1" = "$v2" ] || fail "-j1 '$v1' but -j2 '$v2'"
-case "$v1" in *"after 31 runs"* | *"after 1 run") fail "the -j test decided too early to mean much: $v1" ;; esac
+case "$v1" in *"after 32 runs"* | *"after 1 run") fail "the -j test decided too early to mean much: $v1" ;; esac
 
 # ---- interrupt and resume ----
 rcref=$(expect_exit_any "$BIN" verify small.ini "${NEAR[@]}" -j 2 -o ref.h5)
