@@ -119,7 +119,7 @@ static void test_disabled_and_errors(void **state) {
   d.ratio = 2.0;
   ana_seq_init(&s, &d);
   assert_near(s.pass.step_good, log(0.95 / 0.9), 1e-12);
-  assert_int_equal(ana_seq_runs_to_prove(&d), (int64_t)ceil(log(18.0) / log(0.95 / 0.9)));
+  assert_int_equal(ana_seq_runs_to_prove(&d), (int64_t)ceil(log(20.0) / log(0.95 / 0.9)));
 
   const ana_seq_design bad[] = {
       {.min_pass = 1.0, .max_meta = 0.01},    {.min_pass = 0.99, .max_meta = 0.0},
