@@ -15,7 +15,9 @@
  *   4. new requests: a Poisson count, then one attempt each;
  *   5. the tick's metrics.
  * Completions come before timeouts, so an attempt answered exactly at its
- * timeout succeeds: success <=> time in system <= timeout.
+ * timeout succeeds: success <=> time in system <= timeout. After every
+ * event, overload errors of attempts it shed reach their clients
+ * (replies_drain), which may retry at once.
  *
  * Service times are drawn in continuous time and rounded to ticks by
  * floor(x + U), which keeps their mean exact; a zero-tick service finishes in
@@ -73,6 +75,7 @@ typedef struct shard {
   uint16_t epoch;
   uint8_t crashed;
   uint8_t codel_dropping;
+  uint8_t profiled;               /* the brownout shard: service follows its speed profile */
   int64_t admitted;
 } shard;
 
@@ -265,7 +268,7 @@ static void tq_push(eng_run *r, uint32_t i) {
  * starts now on the brownout shard: where V reaches V(now) + x, skipping
  * stalled segments. Segments are at most 2 x 8 + 1, and the scan starts
  * from the current one, so this is O(1). */
-static double profile_finish(speed_profile *p, int32_t now, double x) {
+static __attribute__((noinline)) double profile_finish(speed_profile *p, int32_t now, double x) {
   while (p->cur + 1 < p->n && p->t[p->cur + 1] <= now) p->cur++;
   int32_t k = p->cur;
   double target = p->v[k] + p->speed[k] * (double)(now - p->t[k]) + x;
@@ -288,7 +291,7 @@ static int32_t service_ticks(eng_run *r, const shard *s) {
     break;
   default: x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks; break;
   }
-  if (s - r->sh == r->bo_shard) x = profile_finish(&r->bo, r->now, x);
+  if (s->profiled) x = profile_finish(&r->bo, r->now, x);
   double d = x + frac; /* >= 0, so truncation is floor() without a libm call */
   return d > 1e9 ? 1000000000 : (int32_t)d;
 }
@@ -339,7 +342,7 @@ static void attempt_answered(eng_run *r, uint32_t i) {
   at_free(r, i);
 }
 
-static void attempt_shed(eng_run *r, uint32_t i) {
+static __attribute__((noinline)) void attempt_shed(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
   shard_release(r, a);
   r->cur[ENG_M_SHED]++;
@@ -362,7 +365,7 @@ static void attempt_shed(eng_run *r, uint32_t i) {
  * interval (and more than one attempt waits, the RFC's "more than one
  * packet"); while dropping, the next drop comes interval / sqrt(count) after
  * the last, so drops speed up for as long as the standing queue lasts. */
-static int codel_rfc8289(eng_run *r, shard *s, int32_t delay) {
+static __attribute__((noinline)) int codel_rfc8289(eng_run *r, shard *s, int32_t delay) {
   int ok = 0;
   if (delay < r->codel_target || s->qlen < 1) {
     s->codel_first_above = -1;
@@ -665,7 +668,7 @@ static void on_timeout(eng_run *r, uint32_t i) {
 /* Overload errors from shed attempts (shed_reply = error), in shed order;
  * a retry they trigger may be shed and answered in turn. Called between
  * events only, so no event handler ever recurses through a shard. */
-static inline void replies_drain(eng_run *r) {
+static __attribute__((noinline)) void replies_deliver(eng_run *r) {
   while (r->reply_head != NIL) {
     uint32_t i = r->reply_head;
     r->reply_head = r->at[i].next;
@@ -674,6 +677,10 @@ static inline void replies_drain(eng_run *r) {
     at_free(r, i);
     if (retry != NIL) client_issue(r, retry);
   }
+}
+
+static inline void replies_drain(eng_run *r) {
+  if (r->reply_head != NIL) replies_deliver(r);
 }
 
 static void new_request(eng_run *r) {
@@ -781,6 +788,7 @@ static void profile_build(eng_run *r) {
   }
   if (!nw) return;
   r->bo_shard = c->brownout_shard;
+  r->sh[r->bo_shard].profiled = 1;
   for (int i = 1; i < ncut; i++) /* insertion sort of at most 16 ticks */
     for (int j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
       int32_t x = cuts[j];
