@@ -536,7 +536,7 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
   if (!c->outage.count && !c->crash.count && tot[ENG_M_LOST])
     fail_msg("%s: %lld lost without outage or crash", what, (long long)tot[ENG_M_LOST]);
   if (isinf(c->codel_target_ms) && !c->deadline_drop && tot[ENG_M_SHED])
-    fail_msg("%s: %lld shed without CoDel or deadline drop", what, (long long)tot[ENG_M_SHED]);
+    fail_msg("%s: %lld shed without controlled delay or deadline drop", what, (long long)tot[ENG_M_SHED]);
   if (c->breaker == ENG_BREAKER_OFF && (tot[ENG_M_REJ_BREAKER] || tot[ENG_M_OPEN_BREAKERS]))
     fail_msg("%s: breaker counters nonzero with breakers off", what);
   if (isinf(c->budget_ratio) && (tot[ENG_M_REJ_BUDGET] || tot[ENG_M_BUDGET_TOKENS]))
