@@ -7,7 +7,8 @@
 static int open_now(eng_breaker *b, const eng_breaker_params *p, int32_t now) {
   int was_closed = b->state == ENG_BRK_CLOSED;
   b->state = ENG_BRK_OPEN;
-  b->open_until = now + p->cooldown;
+  b->since = now;
+  b->open_until = now + (p->cooldown > 1 ? p->cooldown : 1);
   return was_closed;
 }
 
@@ -16,6 +17,7 @@ int eng_breaker_allow(eng_breaker *b, const eng_breaker_params *p, int32_t now) 
   if (b->state == ENG_BRK_OPEN) {
     if (now < b->open_until) return 0;
     b->state = ENG_BRK_HALF_OPEN;
+    b->since = now;
     b->probes_out = b->probes_ok = 0;
   }
   if (b->probes_out >= p->probes) return 0;
@@ -29,8 +31,9 @@ int eng_breaker_refuses(const eng_breaker *b, const eng_breaker_params *p, int32
   return 0;
 }
 
-int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int failed) {
-  if (b->state == ENG_BRK_OPEN) return 0;
+int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int32_t sent,
+                       int failed) {
+  if (b->state == ENG_BRK_OPEN || sent < b->since) return 0; /* stale */
   if (b->state == ENG_BRK_HALF_OPEN) {
     if (failed) {
       open_now(b, p, now);
@@ -38,6 +41,7 @@ int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now,
     }
     if (++b->probes_ok < p->probes) return 0;
     b->state = ENG_BRK_CLOSED;
+    b->since = now;
     b->calls = 0;
     b->n = 0;
     return -1;

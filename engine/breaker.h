@@ -4,10 +4,17 @@
  *
  * Closed: the last `window` calls are a bit window (1 = failure); once it
  * holds at least `min_calls` calls and failures / calls >= threshold, the
- * breaker opens for `cooldown` ticks. Open: calls are refused. After the
- * cool-down the next call finds it half-open: up to `probes` calls go
- * through; `probes` successes close it (with an empty window), any failure
- * opens it again. Answers to calls made before it opened are ignored.
+ * breaker opens for `cooldown` ticks (at least one). Open: calls are
+ * refused. After the cool-down the next call finds it half-open: up to
+ * `probes` calls go through; `probes` successes close it (with an empty
+ * window), any failure opens it again.
+ *
+ * Every state starts at a tick (`since`); an answer counts only if its call
+ * was sent at or after the start of the current state. So answers to calls
+ * made before the breaker opened are ignored while it is open, in half-open
+ * (only the probes count) and after it closed again. A call sent in the tick
+ * the breaker opened was sent before it opened (the minimum cool-down of one
+ * tick keeps such a call from passing for a probe).
  */
 #ifndef STORMSWEEP_BREAKER_H
 #define STORMSWEEP_BREAKER_H
@@ -22,9 +29,11 @@ typedef struct eng_breaker_params {
 } eng_breaker_params;
 
 typedef struct eng_breaker {
-  uint64_t calls;  /* 1 bits = failures, newest in bit 0 */
+  uint64_t calls; /* 1 bits = failures, newest in bit 0 */
   int32_t open_until;
-  uint8_t n, state, probes_out, probes_ok;
+  int32_t since;  /* tick the current state began */
+  uint16_t probes_out, probes_ok; /* probes may number up to 1000 */
+  uint8_t n, state;
 } eng_breaker;
 
 /* Whether a call may go through at tick now; counts a half-open probe. */
@@ -34,9 +43,10 @@ int eng_breaker_allow(eng_breaker *b, const eng_breaker_params *p, int32_t now);
  * (the router's next_shard mode steps over such shards). */
 int eng_breaker_refuses(const eng_breaker *b, const eng_breaker_params *p, int32_t now);
 
-/* Records a call's outcome. Returns +1 when the breaker left the closed
- * state, -1 when it returned to it, 0 otherwise (the caller counts open
- * breakers). */
-int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int failed);
+/* Records the outcome, known at tick now, of a call sent at tick sent.
+ * Returns +1 when the breaker left the closed state, -1 when it returned to
+ * it, 0 otherwise (the caller counts open breakers). */
+int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int32_t sent,
+                       int failed);
 
 #endif

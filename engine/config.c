@@ -23,6 +23,10 @@ static const char *const backoff_names[] = {"none", "full", "equal", "decorrelat
 static const char *const breaker_names[] = {"off", "fail_fast", "next_shard", NULL};
 static const char *const bool_names[] = {"off", "on", NULL};
 static const char *const policy_names[] = {"naive", "guarded", NULL};
+static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", NULL};
+static const char *const shed_reply_names[] = {"error", "silent", NULL};
+static const char *const router_load_names[] = {"sent", "admitted", NULL};
+static const char *const breaker_reject_names[] = {"fail", "retry", NULL};
 
 #define OFF(f) offsetof(eng_config, f)
 #define BIG 1e15
@@ -51,18 +55,29 @@ static const eng_setting settings[] = {
     {"adaptive_lifo_threshold", ENG_SET_DOUBLE, OFF(adaptive_lifo_threshold), 0, 1e9, NULL,
      "cluster", "queue length at which adaptive_lifo switches to lifo"},
     {"codel_target_ms", ENG_SET_DOUBLE_INF, OFF(codel_target_ms), 0, BIG, NULL, "cluster",
-     "CoDel-style shedding: drop queued attempts older than this once the queue has not "
-     "drained below it for codel_interval_ms; inf = off"},
+     "controlled-delay shedding (variant: codel_variant): target queueing delay in ms; "
+     "inf = off"},
     {"codel_interval_ms", ENG_SET_DOUBLE, OFF(codel_interval_ms), 0, BIG, NULL, "cluster",
      "how long the queue delay must stay above codel_target_ms before shedding starts"},
+    {"codel_variant", ENG_SET_ENUM, OFF(codel_variant), 0, 0, codel_variant_names, "cluster",
+     "fail_at_scale: then shed every queued attempt that waited codel_target_ms or more "
+     "until one has not (Facebook's Fail at Scale variant); rfc8289: CoDel's control law, "
+     "shed one, then the next after codel_interval_ms / sqrt(count)"},
     {"deadline_drop", ENG_SET_ENUM, OFF(deadline_drop), 0, 0, bool_names, "cluster",
      "on: a shard drops, instead of serving, a queued attempt whose client already gave up"},
+    {"shed_reply", ENG_SET_ENUM, OFF(shed_reply), 0, 0, shed_reply_names, "cluster",
+     "error: a shed attempt's client gets an overload error at once (and may retry); silent: "
+     "it learns only at its timeout"},
     /* router */
     {"vnodes", ENG_SET_INT, OFF(vnodes), 1, ENG_MAX_VNODES, NULL, "router",
      "ring points per shard (xxHash of shard and vnode)"},
     {"capacity_factor", ENG_SET_DOUBLE_INF, OFF(capacity_factor), 1, BIG, NULL, "router",
      "bounded-load factor c: no shard takes more than max(1, ceil(c (L+1) / M)) attempts "
      "in flight; inf = plain consistent hashing"},
+    {"router_load", ENG_SET_ENUM, OFF(router_load), 0, 0, router_load_names, "router",
+     "a shard's load as the router counts it: sent = what the shard holds plus attempts "
+     "sent to it and lost (crash not yet detected, outage) until their timeout; admitted = "
+     "only what the shard holds (a crashed shard looks idle)"},
     /* traffic */
     {"load", ENG_SET_DOUBLE, OFF(load), 0, 1e6, NULL, "traffic",
      "arrival rate as a fraction of cluster capacity (shards x workers / service mean)"},
@@ -108,6 +123,9 @@ static const eng_setting settings[] = {
      "how long an open breaker stays open before it lets probes through (half-open)"},
     {"breaker_probes", ENG_SET_INT, OFF(breaker_probes), 1, 1000, NULL, "client",
      "successful probes in a row that close a half-open breaker"},
+    {"breaker_reject", ENG_SET_ENUM, OFF(breaker_reject), 0, 0, breaker_reject_names, "client",
+     "an open breaker's refusal: fail = the request fails (Envoy, gRPC); retry = it is a "
+     "failed attempt, retried after the backoff and budget like any other (resilience4j)"},
     /* faults */
     {"surge", ENG_SET_WINDOWS, OFF(surge), 0, 0, NULL, "faults",
      "traffic surge windows \"START+DURATION ...\" in ms, or none"},
@@ -189,6 +207,11 @@ void eng_config_defaults(eng_config *c) {
   c->breaker_threshold = 0.5;
   c->breaker_cooldown_ms = 1000;
   c->breaker_probes = 3;
+  /* issue 16's modelling choices: the behaviour of common libraries and servers */
+  c->codel_variant = ENG_CODEL_FAIL_AT_SCALE;
+  c->shed_reply = ENG_SHED_ERROR;
+  c->router_load = ENG_ROUTER_LOAD_SENT;
+  c->breaker_reject = ENG_BREAKER_REJECT_FAIL;
   c->surge.count = 1;
   c->surge.w[0] = (eng_window){2000, 500};
   c->surge_factor = 5;

@@ -29,7 +29,7 @@ typedef enum eng_metric {
   ENG_M_REJ_ROUTER,     /* attempts refused by the router (cluster_capacity_exhausted) */
   ENG_M_REJ_BREAKER,    /* attempts failed fast by an open circuit breaker */
   ENG_M_REJ_BUDGET,     /* retries dropped because the retry budget was empty */
-  ENG_M_SHED,           /* queued attempts dropped by the shard (CoDel, deadline drop) */
+  ENG_M_SHED,           /* queued attempts dropped by the shard (controlled delay, deadline drop) */
   ENG_M_LOST,           /* attempts lost to a crashed shard or a network outage */
   ENG_M_FAILED,         /* requests that ended without success */
   ENG_M_WASTED,         /* completions of attempts the client had abandoned */

@@ -22,6 +22,11 @@ typedef enum { ENG_KEYS_UNIFORM, ENG_KEYS_ZIPF } eng_key_dist;
 typedef enum { ENG_QUEUE_FIFO, ENG_QUEUE_LIFO, ENG_QUEUE_ADAPTIVE_LIFO } eng_queue_discipline;
 typedef enum { ENG_BACKOFF_NONE, ENG_BACKOFF_FULL, ENG_BACKOFF_EQUAL, ENG_BACKOFF_DECORRELATED } eng_backoff;
 typedef enum { ENG_BREAKER_OFF, ENG_BREAKER_FAIL_FAST, ENG_BREAKER_NEXT_SHARD } eng_breaker_mode;
+/* Issue 16's modelling choices; the first of each is the default. */
+typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289 } eng_codel_variant;
+typedef enum { ENG_SHED_ERROR, ENG_SHED_SILENT } eng_shed_reply;
+typedef enum { ENG_ROUTER_LOAD_SENT, ENG_ROUTER_LOAD_ADMITTED } eng_router_load;
+typedef enum { ENG_BREAKER_REJECT_FAIL, ENG_BREAKER_REJECT_RETRY } eng_breaker_reject;
 
 /* A fault window in ms: [start_ms, start_ms + duration_ms). */
 typedef struct eng_window {
@@ -45,9 +50,12 @@ typedef struct eng_config {
   double adaptive_lifo_threshold; /* queue length at which adaptive LIFO flips */
   double codel_target_ms, codel_interval_ms; /* target inf = CoDel off */
   int32_t deadline_drop; /* 1: shards drop queued attempts the client abandoned */
+  int32_t codel_variant; /* eng_codel_variant */
+  int32_t shed_reply;    /* eng_shed_reply: what the client of a shed attempt hears */
   /* router */
   int32_t vnodes;
   double capacity_factor; /* inf = plain consistent hashing */
+  int32_t router_load;    /* eng_router_load: what counts as a shard's load */
   /* traffic */
   double load;     /* fraction of capacity; used when rate_rps is 0 */
   double rate_rps; /* absolute arrival rate, overrides load when > 0 */
@@ -65,6 +73,7 @@ typedef struct eng_config {
   int32_t breaker;          /* eng_breaker_mode */
   int32_t breaker_window, breaker_min_calls, breaker_probes;
   double breaker_threshold, breaker_cooldown_ms;
+  int32_t breaker_reject;   /* eng_breaker_reject: is an open breaker's refusal retried */
   /* faults */
   eng_windows surge;   double surge_factor;
   eng_windows brownout; double brownout_factor; int32_t brownout_shard;

@@ -17,7 +17,7 @@ static const eng_metric_info metric_info[ENG_M_COUNT] = {
     {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)"},
     {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker"},
     {"rejected_budget", "retries/tick", "retries dropped because the client's retry budget was empty"},
-    {"shed", "attempts/tick", "queued attempts dropped by shards (CoDel or deadline drop)"},
+    {"shed", "attempts/tick", "queued attempts dropped by shards (controlled delay or deadline drop)"},
     {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage"},
     {"failed_requests", "requests/tick", "requests that ended without a success"},
     {"wasted", "attempts/tick", "completions of attempts whose client had already given up"},

@@ -15,7 +15,9 @@
  *   4. new requests: a Poisson count, then one attempt each;
  *   5. the tick's metrics.
  * Completions come before timeouts, so an attempt answered exactly at its
- * timeout succeeds: success <=> time in system <= timeout.
+ * timeout succeeds: success <=> time in system <= timeout. After every
+ * event, overload errors of attempts it shed reach their clients
+ * (replies_drain), which may retry at once.
  *
  * Service times are drawn in continuous time and rounded to ticks by
  * floor(x + U), which keeps their mean exact; a zero-tick service finishes in
@@ -47,33 +49,47 @@ enum { EV_COMPLETE = 0, EV_RETRY = 1 };
 enum { STREAM_ARRIVALS = 1, STREAM_SERVICE = 2, STREAM_CLIENT = 3, STREAM_RING = 4 };
 
 typedef struct attempt {
-  uint32_t next;      /* wheel bucket, shard queue or free list link */
-  uint32_t gen;       /* bumped on free: stale timeout entries are skipped */
+  uint32_t next;       /* wheel bucket, shard queue, reply list or free list link */
+  uint32_t gen;        /* bumped on free: stale timeout entries are skipped */
   uint32_t keyhash;
   uint32_t client;
-  int32_t sent;       /* tick the attempt was sent (and admitted) */
-  int32_t due;        /* wheel event tick */
-  int32_t started;    /* tick service started */
+  int32_t sent;        /* tick the attempt was sent (and admitted) */
+  int32_t due;         /* wheel event tick */
   uint16_t shard;
-  uint16_t epoch;     /* shard epoch at admission: a crash invalidates it */
-  uint8_t attempt_no; /* 0 = first try */
-  uint8_t kind;       /* wheel event kind */
-  uint8_t at_server;  /* admitted and not yet finished or lost */
-  uint8_t abandoned;  /* the client timed it out */
-  float prev_sleep;   /* decorrelated jitter's previous sleep, ms */
+  uint16_t epoch;      /* shard epoch at admission: a crash invalidates it */
+  uint16_t attempt_no; /* 0 = first try; max_retries goes up to 1000 */
+  uint8_t kind;        /* wheel event kind */
+  uint8_t at_server;   /* admitted and not yet finished or lost */
+  uint8_t abandoned;   /* the client timed it out */
+  uint8_t lost_load;   /* lost, and still in the router's load until its timeout */
+  float prev_sleep;    /* decorrelated jitter's previous sleep, ms */
 } attempt;
 
 typedef struct shard {
   uint32_t qhead, qtail;
   int32_t qlen, busy;
-  int32_t stall_start, stall_end; /* stalled while stall_start <= now < stall_end */
-  double speed;                   /* brownout service-rate factor (1 = healthy) */
-  int32_t codel_first_above;      /* CoDel: tick the queue delay must stay above target until */
+  double speed;                   /* service rate now: 1 healthy, brownout_factor, 0 stalled */
+  int32_t codel_first_above;      /* tick the queue delay must stay above target until */
+  int32_t codel_count, codel_lastcount; /* RFC 8289: drops in this dropping state, and the last */
+  double codel_drop_next;         /* RFC 8289: tick of the next drop while dropping */
   uint16_t epoch;
   uint8_t crashed;
   uint8_t codel_dropping;
+  uint8_t profiled;               /* the brownout shard: service follows its speed profile */
   int64_t admitted;
 } shard;
+
+/* The brownout shard's speed over the whole run, piecewise constant between
+ * fault edges and known in advance: work in service progresses at the
+ * speed of the moment, so its completion tick is where the cumulative work
+ * V(t) = integral of the speed reaches V(start) + service time. */
+#define BO_SEGS (2 * ENG_MAX_WINDOWS + 1)
+typedef struct speed_profile {
+  int32_t n, cur;           /* segments, and the one holding the current tick */
+  int32_t t[BO_SEGS];       /* segment k covers ticks [t[k], t[k+1]) (the last: to the end) */
+  double v[BO_SEGS];        /* V(t[k]) */
+  double speed[BO_SEGS];
+} speed_profile;
 
 typedef struct edge {
   int32_t tick;
@@ -100,7 +116,8 @@ struct eng_run {
   int32_t *loads;
   uint8_t *healthy;
   size_t sh_cap, loads_cap, healthy_cap, excluded_cap;
-  int64_t in_flight;
+  int64_t in_flight;   /* admitted and not finished (SPEC: in flight) */
+  int64_t route_load;  /* the router's L: in_flight plus lost attempts it still counts */
   int64_t total_queued;
   eng_ring ring;
 
@@ -116,6 +133,10 @@ struct eng_run {
   size_t edges_cap;
   int32_t n_edges, edge_pos;
   int32_t fault_on[F_KINDS];
+
+  speed_profile bo;   /* of shard bo_shard, when brownouts are set */
+  int32_t bo_shard;   /* -1: no brownout */
+  uint32_t reply_head, reply_tail; /* shed attempts whose overload error the client gets now */
 
   /* converted parameters */
   double svc_mean_ticks, lognorm_mu, lam_base, lam_now, exp_neg_lam;
@@ -243,6 +264,20 @@ static void tq_push(eng_run *r, uint32_t i) {
 /* ------------------------------------------------------------------------ */
 /* random variates                                                           */
 
+/* Completion time, in ticks from now, of work x (ticks at full speed) that
+ * starts now on the brownout shard: where V reaches V(now) + x, skipping
+ * stalled segments. Segments are at most 2 x 8 + 1, and the scan starts
+ * from the current one, so this is O(1). */
+static __attribute__((noinline)) double profile_finish(speed_profile *p, int32_t now, double x) {
+  while (p->cur + 1 < p->n && p->t[p->cur + 1] <= now) p->cur++;
+  int32_t k = p->cur;
+  double target = p->v[k] + p->speed[k] * (double)(now - p->t[k]) + x;
+  for (; k + 1 < p->n; k++)
+    if (p->speed[k] > 0 && p->v[k + 1] >= target) break;
+  if (!(p->speed[k] > 0)) return 2e9; /* stalled to the end of the run */
+  return (double)p->t[k] + (target - p->v[k]) / p->speed[k] - (double)now;
+}
+
 static int32_t service_ticks(eng_run *r, const shard *s) {
   double x, frac;
   switch (r->cfg->service_dist) {
@@ -256,7 +291,7 @@ static int32_t service_ticks(eng_run *r, const shard *s) {
     break;
   default: x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks; break;
   }
-  if (s->speed < 1) x /= s->speed;
+  if (s->profiled) x = profile_finish(&r->bo, r->now, x);
   double d = x + frac; /* >= 0, so truncation is floor() without a libm call */
   return d > 1e9 ? 1000000000 : (int32_t)d;
 }
@@ -268,8 +303,8 @@ static inline eng_breaker *brk_get(eng_run *r, uint32_t client, uint32_t s) {
   return &r->brk[(size_t)client * (size_t)r->cfg->shards + s];
 }
 
-static void brk_record(eng_run *r, uint32_t client, uint32_t s, int failed) {
-  int d = eng_breaker_record(brk_get(r, client, s), &r->brk_params, r->now, failed);
+static void brk_record(eng_run *r, uint32_t client, uint32_t s, int32_t sent, int failed) {
+  int d = eng_breaker_record(brk_get(r, client, s), &r->brk_params, r->now, sent, failed);
   r->open_breakers += d;
   r->client_open[client] += d;
 }
@@ -277,9 +312,7 @@ static void brk_record(eng_run *r, uint32_t client, uint32_t s, int failed) {
 /* ------------------------------------------------------------------------ */
 /* shards                                                                    */
 
-static inline int shard_stalled(const eng_run *r, const shard *s) {
-  return r->now >= s->stall_start && r->now < s->stall_end;
-}
+static inline int shard_stalled(const shard *s) { return !(s->speed > 0); }
 
 static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id);
 static int32_t ticks_saturate(double t);
@@ -289,6 +322,7 @@ static void client_issue(eng_run *r, uint32_t i);
 static void shard_release(eng_run *r, attempt *a) {
   r->loads[a->shard]--;
   r->in_flight--;
+  r->route_load--;
   a->at_server = 0;
   if (a->sent >= r->little_begin && a->sent < r->little_end) {
     r->little_sojourn_sum += r->now - a->sent;
@@ -303,25 +337,73 @@ static void attempt_answered(eng_run *r, uint32_t i) {
     r->cur[ENG_M_WASTED]++;
   } else {
     r->cur[ENG_M_SUCCESSES]++;
-    if (r->cfg->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, 0);
+    if (r->cfg->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 0);
   }
   at_free(r, i);
 }
 
-static void attempt_shed(eng_run *r, uint32_t i) {
+static __attribute__((noinline)) void attempt_shed(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
   shard_release(r, a);
   r->cur[ENG_M_SHED]++;
-  /* The client is not told: it learns at its timeout, as with a real drop. */
-  if (a->abandoned) at_free(r, i);
+  if (a->abandoned) {
+    at_free(r, i);
+  } else if (r->cfg->shed_reply == ENG_SHED_ERROR) {
+    /* An overload error the client hears at once. It is handled after the
+     * current event (replies_drain), not here: its retry could be shed by
+     * this same shard, and recursion would grow with the queue. */
+    a->next = NIL;
+    if (r->reply_tail == NIL) r->reply_head = i;
+    else r->at[r->reply_tail].next = i;
+    r->reply_tail = i;
+  }
+  /* shed_reply = silent: the client learns at its timeout, as with a real drop */
+}
+
+/* RFC 8289's dequeue decision for the head attempt, sojourn `delay`: it may
+ * be dropped once the sojourn has stayed at or above the target for an
+ * interval (and more than one attempt waits, the RFC's "more than one
+ * packet"); while dropping, the next drop comes interval / sqrt(count) after
+ * the last, so drops speed up for as long as the standing queue lasts. */
+static __attribute__((noinline)) int codel_rfc8289(eng_run *r, shard *s, int32_t delay) {
+  int ok = 0;
+  if (delay < r->codel_target || s->qlen < 1) {
+    s->codel_first_above = -1;
+  } else if (s->codel_first_above < 0) {
+    s->codel_first_above = r->now + r->codel_interval;
+  } else if (r->now >= s->codel_first_above) {
+    ok = 1;
+  }
+  double interval = (double)r->codel_interval;
+  if (s->codel_dropping) {
+    if (!ok) {
+      s->codel_dropping = 0;
+      return 0;
+    }
+    if (r->now < s->codel_drop_next) return 0;
+    s->codel_count++;
+    s->codel_drop_next += interval / sqrt((double)s->codel_count);
+    return 1;
+  }
+  if (!ok) return 0;
+  s->codel_dropping = 1;
+  int32_t delta = s->codel_count - s->codel_lastcount;
+  s->codel_count = 1;
+  if (delta > 1 && r->now - s->codel_drop_next < 16 * interval) s->codel_count = delta;
+  s->codel_drop_next = r->now + interval / sqrt((double)s->codel_count);
+  s->codel_lastcount = s->codel_count;
+  return 1;
 }
 
 /* Whether the queue head should be shed rather than served (deadline drop,
- * CoDel). */
+ * controlled delay). */
 static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
   if (a->abandoned && r->cfg->deadline_drop) return 1;
   if (r->codel_target < 0) return 0;
   int32_t delay = r->now - a->sent;
+  if (r->cfg->codel_variant == ENG_CODEL_RFC8289) return codel_rfc8289(r, s, delay);
+  /* Fail at Scale's variant: after an interval of standing queue, shed all
+   * stale work (no control law spacing the drops). */
   if (delay < r->codel_target) {
     s->codel_first_above = -1;
     s->codel_dropping = 0;
@@ -343,7 +425,7 @@ static void shard_start(eng_run *r, shard *s, uint32_t i);
 
 /* Starts queued work while workers are free. */
 static void shard_pump(eng_run *r, shard *s) {
-  while (s->busy < r->cfg->workers && s->qhead != NIL && !shard_stalled(r, s)) {
+  while (s->busy < r->cfg->workers && s->qhead != NIL && !shard_stalled(s)) {
     uint32_t i = s->qhead;
     attempt *a = &r->at[i];
     s->qhead = a->next;
@@ -363,9 +445,7 @@ static void shard_pump(eng_run *r, shard *s) {
 }
 
 static void shard_start(eng_run *r, shard *s, uint32_t i) {
-  attempt *a = &r->at[i];
   int32_t d = service_ticks(r, s);
-  a->started = r->now;
   if (d == 0) { /* finished within the tick; the worker stays free */
     attempt_answered(r, i);
     return;
@@ -398,13 +478,17 @@ static void on_complete(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
   shard *s = &r->sh[a->shard];
   if (a->epoch != s->epoch) { /* its shard crashed meanwhile: the answer never comes */
+    if (r->cfg->router_load == ENG_ROUTER_LOAD_SENT) {
+      /* the router counted it since the crash; now it waits for its timeout */
+      if (a->abandoned) {
+        r->loads[a->shard]--;
+        r->route_load--;
+      } else {
+        a->lost_load = 1;
+      }
+    }
     if (a->abandoned) at_free(r, i);
     else a->at_server = 0;
-    return;
-  }
-  if (shard_stalled(r, s)) { /* frozen: resume where it was when the stall began */
-    int32_t begun = a->started > s->stall_start ? a->started : s->stall_start;
-    wheel_insert(r, i, s->stall_end + (r->now - begun), EV_COMPLETE);
     return;
   }
   s->busy--;
@@ -412,18 +496,31 @@ static void on_complete(eng_run *r, uint32_t i) {
   shard_pump(r, s);
 }
 
-/* Crash: queued and in-service work is gone; clients find out by timeout. */
+/* Crash: queued and in-service work is gone; clients find out by timeout.
+ * With router_load = sent the router keeps counting it until then: queued
+ * attempts become lost ones here, those in service at their would-be
+ * completion (on_complete), both leaving the load at their timeout. */
 static void shard_crash(eng_run *r, int32_t k) {
   shard *s = &r->sh[k];
+  int keep = r->cfg->router_load == ENG_ROUTER_LOAD_SENT;
+  int32_t gone = 0;
   for (uint32_t i = s->qhead; i != NIL;) {
-    uint32_t next = r->at[i].next;
-    r->at[i].at_server = 0;
-    if (r->at[i].abandoned) at_free(r, i);
+    attempt *a = &r->at[i];
+    uint32_t next = a->next;
+    a->at_server = 0;
+    if (a->abandoned) {
+      at_free(r, i);
+      gone++;
+    } else {
+      a->lost_load = (uint8_t)keep;
+    }
     i = next;
   }
   r->total_queued -= s->qlen;
-  r->in_flight -= r->loads[k];
-  r->loads[k] = 0;
+  r->in_flight -= s->qlen + s->busy;
+  if (!keep) gone = r->loads[k];
+  r->loads[k] -= gone;
+  r->route_load -= gone;
   s->qhead = s->qtail = NIL;
   s->qlen = s->busy = 0;
   s->epoch++;
@@ -439,7 +536,8 @@ static void shard_crash(eng_run *r, int32_t k) {
 static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   const eng_config *c = r->cfg;
   attempt *a = &r->at[i];
-  if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, (uint32_t)shard_id, 1);
+  if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
+    brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   if (a->attempt_no >= c->max_retries) {
     r->cur[ENG_M_FAILED]++;
     return NIL;
@@ -463,10 +561,11 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   attempt *b = &r->at[j];
   b->keyhash = a->keyhash;
   b->client = a->client;
-  b->attempt_no = (uint8_t)(a->attempt_no + 1);
+  b->attempt_no = (uint16_t)(a->attempt_no + 1);
   b->prev_sleep = (float)sleep;
   b->abandoned = 0;
   b->at_server = 0;
+  b->lost_load = 0;
   int32_t delay = ticks_saturate(floor(sleep / c->tick_ms + 0.5));
   if (delay <= 0) return j;
   wheel_insert(r, j, r->now + delay, EV_RETRY);
@@ -488,12 +587,17 @@ static void client_issue(eng_run *r, uint32_t i) {
             (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
       excl = r->excluded;
     }
-    eng_route rt = eng_router_route(&r->ring, r->loads, r->in_flight, a->keyhash,
+    eng_route rt = eng_router_route(&r->ring, r->loads, r->route_load, a->keyhash,
                                     c->capacity_factor, excl);
     int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
+      if (c->breaker_reject == ENG_BREAKER_REJECT_FAIL) { /* fail fast: the request fails */
+        r->cur[ENG_M_FAILED]++;
+        at_free(r, i);
+        return;
+      }
     } else {
       r->cur[ENG_M_ATTEMPTS]++;
       if (a->attempt_no) r->cur[ENG_M_RETRIES]++;
@@ -506,10 +610,15 @@ static void client_issue(eng_run *r, uint32_t i) {
         if (r->fault_on[F_OUTAGE] || s->crashed) {
           r->cur[ENG_M_LOST]++;
           a->at_server = 0;
+          if (c->router_load == ENG_ROUTER_LOAD_SENT) { /* outstanding until its timeout */
+            a->lost_load = 1;
+            r->loads[rt.shard]++;
+            r->route_load++;
+          }
           tq_push(r, i);
           return;
         }
-        int free_worker = s->busy < c->workers && !shard_stalled(r, s);
+        int free_worker = s->busy < c->workers && !shard_stalled(s);
         if (free_worker || s->qlen < r->q_cap) {
           r->cur[ENG_M_HOPS] += rt.hops;
           r->hops_total += rt.hops;
@@ -517,6 +626,7 @@ static void client_issue(eng_run *r, uint32_t i) {
           s->admitted++;
           r->loads[rt.shard]++;
           r->in_flight++;
+          r->route_load++;
           if (r->now >= r->little_begin && r->now < r->little_end) r->little_admitted++;
           a->at_server = 1;
           a->epoch = s->epoch;
@@ -543,11 +653,34 @@ static void client_issue(eng_run *r, uint32_t i) {
 static void on_timeout(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
   a->abandoned = 1;
+  if (a->lost_load) {
+    r->loads[a->shard]--;
+    r->route_load--;
+    a->lost_load = 0;
+  }
   r->cur[ENG_M_TIMEOUTS]++;
   int gone = !a->at_server;
   uint32_t retry = client_failed(r, i, r->at[i].shard);
   if (gone) at_free(r, i);
   if (retry != NIL) client_issue(r, retry);
+}
+
+/* Overload errors from shed attempts (shed_reply = error), in shed order;
+ * a retry they trigger may be shed and answered in turn. Called between
+ * events only, so no event handler ever recurses through a shard. */
+static __attribute__((noinline)) void replies_deliver(eng_run *r) {
+  while (r->reply_head != NIL) {
+    uint32_t i = r->reply_head;
+    r->reply_head = r->at[i].next;
+    if (r->reply_head == NIL) r->reply_tail = NIL;
+    uint32_t retry = client_failed(r, i, r->at[i].shard);
+    at_free(r, i);
+    if (retry != NIL) client_issue(r, retry);
+  }
+}
+
+static inline void replies_drain(eng_run *r) {
+  if (r->reply_head != NIL) replies_deliver(r);
 }
 
 static void new_request(eng_run *r) {
@@ -571,6 +704,7 @@ static void new_request(eng_run *r) {
   a->attempt_no = 0;
   a->abandoned = 0;
   a->at_server = 0;
+  a->lost_load = 0;
   a->prev_sleep = 0;
   r->cur[ENG_M_NEW_REQUESTS]++;
   if (!isinf(c->budget_ratio)) {
@@ -632,6 +766,49 @@ static int edges_build(eng_run *r) {
   return 0;
 }
 
+/* The brownout shard's speed profile from the brownout windows (the same
+ * tick conversion as edges_build, so the profile and the edges agree). */
+static void profile_build(eng_run *r) {
+  const eng_config *c = r->cfg;
+  speed_profile *p = &r->bo;
+  r->bo_shard = -1;
+  p->n = 1;
+  p->cur = 0;
+  p->t[0] = 0;
+  p->v[0] = 0;
+  p->speed[0] = 1;
+  int32_t cuts[2 * ENG_MAX_WINDOWS], ncut = 0;
+  int32_t wa[ENG_MAX_WINDOWS], wb[ENG_MAX_WINDOWS], nw = 0;
+  for (int w = 0; w < c->brownout.count; w++) {
+    int32_t a = ms_to_tick(c, c->brownout.w[w].start_ms);
+    int32_t b = ms_to_tick(c, c->brownout.w[w].start_ms + c->brownout.w[w].duration_ms);
+    if (b <= a) continue;
+    wa[nw] = a, wb[nw] = b, nw++;
+    cuts[ncut++] = a, cuts[ncut++] = b;
+  }
+  if (!nw) return;
+  r->bo_shard = c->brownout_shard;
+  r->sh[r->bo_shard].profiled = 1;
+  for (int i = 1; i < ncut; i++) /* insertion sort of at most 16 ticks */
+    for (int j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
+      int32_t x = cuts[j];
+      cuts[j] = cuts[j - 1], cuts[j - 1] = x;
+    }
+  for (int i = -1; i < ncut; i++) {
+    int32_t at = i < 0 ? 0 : cuts[i];
+    int32_t k = 0;
+    if (i >= 0) {
+      if (at == p->t[p->n - 1]) continue; /* no empty segment */
+      k = p->n++;
+      p->t[k] = at;
+      p->v[k] = p->v[k - 1] + p->speed[k - 1] * (double)(at - p->t[k - 1]);
+    }
+    int on = 0;
+    for (int w = 0; w < nw; w++) on |= wa[w] <= at && at < wb[w];
+    p->speed[k] = on ? c->brownout_factor : 1;
+  }
+}
+
 static void ring_rebuild(eng_run *r) {
   if (eng_ring_build(&r->ring, r->cfg->shards, r->cfg->vnodes, r->healthy, r->ring_seed))
     fatal_oom(r);
@@ -658,23 +835,13 @@ static void fault_edge(eng_run *r, const edge *e) {
     r->exp_neg_lam = exp(-r->lam_now);
     break;
   case F_BROWNOUT: {
+    /* Work in service needs nothing here: its completion tick was computed
+     * from the whole speed profile (profile_finish). A stalled shard starts
+     * no work, so its queue waits for the end of the stall. */
     shard *s = &r->sh[c->brownout_shard];
-    if (c->brownout_factor > 0) {
-      s->speed = r->fault_on[F_BROWNOUT] ? c->brownout_factor : 1;
-    } else if (e->on && r->fault_on[F_BROWNOUT] == 1) {
-      /* find this window's end: the next brownout end edge */
-      int32_t end = r->ticks;
-      for (int32_t p = r->edge_pos + 1; p < r->n_edges; p++)
-        if (r->edges[p].kind == F_BROWNOUT && !r->edges[p].on) {
-          end = r->edges[p].tick;
-          break;
-        }
-      s->stall_start = r->now;
-      s->stall_end = end;
-    } else if (!e->on && !r->fault_on[F_BROWNOUT]) {
-      s->stall_end = r->now;
-      shard_pump(r, s);
-    }
+    int was_stalled = shard_stalled(s);
+    s->speed = r->fault_on[F_BROWNOUT] ? c->brownout_factor : 1;
+    if (was_stalled && !shard_stalled(s)) shard_pump(r, s);
     break;
   }
   case F_CRASH:
@@ -728,13 +895,13 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
       ensure((void **)&r->excluded, &r->excluded_cap, ns, 1))
     goto oom;
   for (size_t k = 0; k < ns; k++) {
-    r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .stall_start = INT32_MAX, .stall_end = INT32_MAX,
-                       .speed = 1, .codel_first_above = -1};
+    r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .speed = 1, .codel_first_above = -1};
     r->loads[k] = 0;
     r->healthy[k] = 1;
     r->excluded[k] = 0;
   }
-  r->in_flight = r->total_queued = 0;
+  r->in_flight = r->route_load = r->total_queued = 0;
+  r->reply_head = r->reply_tail = NIL;
   ring_rebuild(r);
 
   size_t nb = c->breaker != ENG_BREAKER_OFF ? (size_t)c->clients * ns : 1;
@@ -773,6 +940,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   };
   memset(r->fault_on, 0, sizeof r->fault_on);
   if (edges_build(r)) goto oom;
+  profile_build(r);
 
   if (ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->ticks,
              sizeof *r->metrics))
@@ -821,6 +989,7 @@ static void run_tick(eng_run *r) {
   while (r->edge_pos < r->n_edges && r->edges[r->edge_pos].tick <= t) {
     fault_edge(r, &r->edges[r->edge_pos]);
     r->edge_pos++;
+    replies_drain(r);
   }
 
   uint32_t *bucket = &r->wheel[(uint32_t)t & WHEEL_MASK];
@@ -838,6 +1007,7 @@ static void run_tick(eng_run *r) {
         on_complete(r, i);
       else
         client_issue(r, i);
+      replies_drain(r);
     }
     i = next;
   }
@@ -853,6 +1023,7 @@ static void run_tick(eng_run *r) {
       r->tq_len--;
       r->events++;
       on_timeout(r, k);
+      replies_drain(r);
     } else {
       r->tq_head = (r->tq_head + 1) & (r->tq_cap - 1);
       r->tq_len--;
@@ -861,7 +1032,10 @@ static void run_tick(eng_run *r) {
 
   int64_t n = eng_poisson(&r->r_arr, r->lam_now, r->exp_neg_lam);
   r->events += n;
-  for (int64_t k = 0; k < n; k++) new_request(r);
+  for (int64_t k = 0; k < n; k++) {
+    new_request(r);
+    replies_drain(r);
+  }
 
   /* metrics */
   r->cur[ENG_M_QUEUE_DEPTH] = (int32_t)r->total_queued;
@@ -878,7 +1052,8 @@ static void run_tick(eng_run *r) {
   if (t >= r->little_begin && t < r->little_end) r->little_in_system += (double)r->in_flight;
   if (r->fault_on[F_DETECT])
     for (int32_t k = 0; k < c->shards; k++)
-      if (r->healthy[k] && r->loads[k] > r->succ_peak_load) r->succ_peak_load = r->loads[k];
+      if (r->healthy[k] && r->sh[k].qlen + r->sh[k].busy > r->succ_peak_load)
+        r->succ_peak_load = r->sh[k].qlen + r->sh[k].busy;
 }
 
 static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {

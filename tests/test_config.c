@@ -87,6 +87,21 @@ static void test_defaults_are_the_seed_study(void **state) {
   assert_int_equal(c.backoff, ENG_BACKOFF_NONE);
   assert_true(isinf(c.budget_ratio));
   CHECK_EQ_DOUBLE(c.slo_ms, 1500, "slo_ms");
+  /* issue 16's modelling choices default to what common libraries and
+   * servers do; codel_target_ms alone keeps meaning the Fail-at-Scale variant */
+  assert_int_equal(c.codel_variant, ENG_CODEL_FAIL_AT_SCALE);
+  assert_int_equal(c.shed_reply, ENG_SHED_ERROR);
+  assert_int_equal(c.router_load, ENG_ROUTER_LOAD_SENT);
+  assert_int_equal(c.breaker_reject, ENG_BREAKER_REJECT_FAIL);
+  eng_config old = c;
+  expect_set_ok(&old, "codel_target_ms", "5");
+  assert_int_equal(old.codel_variant, ENG_CODEL_FAIL_AT_SCALE);
+  expect_set_ok(&old, "codel_variant", "rfc8289");
+  assert_int_equal(old.codel_variant, ENG_CODEL_RFC8289);
+  expect_set_error("codel_variant", "codel", "codel_variant: must be one of fail_at_scale, rfc8289, got 'codel'");
+  expect_set_error("shed_reply", "drop", "shed_reply: must be one of error, silent, got 'drop'");
+  expect_set_error("router_load", "x", "router_load: must be one of sent, admitted, got 'x'");
+  expect_set_error("breaker_reject", "next", "breaker_reject: must be one of fail, retry, got 'next'");
   char buf[64];
   assert_int_equal(eng_config_get(&c, "policy", buf, sizeof buf), 0);
   assert_string_equal(buf, "naive");
@@ -135,6 +150,11 @@ static void fill_awkward(eng_config *c) {
   expect_set_ok(c, "queue_discipline", "adaptive_lifo");
   expect_set_ok(c, "codel_target_ms", "12.25");
   expect_set_ok(c, "deadline_drop", "on");
+  expect_set_ok(c, "codel_variant", "rfc8289");
+  expect_set_ok(c, "shed_reply", "silent");
+  expect_set_ok(c, "router_load", "admitted");
+  expect_set_ok(c, "breaker_reject", "retry");
+  expect_set_ok(c, "breaker_probes", "1000");
   expect_set_ok(c, "vnodes", "7");
   expect_set_ok(c, "capacity_factor", "inf");
   expect_set_ok(c, "load", "0.1");

@@ -510,9 +510,14 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
   int64_t ended = tot[ENG_M_SUCCESSES] + tot[ENG_M_TIMEOUTS] + tot[ENG_M_REJ_QUEUE_FULL] +
                   tot[ENG_M_REJ_ROUTER];
   int64_t open = tot[ENG_M_ATTEMPTS] - ended;
+  /* with shed_reply = error a controlled-delay shed of a live attempt ends
+   * it at once, with an overload error; the metrics do not tell those from
+   * sheds of abandoned attempts, so only bounds hold */
+  int64_t replied_max =
+      c->shed_reply == ENG_SHED_ERROR && !isinf(c->codel_target_ms) ? tot[ENG_M_SHED] : 0;
   int32_t tt = (int32_t)floor(c->timeout_ms / c->tick_ms + 0.5);
   int64_t recent = metric_sum(run, ENG_M_ATTEMPTS, T - tt > 0 ? T - tt : 0, T);
-  if (open < 0 || open > recent)
+  if (open < 0 || open - replied_max > recent)
     fail_msg("%s: %lld attempts still open (sent %lld, ended %lld), expected 0..%lld (sent in "
              "the last timeout)",
              what, (long long)open, (long long)tot[ENG_M_ATTEMPTS], (long long)ended,
@@ -523,7 +528,8 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
     fail_msg("%s: successes %lld + failed %lld > new requests %lld", what, (long long)s->successes,
              (long long)s->failed_requests, (long long)s->new_requests);
   /* with immediate retries an open request has exactly one open attempt */
-  if ((c->backoff == ENG_BACKOFF_NONE || c->backoff_cap_ms <= 0) && open_req != open)
+  if ((c->backoff == ENG_BACKOFF_NONE || c->backoff_cap_ms <= 0) && !replied_max &&
+      open_req != open)
     fail_msg("%s: %lld open requests but %lld open attempts (no backoff)", what,
              (long long)open_req, (long long)open);
 
@@ -531,7 +537,7 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
   if (!c->outage.count && !c->crash.count && tot[ENG_M_LOST])
     fail_msg("%s: %lld lost without outage or crash", what, (long long)tot[ENG_M_LOST]);
   if (isinf(c->codel_target_ms) && !c->deadline_drop && tot[ENG_M_SHED])
-    fail_msg("%s: %lld shed without CoDel or deadline drop", what, (long long)tot[ENG_M_SHED]);
+    fail_msg("%s: %lld shed without controlled delay or deadline drop", what, (long long)tot[ENG_M_SHED]);
   if (c->breaker == ENG_BREAKER_OFF && (tot[ENG_M_REJ_BREAKER] || tot[ENG_M_OPEN_BREAKERS]))
     fail_msg("%s: breaker counters nonzero with breakers off", what);
   if (isinf(c->budget_ratio) && (tot[ENG_M_REJ_BUDGET] || tot[ENG_M_BUDGET_TOKENS]))
@@ -824,6 +830,261 @@ static void test_huge_hold_never_recovers(void **state) {
   }
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* issue 16: engine fidelity                                                 */
+
+/* Defect 1: attempt_no was 8 bits, so max_retries >= 256 wrapped and meant
+ * unlimited retries (the wrapped attempts counting as first tries). With
+ * every attempt lost and a one-tick timeout, a request created at tick t
+ * makes max_retries + 1 attempts, one per tick, and fails at tick
+ * t + max_retries + 1, exactly. */
+static void test_max_retries_beyond_255(void **state) {
+  eng_run *r = fx_run(*state, 0);
+  const char *maxr[] = {"255", "256", "1000"};
+  for (int i = 0; i < 3; i++) {
+    eng_config c;
+    cfg_quiet(&c);
+    cfg_set(&c, "horizon_ms", "2000");
+    cfg_set(&c, "outage", "0+2000");
+    cfg_set(&c, "timeout_ms", "1");
+    cfg_set(&c, "load", "0.01");
+    cfg_set(&c, "max_retries", maxr[i]);
+    eng_summary s;
+    run_ok(r, &c, 1, &s);
+    check_identities(r, &c, &s, maxr[i]);
+    const int32_t *nw = metric(r, ENG_M_NEW_REQUESTS), *f = metric(r, ENG_M_FAILED);
+    int32_t lag = c.max_retries + 1;
+    if (s.failed_requests <= 0 && lag < eng_run_ticks(r))
+      fail_msg("max_retries %s: no request ever failed", maxr[i]);
+    for (int32_t t = 0; t < eng_run_ticks(r); t++) {
+      int32_t want = t >= lag ? nw[t - lag] : 0;
+      if (f[t] != want)
+        fail_msg("max_retries %s: tick %d: %d requests failed, %d were created %d ticks before",
+                 maxr[i], t, f[t], want, lag);
+    }
+    if (s.attempts > (int64_t)lag * s.new_requests)
+      fail_msg("max_retries %s: %lld attempts for %lld requests", maxr[i], (long long)s.attempts,
+               (long long)s.new_requests);
+  }
+}
+
+/* The issue's stall scenario: one shard, 1000 workers, every service takes
+ * exactly 1000 ms, 50 requests/s, timeout 1200 ms, no retries, shard stalled
+ * over [2000, 2500). Work in service when the stall begins is delayed by its
+ * 500 ms, so a request sent at t in [1000, 2000) completes at t + 1500, after
+ * its timeout at t + 1200 (it used to complete undelayed when due after the
+ * stall, overtaking earlier work). Exactly: the completion of every attempt
+ * that timed out at tick u in [2200, 3200) is a wasted one at u + 300, and
+ * nothing succeeds in [2500, 3500). */
+static void cfg_stall_scenario(eng_config *c, const char *factor) {
+  cfg_quiet(c);
+  cfg_set(c, "shards", "1");
+  cfg_set(c, "workers", "1000");
+  cfg_set(c, "service", "deterministic");
+  cfg_set(c, "service_mean_ms", "1000");
+  cfg_set(c, "rate_rps", "50");
+  cfg_set(c, "timeout_ms", "1200");
+  cfg_set(c, "max_retries", "0");
+  cfg_set(c, "queue_capacity", "inf");
+  cfg_set(c, "brownout", "2000+500");
+  cfg_set(c, "brownout_factor", factor);
+}
+
+static void test_stall_delays_work_in_service(void **state) {
+  eng_config c;
+  cfg_stall_scenario(&c, "0");
+  eng_run *r = fx_run(*state, 0);
+  eng_summary s;
+  run_ok(r, &c, 1, &s);
+  check_identities(r, &c, &s, "stall");
+  int64_t succ = metric_sum(r, ENG_M_SUCCESSES, 2500, 3500);
+  if (succ) fail_msg("%lld successes in [2500, 3500): work in service ignored the stall", (long long)succ);
+  const int32_t *to = metric(r, ENG_M_TIMEOUTS), *w = metric(r, ENG_M_WASTED);
+  int64_t n = 0;
+  for (int32_t u = 2200; u < 3200; u++) {
+    if (w[u + 300] != to[u])
+      fail_msg("%d timed out at tick %d, but %d completed (wasted) 300 ticks later", to[u], u,
+               w[u + 300]);
+    n += to[u];
+  }
+  if (n < 30) fail_msg("only %lld timeouts in [2200, 3200)", (long long)n);
+  /* requests that arrived during the stall wait for it, then are served in order */
+  if (metric_sum(r, ENG_M_SUCCESSES, 3500, 3501) <= 0) fail_msg("nothing succeeded at tick 3500");
+}
+
+/* brownout_factor 0.5 over [2000, 2500): work progresses at half speed in
+ * the window and at full speed outside it. A request sent at t in
+ * [1000, 1250] completes at 2t; one sent later in [1250, 2000) at t + 1250
+ * (timed out); one sent at t in [2000, 2500) at 2250 + t/2, a success from
+ * t = 2100 on. So nothing succeeds between ~2400 and ~3300, and those sent
+ * in [2100, 2500) succeed (they used to keep their slow 2000 ms). */
+static void test_brownout_slows_work_in_service(void **state) {
+  eng_config c;
+  cfg_stall_scenario(&c, "0.5");
+  eng_run *r = fx_run(*state, 0);
+  eng_summary s;
+  run_ok(r, &c, 2, &s);
+  check_identities(r, &c, &s, "brownout 0.5");
+  int64_t gap = metric_sum(r, ENG_M_SUCCESSES, 2402, 3298);
+  if (gap) fail_msg("%lld successes in [2402, 3298)", (long long)gap);
+  int64_t early = metric_sum(r, ENG_M_SUCCESSES, 2000, 2401);
+  int64_t sent_early = metric_sum(r, ENG_M_NEW_REQUESTS, 1000, 1200);
+  if (early < sent_early)
+    fail_msg("%lld successes in [2000, 2401), but %lld sent in [1000, 1200)", (long long)early,
+             (long long)sent_early);
+  int64_t late = metric_sum(r, ENG_M_SUCCESSES, 3298, 3501);
+  int64_t sent_late = metric_sum(r, ENG_M_NEW_REQUESTS, 2102, 2500);
+  if (late < sent_late || sent_late < 5)
+    fail_msg("%lld successes in [3298, 3501), %lld sent in [2102, 2500)", (long long)late,
+             (long long)sent_late);
+}
+
+/* Choice (a): during an undetected crash the router used to see the dead
+ * shard as idle, so bounded-load overflow walked onto it. With router_load
+ * = sent it counts the attempts it sent there until their timeout, and the
+ * walk steps over the dead shard. No retries; crash of shard 1 over
+ * [2000, 5000) detected after 1500 ms; share of attempts lost in
+ * [2000, 3500). With c = inf there is no walk: the dead shard's keys,
+ * about 1/16 of them, are lost either way. */
+static double lost_share(eng_run *r, const char *cf, const char *load) {
+  eng_config c;
+  cfg_quiet(&c);
+  cfg_set(&c, "crash", "2000+3000");
+  cfg_set(&c, "crash_detect_ms", "1500");
+  cfg_set(&c, "max_retries", "0");
+  cfg_set(&c, "capacity_factor", cf);
+  cfg_set(&c, "router_load", load);
+  cfg_set(&c, "horizon_ms", "6000");
+  eng_summary s;
+  run_ok(r, &c, 7, &s);
+  check_identities(r, &c, &s, load);
+  return (double)metric_sum(r, ENG_M_LOST, 2000, 3500) /
+         (double)metric_sum(r, ENG_M_ATTEMPTS, 2000, 3500);
+}
+
+static void test_router_counts_lost_attempts(void **state) {
+  eng_run *r = fx_run(*state, 0);
+  double inf_sent = lost_share(r, "inf", "sent"), inf_adm = lost_share(r, "inf", "admitted");
+  double b_sent = lost_share(r, "1.1", "sent"), b_adm = lost_share(r, "1.1", "admitted");
+  if (!(inf_sent > 0.04 && inf_sent < 0.09 && inf_adm > 0.04 && inf_adm < 0.09))
+    fail_msg("c = inf: lost shares %.3f (sent), %.3f (admitted), expected ~1/16", inf_sent, inf_adm);
+  if (!(b_adm > 0.10)) fail_msg("c = 1.1, router_load admitted: lost share %.3f, expected > 0.10", b_adm);
+  if (!(b_sent < 0.03)) fail_msg("c = 1.1, router_load sent: lost share %.3f, expected < 0.03", b_sent);
+}
+
+/* Choice (b): an open breaker's refusal. breaker_reject = fail (Envoy,
+ * gRPC): the request fails with it, so every refusal is one failed request
+ * in the same tick. retry (resilience4j's Retry around a CircuitBreaker):
+ * with immediate retries a request meets the open breaker max_retries + 1
+ * times in one tick. */
+static void test_breaker_reject(void **state) {
+  eng_run *r = fx_run(*state, 0);
+  eng_config c;
+  eng_config_defaults(&c);
+  cfg_set(&c, "breaker", "fail_fast");
+  eng_summary s;
+  run_ok(r, &c, 3, &s);
+  check_identities(r, &c, &s, "breaker_reject fail");
+  const int32_t *rej = metric(r, ENG_M_REJ_BREAKER), *f = metric(r, ENG_M_FAILED);
+  for (int32_t t = 0; t < eng_run_ticks(r); t++)
+    if (rej[t] > f[t]) fail_msg("tick %d: %d breaker refusals but %d failed requests", t, rej[t], f[t]);
+  int64_t rej_fail = metric_sum(r, ENG_M_REJ_BREAKER, 0, eng_run_ticks(r));
+  if (rej_fail <= 0) fail_msg("no breaker refusals");
+  cfg_set(&c, "breaker_reject", "retry");
+  run_ok(r, &c, 3, &s);
+  check_identities(r, &c, &s, "breaker_reject retry");
+  int64_t rej_retry = metric_sum(r, ENG_M_REJ_BREAKER, 0, eng_run_ticks(r));
+  if (!(rej_retry > 2 * s.failed_requests))
+    fail_msg("retry: %lld refusals for %lld failed requests (expected up to 4 each)",
+             (long long)rej_retry, (long long)s.failed_requests);
+}
+
+/* One shard, one worker, service exactly 1 ms, 1.5 arrivals per ms: a queue
+ * that only grows. No timeout fires. Controlled-delay shedding with target
+ * 5 ms and interval 100 ms. */
+static void cfg_standing_queue(eng_config *c, const char *variant, const char *reply,
+                               const char *retries) {
+  cfg_quiet(c);
+  cfg_set(c, "shards", "1");
+  cfg_set(c, "workers", "1");
+  cfg_set(c, "service", "deterministic");
+  cfg_set(c, "service_mean_ms", "1");
+  cfg_set(c, "rate_rps", "1500");
+  cfg_set(c, "queue_capacity", "inf");
+  cfg_set(c, "timeout_ms", "1e6");
+  cfg_set(c, "max_retries", retries);
+  cfg_set(c, "codel_target_ms", "5");
+  cfg_set(c, "codel_interval_ms", "100");
+  cfg_set(c, "codel_variant", variant);
+  cfg_set(c, "shed_reply", reply);
+  cfg_set(c, "horizon_ms", "3000");
+}
+
+/* Choice (c): shed_reply = error answers a shed attempt at once, so with no
+ * retries every shed is a failed request in the same tick, and with retries
+ * it is a retry or a failure in that tick; silent leaves the client waiting
+ * for its timeout (here: never). */
+static void test_shed_reply(void **state) {
+  eng_run *r = fx_run(*state, 0);
+  eng_config c;
+  eng_summary s;
+  cfg_standing_queue(&c, "fail_at_scale", "error", "0");
+  run_ok(r, &c, 4, &s);
+  check_identities(r, &c, &s, "shed_reply error");
+  const int32_t *sh = metric(r, ENG_M_SHED), *f = metric(r, ENG_M_FAILED),
+                *rt = metric(r, ENG_M_RETRIES);
+  for (int32_t t = 0; t < eng_run_ticks(r); t++)
+    if (f[t] != sh[t]) fail_msg("error replies: tick %d: %d shed, %d failed", t, sh[t], f[t]);
+  if (s.failed_requests <= 0) fail_msg("nothing shed");
+  cfg_set(&c, "max_retries", "3");
+  run_ok(r, &c, 4, &s);
+  check_identities(r, &c, &s, "shed_reply error, retries");
+  for (int32_t t = 0; t < eng_run_ticks(r); t++)
+    if (f[t] + rt[t] != sh[t])
+      fail_msg("error replies with retries: tick %d: %d shed, %d retries + %d failed", t, sh[t],
+               rt[t], f[t]);
+  cfg_set(&c, "shed_reply", "silent");
+  run_ok(r, &c, 4, &s);
+  check_identities(r, &c, &s, "shed_reply silent");
+  if (metric_sum(r, ENG_M_SHED, 0, eng_run_ticks(r)) <= 0) fail_msg("silent: nothing shed");
+  if (s.failed_requests || metric_sum(r, ENG_M_RETRIES, 0, eng_run_ticks(r)))
+    fail_msg("silent: %lld failed requests before any timeout", (long long)s.failed_requests);
+}
+
+/* Choice (d): RFC 8289's control law. Once the sojourn time has stayed
+ * above 5 ms for 100 ms, CoDel drops one attempt, then the next 100 ms
+ * later, then at gaps of 100 / sqrt(n): the n-th drop comes at
+ * t1 + sum_{j<n} 100 / sqrt(j), rounded up to the tick of a dequeue (one
+ * per tick here). The Fail-at-Scale variant instead sheds every attempt
+ * older than the target at once. */
+static void test_codel_rfc8289_control_law(void **state) {
+  eng_run *r = fx_run(*state, 0);
+  eng_config c;
+  eng_summary s;
+  cfg_standing_queue(&c, "rfc8289", "error", "0");
+  run_ok(r, &c, 5, &s);
+  check_identities(r, &c, &s, "rfc8289");
+  const int32_t *sh = metric(r, ENG_M_SHED);
+  int32_t drops[40], n = 0;
+  for (int32_t t = 0; t < eng_run_ticks(r) && n < 40; t++) {
+    if (sh[t] > 1) fail_msg("rfc8289: %d drops in tick %d", sh[t], t);
+    if (sh[t]) drops[n++] = t;
+  }
+  if (n < 40) fail_msg("rfc8289: only %d drops", n);
+  double due = drops[0];
+  for (int k = 1; k < n; k++) {
+    due += 100.0 / sqrt((double)k);
+    if (drops[k] < due - 1e-9 || drops[k] > due + 1)
+      fail_msg("rfc8289: drop %d at tick %d, control law says %.2f", k + 1, drops[k], due);
+  }
+  cfg_set(&c, "codel_variant", "fail_at_scale");
+  run_ok(r, &c, 5, &s);
+  int32_t most = 0;
+  for (int32_t t = 0; t < eng_run_ticks(r); t++) most = sh[t] > most ? sh[t] : most;
+  if (most < 10) fail_msg("fail_at_scale: at most %d sheds in a tick, expected a burst", most);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_same_seed_same_run, fx_setup, fx_teardown),
@@ -842,6 +1103,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_crash_failover, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_huge_timeout_never_fires, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_huge_hold_never_recovers, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_max_retries_beyond_255, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_stall_delays_work_in_service, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_brownout_slows_work_in_service, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_router_counts_lost_attempts, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_breaker_reject, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_shed_reply, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_codel_rfc8289_control_law, fx_setup, fx_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

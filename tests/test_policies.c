@@ -93,16 +93,16 @@ static void test_breaker_scripted(void **state) {
                           .threshold = 0.5};
   eng_breaker b = {0};
   /* four failures: below min_calls, stays closed */
-  for (int i = 0; i < 4; i++) assert_int_equal(eng_breaker_record(&b, &p, 10, 1), 0);
+  for (int i = 0; i < 4; i++) assert_int_equal(eng_breaker_record(&b, &p, 10, 5, 1), 0);
   assert_int_equal(b.state, ENG_BRK_CLOSED);
   assert_true(eng_breaker_allow(&b, &p, 10));
   /* the fifth opens it (5/5 >= 0.5) */
-  assert_int_equal(eng_breaker_record(&b, &p, 10, 1), 1);
+  assert_int_equal(eng_breaker_record(&b, &p, 10, 5, 1), 1);
   assert_int_equal(b.state, ENG_BRK_OPEN);
   assert_false(eng_breaker_allow(&b, &p, 50));
   assert_true(eng_breaker_refuses(&b, &p, 109));
   /* late answers to calls made before it opened change nothing */
-  assert_int_equal(eng_breaker_record(&b, &p, 60, 0), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 60, 9, 0), 0);
   assert_int_equal(b.state, ENG_BRK_OPEN);
   /* cool-down over: half-open lets exactly `probes` calls through */
   assert_false(eng_breaker_refuses(&b, &p, 110));
@@ -112,25 +112,25 @@ static void test_breaker_scripted(void **state) {
   assert_false(eng_breaker_allow(&b, &p, 111));
   assert_true(eng_breaker_refuses(&b, &p, 111));
   /* a failed probe opens it again for a new cool-down */
-  assert_int_equal(eng_breaker_record(&b, &p, 120, 1), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 120, 110, 1), 0);
   assert_int_equal(b.state, ENG_BRK_OPEN);
   assert_false(eng_breaker_allow(&b, &p, 219));
   assert_true(eng_breaker_allow(&b, &p, 220));
   assert_true(eng_breaker_allow(&b, &p, 220));
   /* two successful probes close it with an empty window */
-  assert_int_equal(eng_breaker_record(&b, &p, 225, 0), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 225, 220, 0), 0);
   assert_int_equal(b.state, ENG_BRK_HALF_OPEN);
-  assert_int_equal(eng_breaker_record(&b, &p, 226, 0), -1);
+  assert_int_equal(eng_breaker_record(&b, &p, 226, 220, 0), -1);
   assert_int_equal(b.state, ENG_BRK_CLOSED);
   assert_int_equal(b.n, 0);
   /* one failure in five (20% < 50%): stays closed however long it runs */
   for (int i = 0; i < 100; i++)
-    assert_int_equal(eng_breaker_record(&b, &p, 300 + i, (i % 5) == 0), 0);
+    assert_int_equal(eng_breaker_record(&b, &p, 300 + i, 300 + i, (i % 5) == 0), 0);
   assert_int_equal(b.state, ENG_BRK_CLOSED);
   /* exactly the threshold opens it: S F S F S F S F S F = 5/10 */
   eng_breaker t = {0};
   int opened = 0;
-  for (int i = 0; i < 10; i++) opened += eng_breaker_record(&t, &p, 500, i % 2);
+  for (int i = 0; i < 10; i++) opened += eng_breaker_record(&t, &p, 500, 490, i % 2);
   assert_int_equal(opened, 1);
   assert_int_equal(t.state, ENG_BRK_OPEN);
   /* old failures slide out of the window: with min_calls 10, 4 failures then
@@ -138,11 +138,94 @@ static void test_breaker_scripted(void **state) {
   eng_breaker_params p10 = p;
   p10.min_calls = 10;
   eng_breaker c = {0};
-  for (int i = 0; i < 4; i++) assert_int_equal(eng_breaker_record(&c, &p10, 0, 1), 0);
-  for (int i = 0; i < 10; i++) assert_int_equal(eng_breaker_record(&c, &p10, 0, 0), 0);
-  for (int i = 0; i < 4; i++) assert_int_equal(eng_breaker_record(&c, &p10, 0, 1), 0);
+  for (int i = 0; i < 4; i++) assert_int_equal(eng_breaker_record(&c, &p10, 0, 0, 1), 0);
+  for (int i = 0; i < 10; i++) assert_int_equal(eng_breaker_record(&c, &p10, 0, 0, 0), 0);
+  for (int i = 0; i < 4; i++) assert_int_equal(eng_breaker_record(&c, &p10, 0, 0, 1), 0);
   assert_int_equal(c.state, ENG_BRK_CLOSED);
-  assert_int_equal(eng_breaker_record(&c, &p10, 0, 1), 1); /* the fifth: 5/10 */
+  assert_int_equal(eng_breaker_record(&c, &p10, 0, 0, 1), 1); /* the fifth: 5/10 */
+}
+
+/* Issue 16, defect 7: answers to calls sent before the breaker opened are
+ * stale in half-open too. Three of them used to close a breaker that had
+ * let one probe through; only the probes' answers count. */
+static void test_breaker_ignores_stale_answers_in_half_open(void **state) {
+  (void)state;
+  eng_breaker_params p = {.window = 10, .min_calls = 5, .probes = 3, .cooldown = 100,
+                          .threshold = 0.5};
+  eng_breaker b = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&b, &p, 10, 8, 1);
+  assert_int_equal(b.state, ENG_BRK_OPEN);
+  assert_true(eng_breaker_allow(&b, &p, 110)); /* one probe */
+  assert_int_equal(b.state, ENG_BRK_HALF_OPEN);
+  /* three late successes of calls sent at tick 9, before it opened */
+  for (int i = 0; i < 3; i++) assert_int_equal(eng_breaker_record(&b, &p, 111, 9, 0), 0);
+  assert_int_equal(b.state, ENG_BRK_HALF_OPEN);
+  /* nor does a stale failure reopen it */
+  assert_int_equal(eng_breaker_record(&b, &p, 111, 10, 1), 0);
+  assert_int_equal(b.state, ENG_BRK_HALF_OPEN);
+  /* the probes' own answers do */
+  assert_true(eng_breaker_allow(&b, &p, 112));
+  assert_true(eng_breaker_allow(&b, &p, 112));
+  assert_int_equal(eng_breaker_record(&b, &p, 115, 110, 0), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 116, 112, 0), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 117, 112, 0), -1);
+  assert_int_equal(b.state, ENG_BRK_CLOSED);
+  /* after closing, a pre-open straggler is still stale: the window stays empty */
+  assert_int_equal(eng_breaker_record(&b, &p, 118, 9, 1), 0);
+  assert_int_equal(b.n, 0);
+  /* a zero cool-down still keeps the breaker open for one tick, so a call
+   * sent in the tick it opened cannot pass for a probe */
+  eng_breaker_params p0 = p;
+  p0.cooldown = 0;
+  eng_breaker z = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&z, &p0, 20, 20, 1);
+  assert_int_equal(z.state, ENG_BRK_OPEN);
+  assert_false(eng_breaker_allow(&z, &p0, 20));
+  assert_true(eng_breaker_allow(&z, &p0, 21));
+  assert_int_equal(eng_breaker_record(&z, &p0, 21, 20, 0), 0);
+  assert_int_equal(z.probes_ok, 0);
+}
+
+/* Issue 16, defect 2: probe counters were 8 bits, so with breaker_probes >=
+ * 256 a half-open breaker never closed and probes stopped being limited. */
+static void test_breaker_many_probes(void **state) {
+  (void)state;
+  eng_breaker_params p = {.window = 10, .min_calls = 5, .probes = 1000, .cooldown = 10,
+                          .threshold = 0.5};
+  eng_breaker b = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&b, &p, 0, 0, 1);
+  for (int i = 0; i < 1000; i++) assert_true(eng_breaker_allow(&b, &p, 10));
+  assert_false(eng_breaker_allow(&b, &p, 10)); /* the 1001st is refused */
+  for (int i = 0; i < 999; i++) assert_int_equal(eng_breaker_record(&b, &p, 11, 10, 0), 0);
+  assert_int_equal(b.state, ENG_BRK_HALF_OPEN);
+  assert_int_equal(eng_breaker_record(&b, &p, 11, 10, 0), -1);
+  assert_int_equal(b.state, ENG_BRK_CLOSED);
+
+  /* the issue's run: one client, breaker_probes 256 — every breaker closes
+   * again after the storm, as with 255 */
+  eng_run *r = eng_run_create();
+  for (int probes = 255; probes <= 256; probes++) {
+    eng_config c;
+    eng_config_defaults(&c);
+    set(&c, "clients", "1");
+    set(&c, "breaker", "fail_fast");
+    set(&c, "breaker_cooldown_ms", "200");
+    char v[16];
+    snprintf(v, sizeof v, "%d", probes);
+    set(&c, "breaker_probes", v);
+    eng_summary s;
+    simulate(r, &c, 1, &s);
+    const int32_t *open = eng_run_metric(r, ENG_M_OPEN_BREAKERS);
+    int32_t peak = 0;
+    for (int32_t t = 0; t < eng_run_ticks(r); t++) peak = open[t] > peak ? open[t] : peak;
+    assert_true(peak > 0);
+    if (open[eng_run_ticks(r) - 1] != 0) {
+      print_error("breaker_probes %d: %d breakers open at the last tick\n", probes,
+                  open[eng_run_ticks(r) - 1]);
+      fail();
+    }
+  }
+  eng_run_destroy(r);
 }
 
 /* ---- retry budget in whole runs ---- */
@@ -408,6 +491,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backoff_bounds_and_means),
       cmocka_unit_test(test_breaker_scripted),
+      cmocka_unit_test(test_breaker_ignores_stale_answers_in_half_open),
+      cmocka_unit_test(test_breaker_many_probes),
       cmocka_unit_test(test_budget_caps_retries),
       cmocka_unit_test(test_breakers_open_and_close_in_a_run),
       cmocka_unit_test(test_codel_only_under_standing_queue),
