@@ -357,13 +357,16 @@ static void report_help(void) {
       "before the quantiles across replicates are taken. Each point's rows are read one\n"
       "run at a time, so memory does not grow with the file.\n\n"
       "options:\n"
-      "  -o, --output DIR     directory to write (created if missing)\n"
+      "  -o, --output DIR     directory to write: built next to it and renamed into\n"
+      "                       place; an existing DIR must be an earlier report (or\n"
+      "                       empty), yours, not writable by others, not a link\n"
       "  --x AXIS, --y AXIS   axes of the heat map\n"
       "  --points ID,...      point ids for the curves (default: the recommended - or\n"
       "                       closest - point and the worst point)\n"
       "  --slo-ms, --max-metastable, --min-pass   as for 'recommend'\n\n"
-      "needs gnuplot on PATH. exit status: 0 ok, 1 failure while writing or plotting,\n"
-      "2 bad usage or unusable FILE\n");
+      "needs gnuplot on PATH. exit status: 0 ok, 1 failure while writing or plotting\n"
+      "(or an unsafe DIR), 2 bad usage or unusable FILE, 130/143 interrupted by\n"
+      "SIGINT/SIGTERM (gnuplot stopped, an earlier report left as it was)\n");
 }
 
 static long axis_lookup(const ana_results *r, const char *name) {

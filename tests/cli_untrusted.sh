@@ -47,6 +47,7 @@ brownout = 200+100
 [grid]
 vnodes = 10, 50
 budget_ratio = 0.1, inf
+capacity_factor = 1.1, 2
 EOF
 expect_exit 0 "$BIN" run tiny.ini -o base.h5 -q
 
@@ -96,10 +97,15 @@ gp_clean() {
 }
 
 if [ "$have_h5py" = 1 ] && [ "$have_gnuplot" = 1 ]; then
-  # ---- 1: a newline in a label ----
+  # ---- 1: a newline in a label (in the curve titles; on the heat map's
+  # axis it used to stop gnuplot before the command) ----
   hostile lab label vnodes "{}\\nsystem(\"touch $T/M1\")\\n!touch $T/M1b\\n#"
-  if ok_or_refused "$BIN" report lab.h5 -o rep1; then gp_clean rep1; fi
+  if ok_or_refused "$BIN" report lab.h5 -o rep1 --x budget_ratio --y capacity_factor; then
+    gp_clean rep1
+  fi
   no_markers "report of a label with a newline"
+  if ok_or_refused "$BIN" report lab.h5 -o rep1b --x vnodes; then gp_clean rep1b; fi
+  no_markers "report of a label with a newline on the heat map"
 
   # ---- 2: a column name with newline, quote and backtick ----
   hostile col rename vnodes "v'\\nsystem(\"touch $T/M2\")\\n!touch $T/M2b\\n#\`touch $T/M2c\`'"
@@ -118,7 +124,7 @@ if [ "$have_h5py" = 1 ]; then
     "$PY" - out.csv <<'EOF' || fail "analyze --csv wrote a cell a spreadsheet runs as a formula"
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1], newline="")))
-assert len(rows) == 5, "expected 5 rows, got %d: %r" % (len(rows), rows)
+assert len(rows) == 9, "expected 9 rows, got %d: %r" % (len(rows), rows)
 for row in rows:
     for cell in row:
         if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
