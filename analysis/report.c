@@ -220,7 +220,12 @@ static int out_dir_prepare(out_dir *od, const char *dir, char *err, size_t errle
     snprintf(err, errlen, "%s: %s", dir, strerror(errno));
     return -1;
   }
-  snprintf(od->tmp, sizeof od->tmp, "%s/.%s.tmp-XXXXXX", od->parent, od->base);
+  int w = snprintf(od->tmp, sizeof od->tmp, "%s/.%s.tmp-XXXXXX", od->parent, od->base);
+  if (w < 0 || (size_t)w >= sizeof od->tmp) {
+    snprintf(err, errlen, "-o: '%s' is too long a name", dir);
+    od->tmp[0] = '\0';
+    return -1;
+  }
   if (!mkdtemp(od->tmp)) {
     snprintf(err, errlen, "%s: cannot create a directory there: %s", od->parent,
              strerror(errno));
@@ -258,8 +263,8 @@ static int out_dir_install(out_dir *od, char *err, size_t errlen) {
   }
   /* No exchange on this file system: move the old one aside, then in. */
   char old[4096];
-  snprintf(old, sizeof old, "%s/.%s.old-XXXXXX", od->parent, od->base);
-  if (!mkdtemp(old) || rename(od->final, old) != 0) {
+  int w = snprintf(old, sizeof old, "%s/.%s.old-XXXXXX", od->parent, od->base);
+  if (w < 0 || (size_t)w >= sizeof old || !mkdtemp(old) || rename(od->final, old) != 0) {
     snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
     return -1;
   }
@@ -661,8 +666,8 @@ oom:
 /* The last non-empty line of dir/gnuplot.log, escaped, for the message. */
 static void log_last_line(const char *dir, char *buf, size_t len) {
   char path[4096], line[512], last[512] = "";
-  snprintf(path, sizeof path, "%s/gnuplot.log", dir);
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int w = snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+  int fd = w > 0 && (size_t)w < sizeof path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
   FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
   if (!f && fd >= 0) close(fd);
   while (f && fgets(line, sizeof line, f)) {
@@ -905,8 +910,8 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   int drawn[sizeof names / sizeof names[0]] = {0};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char png[4096];
-    snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
-    drawn[i] = access(png, R_OK) == 0;
+    int w = snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
+    drawn[i] = w > 0 && (size_t)w < sizeof png && access(png, R_OK) == 0;
   }
   if ((rc = interrupted(&held)) != 0) goto done;
   rc = -1;
