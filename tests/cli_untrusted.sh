@@ -6,7 +6,7 @@
 #  1, 2  a newline, quote or backtick in a /points_text label or a /points
 #        column name never becomes a gnuplot command (report);
 #  3     merge never writes through, nor removes, a file or link at
-#        OUT.partial;
+#        OUT.partial, also when it fails half-way;
 #  4     report -o DIR never writes through symbolic links, refuses a DIR
 #        others can write to or that holds other files, replaces an earlier
 #        report whole, and on SIGTERM/SIGINT kills gnuplot and leaves the old
@@ -174,6 +174,17 @@ expect_exit 2 "$BIN" merge p0.h5 -o failed.h5 -q # a slice is missing
 echo mine >failed.h5.partial
 expect_exit 2 "$BIN" merge p0.h5 -o failed.h5 -q
 [ "$(cat failed.h5.partial 2>/dev/null)" = mine ] || fail "a failed merge removed failed.h5.partial"
+# A merge failing half-way (file-size limit) removes only its own file.
+echo mine >full.h5.partial
+(
+  trap '' XFSZ
+  ulimit -f 100
+  exec "$BIN" merge p0.h5 p1.h5 -o full.h5 -q --no-space-check
+) >"$T/out" 2>"$T/err"
+got=$?
+[ "$got" = 1 ] || fail "merge over a file-size limit exited $got, want 1: $(cat "$T/err")"
+[ "$(cat full.h5.partial 2>/dev/null)" = mine ] || fail "a failed merge removed full.h5.partial"
+[ -e full.h5 ] && fail "a failed merge left full.h5"
 leftover=$(ls -A | grep -E '\.partial-' || true)
 [ -z "$leftover" ] || fail "merge left temporary files: $leftover"
 
