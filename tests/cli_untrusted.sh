@@ -211,6 +211,13 @@ if [ "$have_gnuplot" = 1 ]; then
   expect_exit 1 "$BIN" report base.h5 -o shared
   expect_in "$T/err" "others can write"
   [ -z "$(ls -A shared)" ] || fail "report wrote into a directory others can write to"
+  if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    mkdir theirs
+    chown nobody theirs
+    expect_exit 1 "$BIN" report base.h5 -o theirs
+    expect_in "$T/err" "belongs to another user"
+    [ -z "$(ls -A theirs)" ] || fail "report wrote into another user's directory"
+  fi
   mkdir work
   echo notes >work/notes.txt
   expect_exit 1 "$BIN" report base.h5 -o work/
