@@ -13,6 +13,8 @@
  *   recommend.c  the recommendation rule and its text
  *   report.c     gnuplot images and index.html
  *   cmd_analyze.c  the `analyze`, `recommend` and `report` commands
+ *   textsafe.c   (textsafe.h) escaping of text from a file for each sink:
+ *                gnuplot, CSV, JSON, terminal; every output goes through it
  *
  * Nothing here has mutable global state; every function works on what it is
  * given. Errors: functions return 0 / -1 and write a one-line message into a

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ana.h"
+#include "textsafe.h"
 
 #define DEFAULT_SLO_MS 1500.0
 #define DEFAULT_MAX_META 0.01
@@ -155,7 +156,10 @@ static void opts_init(cli_opts *o, const char *cmd) {
 static int load(const cli_opts *o, ana_results *r, ana_summary *s) {
   char err[1024];
   if (ana_results_read(r, o->file, err, sizeof err) != 0) {
-    fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
+    /* The message may quote the file's own strings. */
+    fprintf(stderr, "stormsweep %s: ", o->cmd);
+    ana_term_fputs(stderr, err, 0);
+    fputc('\n', stderr);
     return 2;
   }
   double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : DEFAULT_SLO_MS;
@@ -167,14 +171,21 @@ static int load(const cli_opts *o, ana_results *r, ana_summary *s) {
   return 0;
 }
 
+/* Everything printed from the file (and its path) goes through
+ * ana_term_fputs: a file must not be able to move the cursor or rewrite a
+ * line of the verdict on the screen. */
 static void file_header(FILE *out, const ana_results *r) {
-  fprintf(out, "%s: %zu grid points, %zu finished runs", r->path, r->n_points, r->n_runs);
+  ana_term_fputs(out, r->path, 0);
+  fprintf(out, ": %zu grid points, %zu finished runs", r->n_points, r->n_runs);
   if (r->n_skipped)
     fprintf(out, " (%zu rows not written yet: the sweep is incomplete)", r->n_skipped);
   else if (r->complete == 0)
     fprintf(out, " (the file is marked incomplete)");
   fprintf(out, "; format_version %d", r->format_version);
-  if (r->tool_version) fprintf(out, ", written by stormsweep %s", r->tool_version);
+  if (r->tool_version) {
+    fprintf(out, ", written by stormsweep ");
+    ana_term_fputs(out, r->tool_version, 0);
+  }
   fprintf(out, "\n\n");
 }
 
@@ -244,7 +255,8 @@ int cmd_analyze(int argc, char **argv) {
     file_header(stdout, &r);
     ana_summary_print_table(stdout, &r, &s);
     ana_summary_print_effects(stdout, &r, &s);
-    printf("\nRecommendation:\n%s", text ? text : "(out of memory)\n");
+    printf("\nRecommendation:\n");
+    ana_term_fputs(stdout, text ? text : "(out of memory)\n", 1);
   }
   if (o.csv && ana_summary_write_csv(o.csv, &r, &s, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep analyze: %s\n", err);
@@ -315,7 +327,7 @@ int cmd_recommend(int argc, char **argv) {
     rc = 1;
   } else {
     file_header(stdout, &r);
-    fputs(text, stdout);
+    ana_term_fputs(stdout, text, 1);
   }
   free(text);
   ana_summary_free(&s);
@@ -345,13 +357,16 @@ static void report_help(void) {
       "before the quantiles across replicates are taken. Each point's rows are read one\n"
       "run at a time, so memory does not grow with the file.\n\n"
       "options:\n"
-      "  -o, --output DIR     directory to write (created if missing)\n"
+      "  -o, --output DIR     directory to write: built next to it and renamed into\n"
+      "                       place; an existing DIR must be an earlier report (or\n"
+      "                       empty), yours, not writable by others, not a link\n"
       "  --x AXIS, --y AXIS   axes of the heat map\n"
       "  --points ID,...      point ids for the curves (default: the recommended - or\n"
       "                       closest - point and the worst point)\n"
       "  --slo-ms, --max-metastable, --min-pass   as for 'recommend'\n\n"
-      "needs gnuplot on PATH. exit status: 0 ok, 1 failure while writing or plotting,\n"
-      "2 bad usage or unusable FILE\n");
+      "needs gnuplot on PATH. exit status: 0 ok, 1 failure while writing or plotting\n"
+      "(or an unsafe DIR), 2 bad usage or unusable FILE, 130/143 interrupted by\n"
+      "SIGINT/SIGTERM (gnuplot stopped, an earlier report left as it was)\n");
 }
 
 static long axis_lookup(const ana_results *r, const char *name) {
@@ -364,7 +379,9 @@ static void axes_list(const ana_results *r, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = '\0';
   for (size_t a = 0; a < r->n_axes && used < len; a++) {
-    int w = snprintf(buf + used, len - used, "%s%s", a ? ", " : "", r->axes[a]);
+    char name[256];
+    ana_term_text(name, sizeof name, r->axes[a]);
+    int w = snprintf(buf + used, len - used, "%s%s", a ? ", " : "", name);
     if (w < 0) break;
     used += (size_t)w;
   }
@@ -449,9 +466,10 @@ int cmd_report(int argc, char **argv) {
   }
   if (!rc) {
     char err[1024];
-    if (ana_report_write(&r, &s, &ro, stdout, err, sizeof err) != 0) {
+    int wrc = ana_report_write(&r, &s, &ro, stdout, err, sizeof err);
+    if (wrc != 0) {
       fprintf(stderr, "stormsweep report: %s\n", err);
-      rc = 1;
+      rc = wrc > 0 ? 128 + wrc : 1; /* interrupted: as the shell reports a signal */
     }
   }
   ana_summary_free(&s);

@@ -22,18 +22,36 @@
  *
  * The data files stay in the directory so a plot can be redrawn or restyled
  * by editing plots.gp and running gnuplot on it again.
+ *
+ * Safety (the result file and the output's surroundings may be someone
+ * else's): every string from the file reaches plots.gp only through
+ * ana_gp_text, so it cannot leave its quotes; the whole report is built in a
+ * fresh private directory (mkdtemp next to DIR, files created O_EXCL |
+ * O_NOFOLLOW) where gnuplot also runs, and is renamed into place only when
+ * complete. An existing DIR is replaced only when it is ours, not writable
+ * by others, not a symbolic link, and empty or an earlier report; the swap
+ * is atomic (RENAME_EXCHANGE), so an interrupted report leaves the old one
+ * whole. SIGINT and SIGTERM are held while the report is built: on one,
+ * gnuplot is killed and reaped and the private directory removed.
  */
+#define _GNU_SOURCE /* renameat2 */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ana.h"
+#include "textsafe.h"
 
 enum { MAX_CURVE_POINTS = 8, BAND_BINS = 1000 };
 
@@ -55,11 +73,16 @@ static const band_metric band_metrics[] = {
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* Files are new in the private directory: never reuse or follow one. */
 static FILE *file_open(const char *dir, const char *name, char *err, size_t errlen) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+  }
   return f;
 }
 
@@ -68,13 +91,6 @@ static int file_close(FILE *f, const char *dir, const char *name, char *err, siz
   if (fclose(f) != 0) bad = 1;
   if (bad) snprintf(err, errlen, "%s/%s: write failed", dir, name);
   return bad ? -1 : 0;
-}
-
-/* Text for a single-quoted gnuplot string: it cannot hold a quote. */
-static void gp_text(const char *in, char *out, size_t len) {
-  size_t j = 0;
-  for (size_t i = 0; in[i] && j + 1 < len; i++) out[j++] = in[i] == '\'' ? '`' : in[i];
-  out[j] = '\0';
 }
 
 static void html_text(FILE *f, const char *s) {
@@ -92,18 +108,181 @@ static void html_text(FILE *f, const char *s) {
   }
 }
 
-static int make_dir(const char *dir, char *err, size_t errlen) {
+/* ------------------------------------------------------------------------ */
+/* The output directory                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Where the report is built and where it goes. */
+typedef struct out_dir {
+  char final[4096];  /* DIR as given, without trailing slashes */
+  char parent[4096]; /* its directory */
+  char base[1024];   /* its last component */
+  char tmp[4096];    /* the private build directory ("" until made) */
+  int replace;       /* DIR exists (an earlier report or empty) */
+} out_dir;
+
+/* Removes the directory tree at name under dirfd without following any
+ * symbolic link (a link is removed, never its target). */
+static void tree_remove_at(int at, const char *name, int depth) {
+  if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 16) return;
+  int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    tree_remove_at(dirfd(d), e->d_name, depth + 1);
+  }
+  closedir(d);
+  unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static void tree_remove(const char *path) {
+  if (path[0]) tree_remove_at(AT_FDCWD, path, 0);
+}
+
+/* An existing DIR may be replaced when it is empty or an earlier report
+ * (its plots.gp, a regular file, says so): never a directory of other work. */
+static int is_old_report(const char *dir) {
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) return 0;
+  int fd = openat(dfd, "plots.gp", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+      close(dfd);
+      return 0;
+    }
+    int empty = 1;
+    struct dirent *e;
+    while (empty && (e = readdir(d)) != NULL)
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(d);
+    return empty;
+  }
+  close(dfd);
   struct stat st;
-  if (stat(dir, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return 0;
-    snprintf(err, errlen, "%s: exists and is not a directory", dir);
+  char head[64] = {0};
+  int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head - 1) > 0 &&
+           !strncmp(head, "# Generated by stormsweep report", 32);
+  close(fd);
+  return ok;
+}
+
+/* Checks DIR and makes the private build directory next to it. */
+static int out_dir_prepare(out_dir *od, const char *dir, char *err, size_t errlen) {
+  memset(od, 0, sizeof *od);
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  if (n == 0 || n >= sizeof od->final) {
+    snprintf(err, errlen, "-o: '%s' is not a usable directory name", dir);
     return -1;
   }
-  if (mkdir(dir, 0777) != 0) {
-    snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
+  memcpy(od->final, dir, n);
+  char a[4096], b[4096];
+  snprintf(a, sizeof a, "%s", od->final);
+  snprintf(b, sizeof b, "%s", od->final);
+  snprintf(od->parent, sizeof od->parent, "%s", dirname(a));
+  snprintf(od->base, sizeof od->base, "%s", basename(b));
+  if (!strcmp(od->base, ".") || !strcmp(od->base, "..") || !strcmp(od->base, "/")) {
+    snprintf(err, errlen, "%s: name the report directory itself (not . or .. or /)", dir);
+    return -1;
+  }
+  struct stat st;
+  if (lstat(od->final, &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      snprintf(err, errlen, "%s: is a symbolic link; refusing to write through it", dir);
+      return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      snprintf(err, errlen, "%s: exists and is not a directory", dir);
+      return -1;
+    }
+    if (st.st_uid != geteuid()) {
+      snprintf(err, errlen, "%s: belongs to another user; refusing to replace it", dir);
+      return -1;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+      snprintf(err, errlen, "%s: others can write to it; refusing to use it", dir);
+      return -1;
+    }
+    if (!is_old_report(od->final)) {
+      snprintf(err, errlen,
+               "%s: holds files that are not a stormsweep report; refusing to replace it", dir);
+      return -1;
+    }
+    od->replace = 1;
+  } else if (errno != ENOENT) {
+    snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+    return -1;
+  }
+  int w = snprintf(od->tmp, sizeof od->tmp, "%s/.%s.tmp-XXXXXX", od->parent, od->base);
+  if (w < 0 || (size_t)w >= sizeof od->tmp) {
+    snprintf(err, errlen, "-o: '%s' is too long a name", dir);
+    od->tmp[0] = '\0';
+    return -1;
+  }
+  if (!mkdtemp(od->tmp)) {
+    snprintf(err, errlen, "%s: cannot create a directory there: %s", od->parent,
+             strerror(errno));
+    od->tmp[0] = '\0';
     return -1;
   }
   return 0;
+}
+
+/* Moves the finished report to DIR: a plain rename, or an atomic exchange
+ * with the earlier report, which is then removed. */
+static int out_dir_install(out_dir *od, char *err, size_t errlen) {
+  mode_t mask = umask(0);
+  umask(mask);
+  if (chmod(od->tmp, 0777 & ~mask) != 0) {
+    snprintf(err, errlen, "%s: %s", od->tmp, strerror(errno));
+    return -1;
+  }
+  if (!od->replace) {
+    if (rename(od->tmp, od->final) != 0) {
+      snprintf(err, errlen, "%s: cannot create: %s", od->final, strerror(errno));
+      return -1;
+    }
+    od->tmp[0] = '\0';
+    return 0;
+  }
+  if (renameat2(AT_FDCWD, od->tmp, AT_FDCWD, od->final, RENAME_EXCHANGE) == 0) {
+    tree_remove(od->tmp); /* now the earlier report */
+    od->tmp[0] = '\0';
+    return 0;
+  }
+  if (errno != EINVAL && errno != ENOSYS) {
+    snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
+    return -1;
+  }
+  /* No exchange on this file system: move the old one aside, then in. */
+  char old[4096];
+  int w = snprintf(old, sizeof old, "%s/.%s.old-XXXXXX", od->parent, od->base);
+  if (w < 0 || (size_t)w >= sizeof old || !mkdtemp(old) || rename(od->final, old) != 0) {
+    snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
+    return -1;
+  }
+  if (rename(od->tmp, od->final) != 0) {
+    snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
+    rename(old, od->final);
+    return -1;
+  }
+  od->tmp[0] = '\0';
+  tree_remove(old);
+  return 0;
+}
+
+/* SIGINT or SIGTERM received while they were held: the signal, else 0. */
+static int interrupted(const sigset_t *held) {
+  struct timespec now = {0, 0};
+  int sig = sigtimedwait(held, NULL, &now);
+  return sig > 0 ? sig : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -318,7 +497,7 @@ static void point_title(const ana_results *r, size_t p, char *buf, size_t len) {
   char where[900], raw[1024];
   ana_point_describe(r, p, where, sizeof where);
   snprintf(raw, sizeof raw, "point %lld: %s", (long long)r->point_ids[p], where);
-  gp_text(raw, buf, len);
+  ana_gp_text(buf, len, raw);
 }
 
 /* Emits the commands that draw one image as name.png and name.svg. */
@@ -355,8 +534,8 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
     FILE *b = open_memstream(&body, &blen);
     if (!b) goto oom;
     char xn[128], yn[128];
-    gp_text(r->axes[ax], xn, sizeof xn);
-    gp_text(ay >= 0 ? r->axes[ay] : "(all points)", yn, sizeof yn);
+    ana_gp_text(xn, sizeof xn, r->axes[ax]);
+    ana_gp_text(yn, sizeof yn, ay >= 0 ? r->axes[ay] : "(all points)");
     fprintf(b, "reset\nset title 'P(metastable) by %s and %s (other axes pooled; label: P, "
                "metastable/runs)'\n", xn, yn);
     fprintf(b, "set xlabel '%s'\nset ylabel '%s'\n", xn, yn);
@@ -367,7 +546,7 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
     for (size_t i = 0; i < g->nx; i++) {
       char v[64], t[64];
       ana_value_label(r, (size_t)ax, g->xex[i], v, sizeof v);
-      gp_text(v, t, sizeof t);
+      ana_gp_text(t, sizeof t, v);
       fprintf(b, "%s'%s' %zu", i ? ", " : "", t, i);
     }
     fprintf(b, ")\nset ytics (");
@@ -375,7 +554,7 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
       for (size_t j = 0; j < g->ny; j++) {
         char v[64], t[64];
         ana_value_label(r, (size_t)ay, g->yex[j], v, sizeof v);
-        gp_text(v, t, sizeof t);
+        ana_gp_text(t, sizeof t, v);
         fprintf(b, "%s'%s' %zu", j ? ", " : "", t, j);
       }
     } else {
@@ -426,11 +605,12 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
             s->slo_ms, s->slo_ms, s->slo_ms, s->slo_ms);
     fprintf(b, "plot ");
     for (size_t i = 0; i < n_rpts; i++) {
-      char t[1024], t2[1100];
+      char t[1024], raw[1100], t2[1100];
       const ana_point_stats *ps = &s->points[rpts[i]];
       point_title(r, rpts[i], t, sizeof t);
-      snprintf(t2, sizeof t2, "%s (%lld of %lld not recovered)", t,
+      snprintf(raw, sizeof raw, "%s (%lld of %lld not recovered)", t,
                (long long)(ps->n - ps->n_recovered), (long long)ps->n);
+      ana_gp_text(t2, sizeof t2, raw);
       fprintf(b, "%s'recovery_histogram.dat' using 1:%zu with histeps lw 2 lc rgb '%s' title '%s'",
               i ? ", \\\n     " : "", i + 2, colours[i % 8], t2);
     }
@@ -447,11 +627,14 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
     FILE *b = open_memstream(&body, &blen);
     if (!b) goto oom;
     const ana_point_times *pt = &r->times[curve[0]];
+    char title[256], xlabel[64], ylabel[256];
+    ana_gp_text(title, sizeof title, band_metrics[m].title);
+    ana_gp_text(xlabel, sizeof xlabel, isfinite(r->tick_ms) ? "time (ms)" : "tick");
+    ana_gp_text(ylabel, sizeof ylabel, band_metrics[m].ylabel);
     fprintf(b, "reset\nset title '%s'\nset xlabel '%s'\nset ylabel '%s'\nset yrange [0:*]\n"
                "set key outside below Left reverse\nset grid\nset style fill transparent solid "
                "0.2 noborder\n",
-            band_metrics[m].title, isfinite(r->tick_ms) ? "time (ms)" : "tick",
-            band_metrics[m].ylabel);
+            title, xlabel, ylabel);
     if (isfinite(pt->fault_start_ms) && isfinite(pt->fault_clear_ms) && pt->fault_clear_ms > 0)
       fprintf(b,
               "set object 1 rect from %g, graph 0 to %g, graph 1 fc rgb '#bbbbbb' fs solid 0.25 "
@@ -480,8 +663,27 @@ oom:
   return -1;
 }
 
-/* Runs `gnuplot plots.gp` in dir, its output going to dir/gnuplot.log. */
-static int gnuplot_run(const char *program, const char *dir, char *err, size_t errlen) {
+/* The last non-empty line of dir/gnuplot.log, escaped, for the message. */
+static void log_last_line(const char *dir, char *buf, size_t len) {
+  char path[4096], line[512], last[512] = "";
+  int w = snprintf(path, sizeof path, "%s/gnuplot.log", dir);
+  int fd = w > 0 && (size_t)w < sizeof path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (!f && fd >= 0) close(fd);
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (line[strspn(line, " \t^")]) snprintf(last, sizeof last, "%s", line);
+  }
+  if (f) fclose(f);
+  ana_term_text(buf, len, last[0] ? last : "(no message)");
+}
+
+/* Runs `gnuplot plots.gp` in dir, its output going to dir/gnuplot.log.
+ * held (SIGINT, SIGTERM, SIGCHLD) is blocked; the child gets old_mask back.
+ * Returns 0, -1 on failure, or the signal that interrupted it (gnuplot is
+ * then killed and reaped first). */
+static int gnuplot_run(const char *program, const char *dir, const sigset_t *held,
+                       const sigset_t *old_mask, char *err, size_t errlen) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
@@ -489,8 +691,9 @@ static int gnuplot_run(const char *program, const char *dir, char *err, size_t e
     return -1;
   }
   if (pid == 0) {
+    sigprocmask(SIG_SETMASK, old_mask, NULL);
     if (chdir(dir) != 0) _exit(126);
-    int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
     if (fd >= 0) {
       dup2(fd, 1);
       dup2(fd, 2);
@@ -500,17 +703,36 @@ static int gnuplot_run(const char *program, const char *dir, char *err, size_t e
     _exit(127);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) {
+  for (;;) {
+    int sig = sigwaitinfo(held, NULL);
+    if (sig < 0) {
+      if (errno == EINTR) continue;
+      snprintf(err, errlen, "waiting for %s: %s", program, strerror(errno));
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    if (sig == SIGINT || sig == SIGTERM) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return sig;
+    }
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
       snprintf(err, errlen, "waiting for %s: %s", program, strerror(errno));
       return -1;
     }
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
     snprintf(err, errlen, "cannot run '%s' (is gnuplot installed and on PATH?)", program);
     return -1;
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    snprintf(err, errlen, "%s failed on %s/plots.gp (see %s/gnuplot.log)", program, dir, dir);
+    char last[600];
+    log_last_line(dir, last, sizeof last);
+    snprintf(err, errlen, "%s failed on plots.gp: %s", program, last);
     return -1;
   }
   return 0;
@@ -627,23 +849,33 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   int rc = -1;
   char *text = NULL;
   ana_grid2 g = {0};
-  if (make_dir(o->dir, err, errlen) != 0) return -1;
+  out_dir od;
+  sigset_t held, old_mask;
+  sigemptyset(&held);
+  sigaddset(&held, SIGINT);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &held, &old_mask);
+  if (out_dir_prepare(&od, o->dir, err, errlen) != 0) goto done;
+  const char *dir = od.tmp;
   ana_reco rec;
   if (ana_recommend(&rec, r, s, &o->reco) != 0 || !(text = ana_reco_text(&rec, r, s, &o->reco))) {
     snprintf(err, errlen, "out of memory");
-    return -1;
+    goto done;
   }
   long ax, ay;
   axes_choose(s, o, &ax, &ay);
-  if (ax >= 0 && heatmap_write(r, s, ax, ay, o->dir, &g, err, errlen) != 0) goto done;
+  if (ax >= 0 && heatmap_write(r, s, ax, ay, dir, &g, err, errlen) != 0) goto done;
 
   size_t curve[MAX_CURVE_POINTS], rpts[MAX_CURVE_POINTS];
   size_t n_curve = curve_points(r, s, o, &rec, curve);
   size_t n_rpts = recovery_points(s, curve, n_curve, rpts);
   for (size_t i = 0; i < n_rpts; i++)
-    if (km_write(r, s, rpts[i], o->dir, err, errlen) != 0) goto done;
-  if (n_rpts && hist_write(r, rpts, n_rpts, ana_histogram_range(r), o->dir, err, errlen) != 0)
+    if (km_write(r, s, rpts[i], dir, err, errlen) != 0) goto done;
+  if (n_rpts && hist_write(r, rpts, n_rpts, ana_histogram_range(r), dir, err, errlen) != 0)
     goto done;
+  if ((rc = interrupted(&held)) != 0) goto done;
+  rc = -1;
 
   int band_ok[sizeof band_metrics / sizeof band_metrics[0]] = {0};
   for (size_t m = 0; m < sizeof band_metrics / sizeof band_metrics[0]; m++) {
@@ -658,28 +890,44 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
       continue;
     }
     band_ok[m] = 1;
-    for (size_t i = 0; i < n_curve && band_ok[m]; i++)
-      if (band_write(r, &band_metrics[m], curve[i], o->dir, err, errlen) < 0) goto done;
+    for (size_t i = 0; i < n_curve && band_ok[m]; i++) {
+      if (band_write(r, &band_metrics[m], curve[i], dir, err, errlen) < 0) goto done;
+      if ((rc = interrupted(&held)) != 0) goto done;
+      rc = -1;
+    }
   }
-  if (script_write(r, s, o->dir, ax, ay, &g, curve, n_curve, rpts, n_rpts, band_ok, err,
+  if (script_write(r, s, dir, ax, ay, &g, curve, n_curve, rpts, n_rpts, band_ok, err,
                    errlen) != 0)
     goto done;
-  if (gnuplot_run(o->gnuplot ? o->gnuplot : "gnuplot", o->dir, err, errlen) != 0) goto done;
-  if (html_write(r, s, o->dir, text, err, errlen) != 0) goto done;
+  if ((rc = gnuplot_run(o->gnuplot ? o->gnuplot : "gnuplot", dir, &held, &old_mask, err,
+                        errlen)) != 0)
+    goto done;
+  rc = -1;
+  if (html_write(r, s, dir, text, err, errlen) != 0) goto done;
+  static const char *const names[] = {"heatmap_metastable", "recovery_survival",
+                                      "recovery_histogram", "queue_depth", "open_breakers",
+                                      "goodput"};
+  int drawn[sizeof names / sizeof names[0]] = {0};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char png[4096];
+    int w = snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
+    drawn[i] = w > 0 && (size_t)w < sizeof png && access(png, R_OK) == 0;
+  }
+  if ((rc = interrupted(&held)) != 0) goto done;
+  rc = -1;
+  if (out_dir_install(&od, err, errlen) != 0) goto done;
   if (log) {
-    fprintf(log, "Wrote %s/index.html with:", o->dir);
-    static const char *const names[] = {"heatmap_metastable", "recovery_survival",
-                                        "recovery_histogram", "queue_depth", "open_breakers",
-                                        "goodput"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-      char png[4096];
-      snprintf(png, sizeof png, "%s/%s.png", o->dir, names[i]);
-      if (access(png, R_OK) == 0) fprintf(log, " %s.png/.svg", names[i]);
-    }
+    fprintf(log, "Wrote %s/index.html with:", od.final);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+      if (drawn[i]) fprintf(log, " %s.png/.svg", names[i]);
     fprintf(log, "\n");
   }
   rc = 0;
 done:
+  if (rc > 0) snprintf(err, errlen, "interrupted by signal %d; %s left as it was", rc, o->dir);
+  tree_remove(od.tmp);
+  /* A signal that came after the last check acts now, as it would have. */
+  sigprocmask(SIG_SETMASK, &old_mask, NULL);
   ana_grid2_free(&g);
   free(text);
   return rc;

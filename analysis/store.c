@@ -39,6 +39,7 @@
 
 #include "ana.h"
 #include "ana_h5.h"
+#include "textsafe.h"
 
 #define GROUP_ANALYSIS "/analysis"
 enum { NAME_LEN = 64 };
@@ -203,7 +204,7 @@ int ana_analysis_store(const char *path, const ana_results *r, const ana_summary
     for (size_t l = 0; l < ax->n_levels; l++, e++) {
       const ana_level *lv = &ax->levels[l];
       effect_row *w = &erow[e];
-      snprintf(w->axis, sizeof w->axis, "%s", r->axes[ax->axis]);
+      ana_text_copy(w->axis, sizeof w->axis, r->axes[ax->axis]); /* whole characters */
       ana_value_label(r, ax->axis, lv->example, w->value, sizeof w->value);
       w->rank = (long long)k + 1;
       w->runs = lv->n;

@@ -26,6 +26,7 @@
 
 #include "ana.h"
 #include "eng_config.h"
+#include "textsafe.h"
 
 /* ------------------------------------------------------------------------ */
 /* Formatting helpers                                                        */
@@ -53,21 +54,30 @@ void ana_value_format(const char *axis, double v, char *buf, size_t len) {
 void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
                      size_t len) {
   if (r->labels && r->labels[axis] && r->labels[axis][point_index]) {
-    snprintf(buf, len, "%s", r->labels[axis][point_index]);
+    ana_text_copy(buf, len, r->labels[axis][point_index]);
     return;
   }
   ana_value_format(r->axes[axis], r->values[point_index * r->n_axes + axis], buf, len);
 }
 
+/* The description goes into the recommendation text, which is printed,
+ * stored and shown as it is: names and labels are escaped here, so no file
+ * can put a line break or a terminal control into it. */
 void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = '\0';
-  for (size_t a = 0; a < r->n_axes && used < len; a++) {
-    char v[64];
+  for (size_t a = 0; a < r->n_axes && used + 1 < len; a++) {
+    char v[64], name[256], value[256];
     ana_value_label(r, a, point_index, v, sizeof v);
-    int w = snprintf(buf + used, len - used, "%s%s=%s", a ? " " : "", r->axes[a], v);
-    if (w < 0) break;
-    used += (size_t)w;
+    ana_term_text(name, sizeof name, r->axes[a]);
+    ana_term_text(value, sizeof value, v);
+    char piece[520];
+    snprintf(piece, sizeof piece, "%s%s=%s", a ? " " : "", name, value);
+    size_t w = ana_utf8_cut(piece, len - 1 - used);
+    memcpy(buf + used, piece, w);
+    buf[used + w] = '\0';
+    if (w < strlen(piece)) break;
+    used += w;
   }
   if (r->n_axes == 0) snprintf(buf, len, "(no grid axes)");
 }
@@ -465,14 +475,24 @@ static ana_interval pass_ci(const ana_summary *s, const ana_point_stats *ps) {
   return s->method == ANA_INTERVAL_EXACT ? ps->pass_exact : ps->pass_wilson;
 }
 
+/* A value label as the terminal may show it (escaped, so up to 4x longer). */
+static void term_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
+                       size_t len) {
+  char v[64];
+  ana_value_label(r, axis, point_index, v, sizeof v);
+  ana_term_text(buf, len, v);
+}
+
 void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary *s) {
   int *w = calloc(r->n_axes ? r->n_axes : 1, sizeof *w);
   if (!w) return;
   for (size_t a = 0; a < r->n_axes; a++) {
-    w[a] = (int)strlen(r->axes[a]);
+    char name[256];
+    ana_term_text(name, sizeof name, r->axes[a]);
+    w[a] = (int)strlen(name);
     for (size_t p = 0; p < r->n_points; p++) {
-      char v[64];
-      ana_value_label(r, a, p, v, sizeof v);
+      char v[256];
+      term_label(r, a, p, v, sizeof v);
       if ((int)strlen(v) > w[a]) w[a] = (int)strlen(v);
     }
   }
@@ -482,7 +502,11 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
           "reached within T ms):\n",
           r->n_points, s->slo_ms, ana_method_name(s->method));
   fprintf(out, "%6s", "point");
-  for (size_t a = 0; a < r->n_axes; a++) fprintf(out, "  %*s", w[a], r->axes[a]);
+  for (size_t a = 0; a < r->n_axes; a++) {
+    char name[256];
+    ana_term_text(name, sizeof name, r->axes[a]);
+    fprintf(out, "  %*s", w[a], name);
+  }
   fprintf(out, "  %5s  %-11s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s\n", "runs",
           "rec/slw/met", "P(metastable)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
           "gp_dur", "gp_aft");
@@ -490,8 +514,8 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
     const ana_point_stats *ps = &s->points[s->order[k]];
     fprintf(out, "%6lld", (long long)ps->point);
     for (size_t a = 0; a < r->n_axes; a++) {
-      char v[64];
-      ana_value_label(r, a, ps->index, v, sizeof v);
+      char v[256];
+      term_label(r, a, ps->index, v, sizeof v);
       fprintf(out, "  %*s", w[a], v);
     }
     char counts[48], pm[48], pp[48], q50[32], q90[32], q99[32], amp[32], gd[32], ga[32];
@@ -525,12 +549,14 @@ void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summar
   }
   for (size_t k = 0; k < s->n_axes; k++) {
     const ana_axis_effect *e = &s->effects[k];
-    fprintf(out, "%2zu. %-20s effect on P(metastable) %.3f, on P(pass) %.3f\n", k + 1,
-            r->axes[e->axis], e->effect_meta, e->effect_pass);
+    char name[256];
+    ana_term_text(name, sizeof name, r->axes[e->axis]);
+    fprintf(out, "%2zu. %-20s effect on P(metastable) %.3f, on P(pass) %.3f\n", k + 1, name,
+            e->effect_meta, e->effect_pass);
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
-      char v[64], pm[48], pp[48];
-      ana_value_label(r, e->axis, lv->example, v, sizeof v);
+      char v[256], pm[48], pp[48];
+      term_label(r, e->axis, lv->example, v, sizeof v);
       prob_format(lv->p_meta, lv->meta_ci, pm, sizeof pm);
       prob_format(lv->p_pass, lv->pass_ci, pp, sizeof pp);
       fprintf(out, "      %-14s runs %6lld  P(metastable) %-21s  P(pass) %s\n", v,
@@ -542,19 +568,6 @@ void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summar
 /* ------------------------------------------------------------------------ */
 /* CSV and JSON                                                              */
 /* ------------------------------------------------------------------------ */
-
-static void csv_field(FILE *f, const char *s) {
-  if (strpbrk(s, ",\"\n")) {
-    fputc('"', f);
-    for (; *s; s++) {
-      if (*s == '"') fputc('"', f);
-      fputc(*s, f);
-    }
-    fputc('"', f);
-  } else {
-    fputs(s, f);
-  }
-}
 
 static void csv_num(FILE *f, double v) {
   if (isnan(v))
@@ -575,7 +588,7 @@ int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summ
   fputs("point", f);
   for (size_t a = 0; a < r->n_axes; a++) {
     fputc(',', f);
-    csv_field(f, r->axes[a]);
+    ana_csv_cell(f, r->axes[a]);
   }
   fputs(",runs,recovered,slow,metastable,passed,p_metastable,p_metastable_wilson_lo,"
         "p_metastable_wilson_hi,p_metastable_exact_lo,p_metastable_exact_hi,p_pass,"
@@ -592,7 +605,7 @@ int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summ
       char v[64];
       ana_value_label(r, a, ps->index, v, sizeof v);
       fputc(',', f);
-      csv_field(f, v);
+      ana_csv_cell(f, v);
     }
     fprintf(f, ",%lld,%lld,%lld,%lld,%lld", (long long)ps->n, (long long)ps->n_recovered,
             (long long)ps->n_slow, (long long)ps->n_meta, (long long)ps->n_pass);
@@ -613,22 +626,6 @@ int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summ
     return -1;
   }
   return 0;
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", f);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
 }
 
 /* JSON has no NaN or infinity: both become null (the schema says what a
@@ -688,18 +685,18 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
   const size_t nbins = ANA_HISTOGRAM_BINS;
   double hhi = ana_histogram_range(r);
   fputs("{\"file\":", out);
-  json_string(out, r->path);
+  ana_json_string(out, r->path);
   fprintf(out, ",\"format_version\":%d,\"slo_ms\":", r->format_version);
   json_num(out, s->slo_ms);
   fputs(",\"interval\":", out);
-  json_string(out, ana_method_name(s->method));
+  ana_json_string(out, ana_method_name(s->method));
   fputs(",\"confidence\":0.95,\"recovery_quantiles\":\"Kaplan-Meier; not-recovered runs "
         "censored at censor_ms (horizon - fault clearance); null = not reached\"",
         out);
   fputs(",\"axes\":[", out);
   for (size_t a = 0; a < r->n_axes; a++) {
     if (a) fputc(',', out);
-    json_string(out, r->axes[a]);
+    ana_json_string(out, r->axes[a]);
   }
   fputs("],\"points\":[", out);
   for (size_t k = 0; k < s->n_points; k++) {
@@ -711,14 +708,14 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
       double x = r->values[ps->index * r->n_axes + a];
       ana_value_label(r, a, ps->index, v, sizeof v);
       if (a) fputc(',', out);
-      json_string(out, r->axes[a]);
+      ana_json_string(out, r->axes[a]);
       fputc(':', out);
       char plain[64];
       snprintf(plain, sizeof plain, "%g", x);
       if (isfinite(x) && !strcmp(plain, v))
         json_num(out, x);
       else
-        json_string(out, v);
+        ana_json_string(out, v);
     }
     fprintf(out,
             "},\"runs\":%lld,\"recovered\":%lld,\"slow\":%lld,\"metastable\":%lld,"
@@ -765,7 +762,7 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
     const ana_axis_effect *e = &s->effects[k];
     if (k) fputc(',', out);
     fputs("\n{\"axis\":", out);
-    json_string(out, r->axes[e->axis]);
+    ana_json_string(out, r->axes[e->axis]);
     fprintf(out, ",\"rank\":%zu,\"effect\":", k + 1);
     json_num(out, e->effect);
     fputs(",\"effect_metastable\":", out);
@@ -779,7 +776,7 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
       ana_value_label(r, e->axis, lv->example, v, sizeof v);
       if (l) fputc(',', out);
       fputs("{\"value\":", out);
-      json_string(out, v);
+      ana_json_string(out, v);
       fprintf(out, ",\"runs\":%lld,\"metastable\":%lld,\"passed\":%lld,\"p_metastable\":",
               (long long)lv->n, (long long)lv->n_meta, (long long)lv->n_pass);
       json_num(out, lv->p_meta);
@@ -796,7 +793,7 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
   fputs("]", out);
   if (recommendation) {
     fputs(",\n\"recommendation\":", out);
-    json_string(out, recommendation);
+    ana_json_string(out, recommendation);
   }
   fputs("}\n", out);
 }

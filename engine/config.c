@@ -451,7 +451,11 @@ static void format_double(double v, char *buf, size_t len) {
   /* Prefer the short form when it round-trips. */
   char shortbuf[64];
   snprintf(shortbuf, sizeof shortbuf, "%g", v);
-  if (!isinf(v) && strtod(shortbuf, NULL) == v) snprintf(buf, len, "%s", shortbuf);
+  /* memcpy, not snprintf: with buf inlined, gcc's -Wformat-truncation
+   * (an error under -Werror in the sanitizer build) sees 63 bytes into a
+   * smaller buffer; the length check makes the copy exact. */
+  size_t n = strlen(shortbuf);
+  if (!isinf(v) && strtod(shortbuf, NULL) == v && n < len) memcpy(buf, shortbuf, n + 1);
 }
 
 int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) {

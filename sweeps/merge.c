@@ -18,8 +18,11 @@
  * (checked against its index and seed) and /timing values are copied, and
  * its 19 /ticks chunks are copied raw — H5Dread_chunk to H5Dwrite_chunk, still
  * compressed, so the merge costs disk bandwidth, not deflate time. The file
- * is written as OUT.partial and renamed over OUT only when complete, so a
- * failed merge never leaves a half file (nor damages an existing OUT).
+ * is written as OUT.partial-XXXXXX, a name mkstemp made up and created
+ * beside OUT (O_EXCL: never a file or symbolic link somebody left there),
+ * and renamed over OUT only when complete, so a failed merge never leaves a
+ * half file, never damages an existing OUT, and removes only the file it
+ * created.
  */
 #include <errno.h>
 #include <hdf5.h>
@@ -29,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "swp_internal.h"
@@ -482,9 +486,32 @@ int cmd_merge(int argc, char **argv) {
     for (int p = 0; p < ma.n_parts; p++) need += swp_h5in_ticks_bytes(in[p]);
     if (merge_space_check(ma.output, need)) goto done;
   }
-  tmp = malloc(strlen(ma.output) + 16);
+  tmp = malloc(strlen(ma.output) + 32);
   if (!tmp) goto done;
-  sprintf(tmp, "%s.partial", ma.output);
+  sprintf(tmp, "%s.partial-XXXXXX", ma.output);
+  struct stat tmp_st;
+  {
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+      fprintf(stderr, "stormsweep merge: cannot create a temporary file beside %s: %s\n",
+              ma.output, strerror(errno));
+      free(tmp);
+      tmp = NULL;
+      rc = 1;
+      goto done;
+    }
+    /* The merged file gets the mode a plain create would give it. */
+    mode_t mask = umask(0);
+    umask(mask);
+    int bad = fchmod(fd, 0666 & ~mask) != 0 || fstat(fd, &tmp_st) != 0;
+    close(fd);
+    if (bad) {
+      fprintf(stderr, "stormsweep merge: %s: %s\n", tmp, strerror(errno));
+      unlink(tmp);
+      rc = 1;
+      goto done;
+    }
+  }
   char *cmdline = NULL;
   {
     size_t len = 32;
@@ -495,10 +522,22 @@ int cmd_merge(int argc, char **argv) {
       for (int i = 0; i < argc; i++) strcat(strcat(cmdline, " "), argv[i]);
     }
   }
+  /* Truncating is safe: the name is ours, random, and only just created. */
   int crc = swp_h5out_create(&out, tmp, &sw, cmdline ? cmdline : "", 1, err, sizeof err);
   free(cmdline);
   if (crc) {
     fprintf(stderr, "stormsweep merge: %s\n", err);
+    unlink(tmp);
+    rc = 1;
+    goto done;
+  }
+  struct stat now_st;
+  if (lstat(tmp, &now_st) != 0 || now_st.st_dev != tmp_st.st_dev ||
+      now_st.st_ino != tmp_st.st_ino) {
+    fprintf(stderr, "stormsweep merge: %s: replaced by someone else while merging; stopped\n",
+            tmp);
+    swp_h5out_close(out, NULL, NULL, 0);
+    out = NULL;
     rc = 1;
     goto done;
   }

@@ -97,7 +97,7 @@ same_results full.h5 merged11.h5
 expect_exit 0 "$BIN" run tiny.ini --slice 2/3 --set seed=6 -o seed6.h5 -q
 expect_exit 2 "$BIN" merge part-0.h5 part-1.h5 seed6.h5 -o bad1.h5
 expect_in "$T/err" "come from different sweeps: master seed 5 vs 6"
-[ -e bad1.h5 ] || [ -e bad1.h5.partial ] && fail "a refused merge (seed) left a file"
+[ -e bad1.h5 ] || compgen -G "bad1.h5.partial*" >/dev/null && fail "a refused merge (seed) left a file"
 expect_exit 0 "$BIN" run tiny.ini --slice 2/3 --set load=0.6 -o load.h5 -q
 expect_exit 2 "$BIN" merge part-0.h5 part-1.h5 load.h5 -o bad2.h5
 expect_in "$T/err" "come from different sweeps"

@@ -1,0 +1,224 @@
+/*
+ * textsafe.c — escaping of untrusted text for each output sink (gnuplot,
+ * CSV, JSON, terminal); see textsafe.h.
+ *
+ * Everything walks the input one UTF-8 character at a time with
+ * ana_utf8_seq (RFC 3629 well-formedness: no overlongs, no surrogates,
+ * nothing above U+10FFFF), so a character is either passed whole, escaped
+ * whole or dropped whole, and a length limit never splits one.
+ */
+#include "textsafe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t ana_utf8_seq(const char *s, size_t avail, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s;
+  if (avail == 0) return 0;
+  unsigned c = u[0];
+  size_t n;
+  uint32_t v, min;
+  if (c < 0x80) {
+    if (cp) *cp = c;
+    return 1;
+  } else if (c >= 0xC2 && c <= 0xDF) {
+    n = 2, v = c & 0x1F, min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3, v = c & 0x0F, min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (avail < n) return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((u[i] & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (u[i] & 0x3F);
+  }
+  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  if (cp) *cp = v;
+  return n;
+}
+
+/* Bytes available at s for one sequence: up to 4, stopping at the NUL. */
+static size_t avail4(const char *s) {
+  size_t n = 0;
+  while (n < 4 && s[n]) n++;
+  return n;
+}
+
+/* One character at s: its length (an invalid byte is one) and whether it
+ * is well-formed. */
+static size_t char_at(const char *s, uint32_t *cp, int *valid) {
+  size_t n = ana_utf8_seq(s, avail4(s), cp);
+  *valid = n > 0;
+  if (!n) {
+    *cp = (unsigned char)s[0];
+    n = 1;
+  }
+  return n;
+}
+
+size_t ana_utf8_cut(const char *s, size_t max) {
+  size_t i = 0;
+  while (s[i]) {
+    uint32_t cp;
+    int valid;
+    size_t n = char_at(s + i, &cp, &valid);
+    if (i + n > max) break;
+    i += n;
+  }
+  return i;
+}
+
+/* Expected length of a sequence starting with lead byte c (0: not a lead). */
+static size_t lead_len(unsigned char c) {
+  if (c >= 0xC2 && c <= 0xDF) return 2;
+  if (c >= 0xE0 && c <= 0xEF) return 3;
+  if (c >= 0xF0 && c <= 0xF4) return 4;
+  return 0;
+}
+
+void ana_text_copy(char *dst, size_t len, const char *src) {
+  if (len == 0) return;
+  size_t keep = ana_utf8_cut(src, len - 1);
+  if (src[keep] == '\0') {
+    /* A lead byte with fewer continuation bytes than it needs, at the end. */
+    size_t j = keep, conts = 0;
+    while (j > 0 && conts < 3 && ((unsigned char)src[j - 1] & 0xC0) == 0x80) j--, conts++;
+    if (j > 0 && lead_len((unsigned char)src[j - 1]) > conts + 1) keep = j - 1;
+  }
+  memcpy(dst, src, keep);
+  dst[keep] = '\0';
+}
+
+/* Characters no display should interpret: C0, DEL, C1, and the
+ * bidirectional embeddings, overrides and isolates (they reorder what the
+ * reader sees). */
+static int is_control(uint32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+void ana_gp_text(char *dst, size_t len, const char *src) {
+  if (len == 0) return;
+  size_t j = 0;
+  for (size_t i = 0; src[i];) {
+    uint32_t cp;
+    int valid;
+    size_t n = char_at(src + i, &cp, &valid);
+    if (!valid || is_control(cp)) {
+      i += n;
+      continue;
+    }
+    if (j + n > len - 1) break;
+    if (cp == '\'' || cp == '"' || cp == '`')
+      dst[j++] = '_';
+    else
+      memcpy(dst + j, src + i, n), j += n;
+    i += n;
+  }
+  dst[j] = '\0';
+}
+
+static const char hex[] = "0123456789abcdef";
+
+/* Appends the terminal form of one character to dst (at most 16 bytes);
+ * returns its length. */
+static size_t term_char(const char *s, size_t n, int valid, uint32_t cp, char *out) {
+  if (valid && !is_control(cp)) {
+    memcpy(out, s, n);
+    return n;
+  }
+  size_t k = 0;
+  for (size_t b = 0; b < n; b++) {
+    unsigned char c = (unsigned char)s[b];
+    out[k++] = '\\';
+    out[k++] = 'x';
+    out[k++] = hex[c >> 4];
+    out[k++] = hex[c & 15];
+  }
+  return k;
+}
+
+void ana_term_text(char *dst, size_t len, const char *src) {
+  if (len == 0) return;
+  size_t j = 0;
+  for (size_t i = 0; src[i];) {
+    uint32_t cp;
+    int valid;
+    size_t n = char_at(src + i, &cp, &valid);
+    char piece[16];
+    size_t k = term_char(src + i, n, valid, cp, piece);
+    if (j + k > len - 1) break;
+    memcpy(dst + j, piece, k);
+    j += k;
+    i += n;
+  }
+  dst[j] = '\0';
+}
+
+void ana_term_fputs(FILE *f, const char *s, int keep_newlines) {
+  for (size_t i = 0; s && s[i];) {
+    uint32_t cp;
+    int valid;
+    size_t n = char_at(s + i, &cp, &valid);
+    if (keep_newlines && s[i] == '\n') {
+      fputc('\n', f);
+    } else {
+      char piece[16];
+      fwrite(piece, 1, term_char(s + i, n, valid, cp, piece), f);
+    }
+    i += n;
+  }
+}
+
+/* Whole cell a number as strtod reads it ("-1.5", "-inf", "1e3"). */
+static int is_number(const char *s) {
+  if (!*s || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v')
+    return 0;
+  char *end = NULL;
+  (void)strtod(s, &end);
+  return end != s && *end == '\0';
+}
+
+void ana_csv_cell(FILE *f, const char *s) {
+  if (!s) s = "";
+  const char *p = s;
+  while (*p == ' ') p++;
+  int formula = (*p == '=' || *p == '+' || *p == '-' || *p == '@' || *s == '\t' || *s == '\r') &&
+                !is_number(s);
+  int quote = strpbrk(s, ",\"\r\n") != NULL;
+  if (quote) fputc('"', f);
+  if (formula) fputc('\'', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  if (quote) fputc('"', f);
+}
+
+void ana_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (size_t i = 0; s && s[i];) {
+    uint32_t cp;
+    int valid;
+    size_t n = char_at(s + i, &cp, &valid);
+    if (!valid)
+      fputs("\\ufffd", f);
+    else if (cp == '"' || cp == '\\')
+      fprintf(f, "\\%c", (char)cp);
+    else if (cp == '\n')
+      fputs("\\n", f);
+    else if (cp == '\t')
+      fputs("\\t", f);
+    else if (cp == '\r')
+      fputs("\\r", f);
+    else if (is_control(cp) || cp == 0x2028 || cp == 0x2029)
+      fprintf(f, "\\u%04x", (unsigned)cp);
+    else
+      fwrite(s + i, 1, n, f);
+    i += n;
+  }
+  fputc('"', f);
+}

@@ -1,0 +1,54 @@
+/*
+ * textsafe.h — the one place where text taken from a result or sweep file
+ * (axis names, labels, paths, versions) is made safe for the sink it goes
+ * to: a gnuplot script, a CSV cell, a JSON string, a terminal.
+ *
+ * A file somebody else wrote may hold any bytes, so each sink gets its own
+ * escaping and callers never format such text raw. All functions accept any
+ * byte string (invalid UTF-8 included) and never write past len.
+ */
+#ifndef STORMSWEEP_TEXTSAFE_H
+#define STORMSWEEP_TEXTSAFE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Length (1-4) of the well-formed UTF-8 sequence at s, reading at most avail
+ * bytes, with its code point in *cp (may be NULL); 0 when the bytes are not
+ * well-formed UTF-8 (overlong, surrogate, above U+10FFFF, truncated). */
+size_t ana_utf8_seq(const char *s, size_t avail, uint32_t *cp);
+
+/* The longest prefix of s of at most max bytes that ends on a character
+ * boundary (an invalid byte counts as one character). */
+size_t ana_utf8_cut(const char *s, size_t max);
+
+/* Copies src into dst (len bytes, always terminated), cutting only at a
+ * character boundary and dropping a sequence left incomplete at the end of
+ * src (a label a writer cut mid-character). */
+void ana_text_copy(char *dst, size_t len, const char *src);
+
+/* Text for inside a single-quoted gnuplot string: control bytes, C1
+ * controls and invalid UTF-8 are dropped, ' " and ` become _, so the result
+ * can never end the string, start a command substitution or a new line. */
+void ana_gp_text(char *dst, size_t len, const char *src);
+
+/* Text for a terminal: control characters (C0 including ESC, CR and LF,
+ * DEL, C1, bidirectional overrides) and invalid UTF-8 bytes are written as
+ * visible \xNN; never cuts an escape or a character. */
+void ana_term_text(char *dst, size_t len, const char *src);
+
+/* ana_term_text straight to f; with keep_newlines a '\n' is written as is
+ * (for multi-line texts whose parts were escaped already). */
+void ana_term_fputs(FILE *f, const char *s, int keep_newlines);
+
+/* One CSV cell (RFC 4180): a non-numeric cell starting with = + - @ tab or
+ * CR (after leading spaces) gets a leading ' so a spreadsheet does not take
+ * it for a formula; a cell holding , " CR or LF is quoted. */
+void ana_csv_cell(FILE *f, const char *s);
+
+/* A JSON string literal, always valid UTF-8: " \ and control characters
+ * are escaped, invalid bytes become U+FFFD. NULL prints as "". */
+void ana_json_string(FILE *f, const char *s);
+
+#endif
