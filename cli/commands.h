@@ -15,5 +15,6 @@ int cmd_analyze(int argc, char **argv);
 int cmd_recommend(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_boundary(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const command commands[] = {
     {"recommend", cmd_recommend, "name the cheapest setting that provably meets the targets"},
     {"report", cmd_report, "write plots (PNG, SVG) and index.html for a result file"},
     {"bench", cmd_bench, "measure engine and sweep speed on this machine"},
+    {"boundary", cmd_boundary, "locate where P(metastable) / P(pass) cross a level along one axis"},
 };
 
 static void usage(FILE *out) {
