@@ -14,11 +14,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <unistd.h>
 
+#include "ana.h"
 #include "boundary.h"
 #include "rng.h"
+
+static char tmpdir[256];
+
+static int setup_dir(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/test_boundary.XXXXXX");
+  return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state) {
+  (void)state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs `stormsweep ARGS` quietly; returns its exit status. */
+static int run_cli(const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s >>'%s/log' 2>&1", tmpdir, STORMSWEEP_BIN, args,
+           tmpdir);
+  int st = system(cmd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 /* ---- synthetic response curves ---- */
 
@@ -182,12 +211,129 @@ static void test_step_brackets(void **state) {
   }
 }
 
+/* ---- validation: boundaries with closed forms (README "Boundary search") ---- */
+
+/* Reads /boundary crossing and interval of response 0, combination 0. */
+static void read_crossing(const char *name, double *est, double *lo, double *hi) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_true(H5LTread_dataset_double(f, "/boundary/crossing", est) >= 0);
+  assert_true(H5LTread_dataset_double(f, "/boundary/interval_lo", lo) >= 0);
+  assert_true(H5LTread_dataset_double(f, "/boundary/interval_hi", hi) >= 0);
+  H5Fclose(f);
+}
+
+/* A quiet cluster with deterministic service D = 5 ms, no retries and so
+ * little load that nothing waits: an attempt succeeds iff its timeout, in
+ * ticks round(T / tick), is at least D / tick. The success ratio drops from
+ * 1 to 0 at T* = D - tick / 2. */
+static void test_validation_timeout_step(void **state) {
+  (void)state;
+  assert_int_equal(run_cli("boundary --axis timeout_ms --range 1:20 --goodput-below 0.5 "
+                           "--set surge=none --set brownout=none --set service=deterministic "
+                           "--set service_mean_ms=5 --set load=0.05 --set max_retries=0 "
+                           "--set tick_ms=0.1 --set horizon_ms=2000 --no-plot -j 2 -o step.h5"),
+                   0);
+  double est, lo, hi, truth = 5 - 0.1 / 2;
+  read_crossing("step.h5", &est, &lo, &hi);
+  print_message("timeout step: closed form %.4f, found %.4f [%.4f, %.4f]\n", truth, est, lo, hi);
+  assert_true(lo <= truth && truth <= hi);
+  assert_true(hi - lo < 0.05 * 19);
+}
+
+/* One shard of W = 8 workers, deterministic service s = 5 ms, no timeout to
+ * speak of, an unbounded queue, no retries, horizon H = 10 s: above
+ * saturation the workers complete W (H/s - 1) attempts while lambda H =
+ * rho W H / s arrive, so the success ratio is (1 - s/H) / rho and falls
+ * below f = 0.8 at rho* = (1 - s/H) / f = 1.249375. */
+static void test_validation_saturation(void **state) {
+  (void)state;
+  assert_int_equal(run_cli("boundary --axis load --range 0.8:1.6 --goodput-below 0.8 "
+                           "--set surge=none --set brownout=none --set service=deterministic "
+                           "--set service_mean_ms=5 --set shards=1 --set workers=8 "
+                           "--set timeout_ms=1000000 --set queue_capacity=inf --set max_retries=0 "
+                           "--set horizon_ms=10000 --no-plot -j 2 -o sat.h5"),
+                   0);
+  double est, lo, hi, truth = (1 - 5.0 / 10000) / 0.8;
+  read_crossing("sat.h5", &est, &lo, &hi);
+  print_message("saturation: closed form %.5f, found %.5f [%.5f, %.5f]\n", truth, est, lo, hi);
+  assert_true(lo <= truth && truth <= hi);
+  assert_true(hi - lo < 0.05 * 0.8);
+}
+
+/* ---- common random numbers ---- */
+
+static const char crn_sweep[] =
+    "[sweep]\nreplicates = 3\nseed = 11\ncrn = on\n"
+    "[scenario]\nbudget_ratio = 0.3\nbackoff = full\nhorizon_ms = 6000\n"
+    "[grid]\ncapacity_factor = 1.25, 2\n"
+    "; the breaker is off: the two cool-downs are the same configuration\n"
+    "breaker_cooldown_ms = 500, 1000\n";
+
+static void write_file(const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* -j1 and -j2 give the same /runs and /ticks; every run's seed ignores its
+ * point; two points of identical configuration give identical runs, and
+ * crn = off gives them different ones. */
+static void test_crn_determinism_and_pairing(void **state) {
+  (void)state;
+  write_file("crn.ini", crn_sweep);
+  assert_int_equal(run_cli("run crn.ini -q -j 1 -o crn1.h5"), 0);
+  assert_int_equal(run_cli("run crn.ini -q -j 2 -o crn2.h5"), 0);
+  char cmd[1024];
+  for (int k = 0; k < 2; k++) {
+    const char *obj = k ? "/ticks" : "/runs";
+    snprintf(cmd, sizeof cmd, "h5diff '%s/crn1.h5' '%s/crn2.h5' %s %s >/dev/null 2>&1", tmpdir,
+             tmpdir, obj, obj);
+    assert_int_equal(system(cmd), 0);
+  }
+  assert_int_equal(run_cli("run crn.ini -q -j 2 --set crn=off -o plain.h5"), 0);
+  for (int crn = 1; crn >= 0; crn--) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, crn ? "crn1.h5" : "plain.h5");
+    ana_results r;
+    assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+    assert_int_equal(r.n_runs, 12);
+    int same_pairs = 0;
+    /* points: capacity_factor slowest; cool-down 500 / 1000 are points 2c, 2c + 1 */
+    for (size_t i = 0; i < r.n_runs; i++) {
+      const ana_run *a = &r.runs[i];
+      assert_int_equal(a->seed, crn ? r.runs[a->replicate].seed : a->seed);
+      if (a->point % 2) continue;
+      for (size_t j = 0; j < r.n_runs; j++) {
+        const ana_run *b = &r.runs[j];
+        if (b->point != a->point + 1 || b->replicate != a->replicate) continue;
+        int same = a->seed == b->seed && a->outcome == b->outcome &&
+                   a->peak_queue == b->peak_queue && a->amplification == b->amplification &&
+                   (a->recovery_ms == b->recovery_ms || (isnan(a->recovery_ms) && isnan(b->recovery_ms)));
+        same_pairs += same;
+      }
+    }
+    print_message("crn %s: %d of 6 identical-configuration pairs gave identical runs\n",
+                  crn ? "on" : "off", same_pairs);
+    assert_int_equal(same_pairs, crn ? 6 : 0);
+    ana_results_free(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fit_recovers_coefficients),
       cmocka_unit_test(test_fit_separated_and_constant),
       cmocka_unit_test(test_coverage_synthetic),
       cmocka_unit_test(test_step_brackets),
+      cmocka_unit_test(test_validation_timeout_step),
+      cmocka_unit_test(test_validation_saturation),
+      cmocka_unit_test(test_crn_determinism_and_pairing),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
