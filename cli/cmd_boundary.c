@@ -531,7 +531,7 @@ int cmd_boundary(int argc, char **argv) {
   int rc = 2, ch;
   optind = 1;
   opterr = 0;
-  while ((ch = getopt_long(argc, argv, "+j:o:fqh", opts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "j:o:fqh", opts, NULL)) != -1) {
     int bad = 0;
     switch (ch) {
     case O_AXIS: axis = optarg; break;
