@@ -4,7 +4,8 @@
 # non-numeric axis, a bad range, a --log range through zero, an invalid far
 # end, an existing output), the /boundary layout (h5py), one plot per
 # combination, identical results for -j1 and -j2, and a sweep file whose
-# other axes give one boundary per combination.
+# other axes give one boundary per combination; and the effect plots of
+# `report`.
 # Usage: bash cli_boundary.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
 # shellcheck source=lib/cli_common.sh
@@ -102,6 +103,29 @@ expect_in "$T/out" "2 combinations"
 expect_in "$T/out" "service_mean_ms=4"
 expect_in "$T/out" "crossing 3.95"
 expect_in "$T/out" "crossing 7.95"
+
+# Effect plots in `report`: one per axis, next to the heat map in index.html.
+cat >eff.ini <<'EOF'
+[sweep]
+replicates = 2
+seed = 3
+[scenario]
+shards = 4
+horizon_ms = 2000
+surge = 800+300
+brownout = 800+300
+[grid]
+budget_ratio = 0.1, inf
+backoff_cap_ms = 0, 1000
+EOF
+expect_exit 0 "$BIN" run eff.ini -q -j 2 -o eff.h5
+expect_exit 0 "$BIN" report eff.h5 -o rep
+for a in 0 1; do
+  [ -s "rep/effect_$a.png" ] && [ -s "rep/effect_$a.svg" ] || fail "report drew no effect_$a plot"
+  expect_in rep/index.html "effect_$a.png"
+  [ "$(wc -l <"rep/effect_$a.dat")" = 3 ] || fail "effect_$a.dat: expected a header and 2 levels"
+done
+expect_in rep/index.html "P(metastable) and P(pass) by budget_ratio"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
