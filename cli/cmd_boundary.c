@@ -74,7 +74,7 @@ static void usage(FILE *out) {
           "  --level P            P(metastable) level to locate (default 0.5)\n"
           "  --min-pass P         P(pass) target whose edge to locate (default 0.9)\n"
           "  --slo-ms MS          recovery SLO for pass (default: the scenario's slo_ms)\n"
-          "  --set KEY=VALUE      fix a setting (removes its axis); also replicates is ignored\n"
+          "  --set KEY=VALUE      fix a setting (removes its axis; also seed=, name=)\n"
           "  --max-runs N         run budget per combination (default 2000)\n"
           "  --width W            stop when each interval is narrower than W x the range\n"
           "                       width (on ln KEY with --log; default 0.05)\n"
