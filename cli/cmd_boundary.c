@@ -712,8 +712,8 @@ int cmd_boundary(int argc, char **argv) {
          "intervals, target width %.3g of the %srange\n",
          st->key, o.lo, o.hi, o.log_scale ? " (log scale)" : "", (long long)sw.n_points,
          sw.n_points == 1 ? "" : "s", o.width, o.log_scale ? "log " : "");
-  int64_t total_runs = 0, total_unif = 0;
-  int unif_complete = 1;
+  int64_t total_runs = 0, total_unif[ANA_BND_MAX_RESP] = {0};
+  int64_t n_unif[ANA_BND_MAX_RESP] = {0};
   for (int64_t p = 0; p < sw.n_points; p++) {
     c.combination = p;
     if (swp_sweep_point_config(&sw, p, &c.cfg, err, sizeof err)) {
@@ -747,10 +747,10 @@ int cmd_boundary(int argc, char **argv) {
       if (br->uniform[r] > 0) {
         snprintf(ut, sizeof ut, "%lld runs (%lld levels x %lld)", (long long)br->uniform[r],
                  (long long)br->uniform_levels[r], (long long)br->uniform_reps[r]);
-        if (r == 0) total_unif += br->uniform[r];
+        total_unif[r] += br->uniform[r];
+        n_unif[r]++;
       } else {
         snprintf(ut, sizeof ut, "-");
-        if (r == 0) unif_complete = 0;
       }
       printf("  %-32s crossing %s%s\n  %-32s uniform grid of equal precision: %s\n", lvl[r], txt,
              s.resolved[r] ? "" : "  (not resolved: run budget spent)", "", ut);
@@ -759,9 +759,15 @@ int cmd_boundary(int argc, char **argv) {
     ana_bnd_search_free(&s);
     if (!quiet) fflush(stdout);
   }
-  printf("\nruns spent: %lld; a uniform grid of equal precision on the %s crossing: %s%lld runs\n",
-         (long long)total_runs, resp_names[0], unif_complete ? "" : "at least ",
-         (long long)total_unif);
+  printf("\nruns spent: %lld; uniform grids of equal precision:", (long long)total_runs);
+  for (size_t r = 0; r < o.n_resp; r++) {
+    if (n_unif[r])
+      printf("%s %s crossing %lld runs (%lld of %lld combinations)", r ? ";" : "", resp_names[r],
+             (long long)total_unif[r], (long long)n_unif[r], (long long)sw.n_points);
+    else
+      printf("%s %s crossing -", r ? ";" : "", resp_names[r]);
+  }
+  printf("\n");
   if (h5_write(out_path, force, &sw, &o, st->key, resp_names, res, sw.n_points, &c, cmdline, err,
                sizeof err)) {
     fprintf(stderr, "stormsweep boundary: %s\n", err);
