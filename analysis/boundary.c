@@ -427,7 +427,8 @@ int ana_bnd_search_run(ana_bnd_search *s, const ana_bnd_opts *o, ana_bnd_oracle 
       for (int64_t i = 0; i < m; i++) tb[i] = rlo + (rhi - rlo) * ((double)i + 0.5) / (double)m;
     } else {
       /* Share the batch among the unresolved crossings, evenly over each
-       * one's interval widened by a quarter on each side. */
+       * one's interval widened by its width on each side (narrower
+       * spreads cost coverage: tests/test_boundary.c). */
       size_t open[ANA_BND_MAX_RESP], k = 0;
       for (size_t r = 0; r < o->n_resp; r++)
         if (!s->resolved[r] && s->cross[r].status != ANA_BND_ABSENT) open[k++] = r;
@@ -443,7 +444,7 @@ int ana_bnd_search_run(ana_bnd_search *s, const ana_bnd_opts *o, ana_bnd_oracle 
           lo = rlo;
           hi = rhi;
         }
-        double wden = (hi - lo) * 0.5;
+        double wden = (hi - lo) * 1.0;
         lo = fmax(rlo, lo - wden);
         hi = fmin(rhi, hi + wden);
         for (int64_t q = 0; q < share; q++, i++)

@@ -21,8 +21,8 @@
  *
  * The sequential design (ana_bnd_search_run) starts with a batch spread
  * evenly over the range, then places each batch evenly (at golden-ratio
- * offsets) over every unresolved crossing's current interval widened by a
- * quarter on each side, until each interval is narrower than the target
+ * offsets) over every unresolved crossing's current interval widened by
+ * its width on each side, until each interval is narrower than the target
  * width or the run budget is spent. Everything here is pure: the runs come
  * from a caller-supplied oracle (the engine in cmd_boundary.c, synthetic
  * curves in tests/test_boundary.c).
