@@ -233,7 +233,7 @@ static int h5_write(const char *path, int force, const swp_sweep *sw, const ana_
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t f = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0) {
-    snprintf(err, errlen, "%s: cannot create (exists? use --force)", path);
+    snprintf(err, errlen, "%s: cannot create the file", path);
     return -1;
   }
   hid_t g = H5Gcreate2(f, "/boundary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
