@@ -3,9 +3,9 @@
 # with a message for bad usage (missing --axis/--range, an unknown or
 # non-numeric axis, a bad range, a --log range through zero, an invalid far
 # end, an existing output), the /boundary layout (h5py), one plot per
-# combination, identical results for -j1 and -j2, and a sweep file whose
-# other axes give one boundary per combination; and the effect plots of
-# `report`.
+# combination, identical results for -j1 and -j2, a sweep file whose other
+# axes give one boundary per combination; the effect plots of `report`; and
+# crn = on through slices, merge and --resume.
 # Usage: bash cli_boundary.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
 # shellcheck source=lib/cli_common.sh
@@ -126,6 +126,31 @@ for a in 0 1; do
   [ "$(wc -l <"rep/effect_$a.dat")" = 3 ] || fail "effect_$a.dat: expected a header and 2 levels"
 done
 expect_in rep/index.html "P(metastable) and P(pass) by budget_ratio"
+
+# crn = on survives slices, merge and --resume; a file of the other kind is refused.
+cat >crn.ini <<'EOF'
+[sweep]
+replicates = 3
+seed = 9
+crn = on
+[scenario]
+shards = 4
+horizon_ms = 2000
+surge = 800+300
+brownout = 800+300
+[grid]
+budget_ratio = 0.1, inf
+EOF
+expect_exit 0 "$BIN" run crn.ini -q -j 2 -o crn-full.h5
+expect_exit 0 "$BIN" run crn.ini -q -j 1 --slice 0/2 -o crn-p0.h5
+expect_exit 0 "$BIN" run crn.ini -q -j 1 --slice 1/2 -o crn-p1.h5
+expect_exit 0 "$BIN" merge crn-p0.h5 crn-p1.h5 -o crn-m.h5 -q
+for obj in /runs /ticks; do
+  h5diff crn-full.h5 crn-m.h5 $obj $obj >/dev/null 2>&1 || fail "crn: merged slices differ ($obj)"
+done
+expect_exit 0 "$BIN" run crn.ini -q --resume -o crn-full.h5
+expect_exit 2 "$BIN" run crn.ini -q --set crn=off --resume -o crn-full.h5
+expect_in "$T/err" "crn = on"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
