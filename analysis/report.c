@@ -739,6 +739,81 @@ static int gnuplot_run(const char *program, const char *dir, const sigset_t *hel
 }
 
 /* ------------------------------------------------------------------------ */
+/* Effect plots: P(metastable) and P(pass) against each axis, others pooled  */
+/* ------------------------------------------------------------------------ */
+
+/* Writes effect_A.dat for every axis A (its index in the file) and appends to
+ * plots.gp the commands that draw effect_A.png/.svg: both probabilities
+ * against the axis's levels with their 95% intervals (s->method), the runs
+ * of every other axis pooled (ana_axis_effect). Labels are the axis key and
+ * the level labels, through ana_gp_text. */
+static int effects_plot_write(const ana_results *r, const ana_summary *s, const char *dir,
+                              char *err, size_t errlen) {
+  FILE *gp = NULL;
+  char name[64];
+  for (size_t k = 0; k < s->n_axes; k++) {
+    const ana_axis_effect *e = &s->effects[k];
+    snprintf(name, sizeof name, "effect_%zu.dat", e->axis);
+    FILE *f = file_open(dir, name, err, errlen);
+    if (!f) goto fail;
+    fprintf(f, "# level_index p_metastable lo hi p_pass lo hi runs (other axes pooled; 95%% %s)\n",
+            ana_method_name(s->method));
+    for (size_t l = 0; l < e->n_levels; l++) {
+      const ana_level *lv = &e->levels[l];
+      fprintf(f, "%zu %.6f %.6f %.6f %.6f %.6f %.6f %lld\n", l, lv->p_meta, lv->meta_ci.lo,
+              lv->meta_ci.hi, lv->p_pass, lv->pass_ci.lo, lv->pass_ci.hi, (long long)lv->n);
+    }
+    if (file_close(f, dir, name, err, errlen) != 0) goto fail;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/plots.gp", dir);
+  gp = fopen(path, "a");
+  if (!gp) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    goto fail;
+  }
+  for (size_t k = 0; k < s->n_axes; k++) {
+    const ana_axis_effect *e = &s->effects[k];
+    char *body = NULL, an[128];
+    size_t blen = 0;
+    FILE *b = open_memstream(&body, &blen);
+    if (!b) {
+      snprintf(err, errlen, "out of memory for the effect plots");
+      goto fail;
+    }
+    ana_gp_text(an, sizeof an, r->axes[e->axis]);
+    fprintf(b, "reset\nset title 'P(metastable) and P(pass) by %s (other axes pooled; 95%% "
+               "intervals)'\nset xlabel '%s'\nset ylabel 'probability'\n"
+               "set yrange [-0.02:1.02]\nset xrange [-0.5:%zu.5]\nset key outside below\n"
+               "set grid\nset xtics (",
+            an, an, e->n_levels ? e->n_levels - 1 : 0);
+    for (size_t l = 0; l < e->n_levels; l++) {
+      char v[64], t[64];
+      ana_value_label(r, e->axis, e->levels[l].example, v, sizeof v);
+      ana_gp_text(t, sizeof t, v);
+      fprintf(b, "%s'%s' %zu", l ? ", " : "", t, l);
+    }
+    fprintf(b, ")\nplot 'effect_%zu.dat' using ($1-0.06):2:3:4 with yerrorlines pt 7 lw 2 "
+               "lc rgb '#d62728' title 'P(metastable)', \\\n     '' using ($1+0.06):5:6:7 "
+               "with yerrorlines pt 5 lw 2 lc rgb '#1f77b4' title 'P(pass)'\n",
+            e->axis);
+    fclose(b);
+    snprintf(name, sizeof name, "effect_%zu", e->axis);
+    gp_both(gp, name, body);
+    free(body);
+  }
+  if (fclose(gp) != 0) {
+    gp = NULL;
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    goto fail;
+  }
+  return 0;
+fail:
+  if (gp) fclose(gp);
+  return -1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* index.html                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -751,6 +826,19 @@ static void html_image(FILE *f, const char *dir, const char *name, const char *c
   fprintf(f, "\"></a><figcaption>");
   html_text(f, caption);
   fprintf(f, " (<a href=\"%s.svg\">SVG</a>)</figcaption></figure>\n", name);
+}
+
+/* The effect plots, in the order of the effect ranking, beside the heat map. */
+static void effects_html(FILE *f, const ana_results *r, const ana_summary *s, const char *dir) {
+  for (size_t k = 0; k < s->n_axes; k++) {
+    char name[64], cap[256];
+    snprintf(name, sizeof name, "effect_%zu", s->effects[k].axis);
+    snprintf(cap, sizeof cap, "P(metastable) and P(pass) by %s, other axes pooled (95%% %s)",
+             r->axes[s->effects[k].axis], ana_method_name(s->method));
+    fprintf(f, "<div style=\"display:inline-block;width:49%%;vertical-align:top\">");
+    html_image(f, dir, name, cap);
+    fprintf(f, "</div>\n");
+  }
 }
 
 static int html_write(const ana_results *r, const ana_summary *s, const char *dir,
@@ -772,6 +860,7 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
   html_text(f, reco_text ? reco_text : "");
   fprintf(f, "</pre>\n<h2>Plots</h2>\n");
   html_image(f, dir, "heatmap_metastable", "P(metastable) over two axes, the others pooled");
+  effects_html(f, r, s, dir);
   html_image(f, dir, "recovery_survival", "Recovery after clearance: Kaplan-Meier curves");
   html_image(f, dir, "recovery_histogram", "Recovery-time histogram");
   html_image(f, dir, "queue_depth", "Queue depth: median and 5-95% band across replicates");
@@ -899,6 +988,7 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   if (script_write(r, s, dir, ax, ay, &g, curve, n_curve, rpts, n_rpts, band_ok, err,
                    errlen) != 0)
     goto done;
+  if (effects_plot_write(r, s, dir, err, errlen) != 0) goto done;
   if ((rc = gnuplot_run(o->gnuplot ? o->gnuplot : "gnuplot", dir, &held, &old_mask, err,
                         errlen)) != 0)
     goto done;

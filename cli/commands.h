@@ -16,5 +16,6 @@ int cmd_recommend(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_verify(int argc, char **argv); /* also exits 3: undecided */
+int cmd_boundary(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const command commands[] = {
     {"report", cmd_report, "write plots (PNG, SVG) and index.html for a result file"},
     {"verify", cmd_verify, "prove one configuration meets the targets (or not): a CI gate"},
     {"bench", cmd_bench, "measure engine and sweep speed on this machine"},
+    {"boundary", cmd_boundary, "locate where P(metastable) / P(pass) cross a level along one axis"},
 };
 
 static void usage(FILE *out) {

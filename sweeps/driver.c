@@ -138,7 +138,7 @@ int swp_worker_simulate(swp_worker *w, const swp_sweep *sw, int64_t r, int32_t t
   rec->point = point;
   rec->replicate = rep;
   rec->thread = thread;
-  uint64_t seed = eng_seed_derive(sw->seed, (uint64_t)point, (uint64_t)rep);
+  uint64_t seed = swp_run_seed(sw->seed, sw->crn, point, rep);
   rec->summary.seed = seed;
   *encode_s = 0;
   /* Consecutive runs mostly share a point: build its config once. */

@@ -49,7 +49,7 @@
  *
  * | object            | type, shape, storage                     | contents |
  * |-------------------|------------------------------------------|----------|
- * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
+ * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `crn` (int32: 1 with common random numbers, `crn = on`; missing in older files = 0); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
  * | `/points`         | compound [n_points]                      | `point` (int64), then one float64 column per axis named by its key: eng_config_get_number of the point's config (enums: their index; windows: first start in ms, NaN for none; policy: 0 naive, 1 guarded, NaN custom) |
  * | `/points_text`    | compound [n_points]                      | `point` (int64), then one string column per axis, same names: the value as the engine prints it ("inf", "full", "2000+500 6000+200") |
  * | `/axes/<key>`     | string [values]                          | one per axis: its values in order; attributes `numbers` (float64 [values]) and `position` (int32, 0 = slowest) |
@@ -61,7 +61,7 @@
  *
  * `/runs` columns, in order (the dataset's `columns` attribute has a line on
  * each): `run` (int64), `point` (int64), `replicate` (int32), `seed` (uint64,
- * eng_seed_derive(master_seed, point, replicate)), `done` (int8: 1 once the
+ * eng_seed_derive(master_seed, point, replicate), point 0 when crn = 1), `done` (int8: 1 once the
  * run is written and committed; 0 rows are unwritten fill), `outcome` (HDF5 enum on int8:
  * recovered = 0, slow = 1, metastable = 2), `passed_slo` (int8), `recovery_ms`
  * (float64, NaN unless recovered), then the rest of eng_summary in eng.h
@@ -128,7 +128,7 @@ static const column run_columns[] = {
     {"run", offsetof(run_row, run), K_I64, "run index = point * replicates + replicate"},
     {"point", offsetof(run_row, point), K_I64, "grid point (row of /points)"},
     {"replicate", offsetof(run_row, replicate), K_I32, "replicate within the point"},
-    {"seed", RS(seed), K_U64, "the run's seed: eng_seed_derive(master_seed, point, replicate)"},
+    {"seed", RS(seed), K_U64, "the run's seed: eng_seed_derive(master_seed, point, replicate); point 0 when crn = 1"},
     {"done", offsetof(run_row, done), K_I8, "1 once the run is written (0: not run yet)"},
     {"outcome", RS(outcome), K_OUTCOME, "recovered, slow or metastable (SPEC 2)"},
     {"passed_slo", RS(passed_slo), K_I8_FROM_I32, "1: recovered within slo_ms"},
@@ -528,7 +528,7 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
     rc = attr_str(f, "format", FORMAT_NAME) || attr_i32(f, "format_version", FORMAT_VERSION) ||
          attr_str(f, "tool_version", STORMSWEEP_VERSION) ||
          attr_num(f, "master_seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed, 1) ||
-         attr_i64(f, "replicates", sw->replicates) || attr_i64(f, "n_points", sw->n_points) ||
+         attr_i32(f, "crn", sw->crn) || attr_i64(f, "replicates", sw->replicates) || attr_i64(f, "n_points", sw->n_points) ||
          attr_i64(f, "n_runs", swp_sweep_runs(sw)) || attr_i32(f, "ticks", sw->ticks) ||
          attr_f64(f, "tick_ms", sw->tick_ms) || attr_strs(f, "axes", axes, sw->n_axes) ||
          attr_strs(f, "metrics", metrics, ENG_M_COUNT) ||
@@ -1210,6 +1210,12 @@ static int layout_read_info(hid_t f, const char *path, swp_h5info *info, char *e
     swp_seterr(err, errlen, "%s: missing or malformed root attribute '%s'", path, bad);
     return -1;
   }
+  int crn = attr_read_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
+  if (crn < 0 || info->crn < 0 || info->crn > 1) {
+    swp_seterr(err, errlen, "%s: malformed root attribute 'crn'", path);
+    return -1;
+  }
+  if (crn) info->crn = 0;
   int si = attr_read_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
   int sc = attr_read_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
   if (si < 0 || sc < 0 || si != sc) {
@@ -1662,7 +1668,7 @@ static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
     const run_row *row = &rows[i];
     int64_t r = runs[i], point = r / info->replicates;
     int32_t rep = (int32_t)(r % info->replicates);
-    uint64_t seed = eng_seed_derive(info->master_seed, (uint64_t)point, (uint64_t)rep);
+    uint64_t seed = swp_run_seed(info->master_seed, info->crn, point, rep);
     if (row->run != r || row->point != point || row->replicate != rep || row->s.seed != seed ||
         !row->done || row->s.outcome < ENG_OUTCOME_RECOVERED ||
         row->s.outcome > ENG_OUTCOME_METASTABLE || row->ticks < 0 || row->ticks > info->ticks) {

@@ -9,7 +9,9 @@
  *   points   = cartesian product of the axes in file order, the first axis
  *              varying slowest (point 0 takes every axis's first value);
  *   run      = point * replicates + replicate;
- *   seed     = eng_seed_derive(master seed, point, replicate).
+ *   seed     = eng_seed_derive(master seed, point, replicate), or with
+ *              crn = on eng_seed_derive(master seed, 0, replicate): common
+ *              random numbers, every point sharing replicate r's streams.
  *
  * A run's results depend only on its point's configuration and its seed, so a
  * sweep gives bit-identical results for any thread count or run order.
@@ -21,6 +23,7 @@
  *   description = free text
  *   replicates  = 20          ; runs per grid point (default 20)
  *   seed        = 1           ; master seed, decimal or 0x hex (default 1)
+ *   crn         = off         ; on: common random numbers across points
  *
  *   [scenario]                ; fixed settings: any key of the engine
  *   load        = 0.7         ; settings table ('stormsweep sim --list-settings')
@@ -97,6 +100,7 @@ typedef struct swp_sweep {
   char *name, *description;
   int64_t replicates;
   uint64_t seed;
+  int crn;           /* common random numbers: the seed ignores the point */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
@@ -131,6 +135,11 @@ int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, si
 int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen);
 
 static inline int64_t swp_sweep_runs(const swp_sweep *sw) { return sw->n_points * sw->replicates; }
+
+/* Seed of run (point, replicate); with crn every point shares replicate r's. */
+static inline uint64_t swp_run_seed(uint64_t master, int crn, int64_t point, int64_t replicate) {
+  return eng_seed_derive(master, crn ? 0 : (uint64_t)point, (uint64_t)replicate);
+}
 
 /* Value index of each axis at point (idx has n_axes entries). */
 void swp_sweep_point_indexes(const swp_sweep *sw, int64_t point, size_t *idx);

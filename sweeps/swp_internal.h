@@ -114,6 +114,7 @@ typedef struct swp_h5info {
   int32_t format_version;
   char *tool_version;
   uint64_t master_seed;
+  int32_t crn; /* 0 when the attribute is missing (files before crn) */
   int64_t n_runs, n_points, replicates;
   int32_t ticks;
   double tick_ms;
