@@ -8,10 +8,9 @@
  *     requests and attempts at most health_amplification x new requests.
  *  2. Did it collapse by itself? A window of collapse_window ticks slides
  *     from tick 0 (an empty cluster) up to the first fault; the first window
- *     whose goodput is below metastable_goodput x its new requests while a
- *     sustaining effect holds (amplification above health_amplification, or
- *     wasted completions above wasted_share of all completions) marks the
- *     collapse, timed at the window's midpoint: for a sharp switch that is the
+ *     whose goodput is below metastable_goodput x its new requests while
+ *     retries feed the load (amplification above health_amplification)
+ *     marks the collapse, timed at the window's midpoint: for a sharp switch that is the
  *     switch itself. No to 1 or yes to 2 is `collapsed`: a fault cannot be
  *     blamed for a state the system was already in.
  *  3. Did it recover? The first tick after clearance from which, for `hold`
@@ -88,8 +87,13 @@ static int sustaining(const wsums *s, const eng_recovery_params *p) {
   return done > 0 && (double)s->waste > p->wasted_share * (double)done;
 }
 
+/* Collapse needs retries feeding the load: wasted work alone cannot sustain
+ * itself when the offered load fits (and when it does not, the baseline is
+ * unhealthy anyway). Without this, one long queue excursion of a healthy
+ * M/M/1 at rho = 0.8 with no retries read as a collapse (README). */
 static int collapsed_window(const wsums *s, const eng_recovery_params *p) {
-  return s->nw > 0 && (double)s->good < p->metastable_goodput * (double)s->nw && sustaining(s, p);
+  return s->nw > 0 && (double)s->good < p->metastable_goodput * (double)s->nw &&
+         (double)s->att > p->health_amplification * (double)s->nw;
 }
 
 static int healthy_window(const wsums *s, const eng_recovery_params *p) {

@@ -11,10 +11,11 @@
  * to it from the documented rule:
  *   healthy before the first fault: successes >= health_goodput x new and
  *   attempts <= health_amplification x new over [warmup, fault);
- *   collapsed window: successes < metastable_goodput x new and a sustaining
- *   effect (attempts > health_amplification x new, or wasted > wasted_share x
- *   (wasted + successes)); collapse_ms = midpoint of the first such window
- *   ending by the first fault;
+ *   collapsed window: successes < metastable_goodput x new and attempts >
+ *   health_amplification x new; collapse_ms = midpoint of the first such
+ *   window ending by the first fault;
+ *   sustaining effect after clearance: attempts > health_amplification x new,
+ *   or wasted > wasted_share x (wasted + successes);
  *   threshold = min((1 + tolerance) * p99(baseline queue) + 1, queue_cap);
  *   recovered at the first t >= clear with queue <= threshold for `hold`
  *   ticks in a row and successes over those ticks >= recovery_goodput x
@@ -434,6 +435,14 @@ static void test_collapse_without_fault(void **state) {
   assert_true(isnan(s.goodput_during));
   assert_true(isnan(s.collapse_ms));
   CHECK_EQ_DOUBLE(s.collapse_watch_ms, 4000.0, "collapse_watch_ms (the whole run)");
+
+  /* A long queue excursion without retries (every completion wasted for
+   * 100 ticks, amplification 1) is not a collapse: nothing feeds it, and
+   * the run is still healthy overall (goodput 1800 of 1900 ticks' worth). */
+  for (int32_t i = 1000; i < 1100; i++) t->queue[i] = 500, t->good[i] = 0, t->waste[i] = 20;
+  assess(t, &s);
+  CHECK_OUTCOME(s.outcome, ENG_OUTCOME_RECOVERED);
+  assert_true(isnan(s.collapse_ms));
 
   storm_from(t, 1000, 1500);
   assess(t, &s);
