@@ -89,8 +89,7 @@ void ana_ms_format(double ms, double censor_ms, char *buf, size_t len) {
 /* ------------------------------------------------------------------------ */
 
 static int run_is_valid(const ana_run *run) {
-  return run->outcome == ANA_RECOVERED || run->outcome == ANA_SLOW ||
-         run->outcome == ANA_METASTABLE;
+  return run->outcome >= ANA_RECOVERED && run->outcome < ANA_OUTCOME_COUNT;
 }
 
 static int run_passes(const ana_run *run, double slo_ms) {

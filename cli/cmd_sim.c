@@ -119,6 +119,7 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_num("late_amplification", s->late_amplification, 0);
   json_num("late_wasted_share", s->late_wasted_share, 0);
   json_num("drain_ms", s->drain_ms, 0);
+  json_num("late_load", s->late_load, 0);
   json_num("wall_ms", wall_ms, 1);
   printf("}\n");
 }
@@ -151,9 +152,12 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
            "of completions\n",
            cfg->trend_ms, 100 * s->late_goodput, s->late_amplification,
            100 * s->late_wasted_share);
-    if (isfinite(s->drain_ms))
-      printf("  backlog              draining: at the threshold ~%.0f ms after the horizon\n",
-             s->drain_ms);
+    if (isfinite(s->drain_ms) && !(s->late_load >= 1))
+      printf("  backlog              draining: at the threshold ~%.0f ms after the horizon "
+             "(attempts %.2f of capacity)\n",
+             s->drain_ms, s->late_load);
+    else if (s->late_load >= 1)
+      printf("  backlog              not draining: attempts %.2f of capacity\n", s->late_load);
     else
       printf("  backlog              not shrinking (queue trend x%.2f)\n", s->late_queue_trend);
   }

@@ -102,6 +102,8 @@ typedef struct eng_summary {
   double late_wasted_share;    /* wasted / (wasted + successes) over the last trend_ms */
   double drain_ms;             /* not recovered: projected ms past the horizon until the
                                   queue reaches the threshold (inf: not shrinking) */
+  double late_load;            /* attempts per tick over the last trend_ms / what the
+                                  cluster serves per tick (>= 1: retries keep it full) */
 } eng_summary;
 
 /* ---- one run ---- */

@@ -20,9 +20,15 @@
  *     nothing gets through (open breakers) is not a service that works.
  *  4. If not: metastable only when, over the late window, goodput stays
  *     below metastable_goodput x baseline, a sustaining effect holds, and
- *     the backlog is not draining — a least-squares line through the queue
- *     over the second half of the time after clearance (at least trend ticks)
- *     would not reach the threshold within drain_bound_ms. Otherwise slow.
+ *     the backlog is not draining. Draining means both: the attempts offered
+ *     over the late window are fewer than the cluster serves (late_load < 1;
+ *     skipped when the capacity is unknown), and a least-squares line
+ *     through the queue over the second half of the time after clearance
+ *     (at least trend ticks) reaches the threshold within drain_bound_ms.
+ *     The slope alone is fooled by the settling after clearance: a backlog
+ *     falling from its peak to a plateau that retries then hold for good
+ *     (seed study, budget_ratio 0.5) projects a drain of 20-100 s; the flow
+ *     count is not. Otherwise slow.
  *     With less than hold + trend ticks after clearance there is no late
  *     window to judge: `undetermined`, never a guess.
  */
@@ -191,6 +197,7 @@ void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_param
   int32_t prev_a = late_a - (T - late_a);
   if (prev_a < p->clear) prev_a = p->clear;
   out->late_queue_trend = window_mean(queue, late_a, T) / window_mean(queue, prev_a, late_a);
+  out->late_load = p->capacity > 0 && T > late_a ? (double)late.att / (T - late_a) / p->capacity : NAN;
   out->drain_ms = NAN;
   out->recovery_ms = NAN;
   out->passed_slo = 0;
@@ -235,7 +242,7 @@ void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_param
   int32_t drain_a = T - span < p->clear ? p->clear : T - span;
   out->drain_ms = drain_ticks(queue, drain_a, T, threshold) * p->tick_ms;
   int far_below = !(out->late_goodput >= p->metastable_goodput);
-  int draining = out->drain_ms <= p->drain_bound_ms;
+  int draining = out->drain_ms <= p->drain_bound_ms && !(out->late_load >= 1);
   out->outcome = far_below && sustaining(&late, p) && !draining ? ENG_OUTCOME_METASTABLE
                                                                  : ENG_OUTCOME_SLOW;
 }

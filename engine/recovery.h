@@ -36,6 +36,7 @@ typedef struct eng_recovery_params {
   double health_amplification;   /* healthy: attempts <= this x new requests */
   double wasted_share;           /* wasted / (wasted + successes) above this sustains */
   double drain_bound_ms;         /* projected drain longer than this: not draining */
+  double capacity;               /* attempts per tick the cluster serves; 0 = unknown */
   double tick_ms, slo_ms;
   int has_fault;
 } eng_recovery_params;

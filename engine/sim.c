@@ -910,6 +910,7 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
       .health_amplification = c->health_amplification,
       .wasted_share = c->wasted_share,
       .drain_bound_ms = c->drain_bound_ms,
+      .capacity = eng_config_capacity_rps(c) * c->tick_ms / 1000.0,
       .tick_ms = c->tick_ms,
       .slo_ms = c->slo_ms,
       .has_fault = eng_config_fault_clear_ms(c) > 0,

@@ -76,7 +76,7 @@
  * the outcome rule decides on; README "The outcome rule"):
  * `baseline_goodput_ratio`, `baseline_amplification`, `collapse_ms`,
  * `collapse_watch_ms`, `return_ms`, `late_goodput`, `late_amplification`,
- * `late_wasted_share`, `drain_ms`.
+ * `late_wasted_share`, `drain_ms`, `late_load`.
  *
  * Reading it: h5py `f["runs"]["outcome"]` gives the enum codes (h5py
  * `h5py.check_enum_dtype` names them); `f["ticks/queue_depth"][r]` is run r's
@@ -170,10 +170,11 @@ static const column run_columns[] = {
     {"late_amplification", RS(late_amplification), K_F64, "attempts / new requests over the last trend_ms"},
     {"late_wasted_share", RS(late_wasted_share), K_F64, "wasted / (wasted + successes) over the last trend_ms"},
     {"drain_ms", RS(drain_ms), K_F64, "not recovered: projected ms past the horizon to drain to the threshold (inf: not shrinking)"},
+    {"late_load", RS(late_load), K_F64, "attempts per tick over the last trend_ms / what the cluster serves per tick"},
 };
 #define N_RUN_COLUMNS (sizeof run_columns / sizeof run_columns[0])
 /* Every eng_summary field needs a column above: a new field changes the size. */
-_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 9 * 8,
+_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8,
                "eng_summary changed: update run_columns and the layout comment");
 
 

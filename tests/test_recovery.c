@@ -21,8 +21,9 @@
  *   ticks in a row and successes over those ticks >= recovery_goodput x
  *   baseline goodput x hold, recovery_ms = (t - clear) * tick_ms;
  *   otherwise metastable when late goodput < metastable_goodput x baseline,
- *   a sustaining effect holds over the late window and the least-squares
- *   drain projection exceeds drain_bound_ms; slow otherwise.
+ *   a sustaining effect holds over the late window and the backlog is not
+ *   draining: late attempts per tick >= capacity, or the least-squares drain
+ *   projection exceeds drain_bound_ms; slow otherwise.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -362,6 +363,31 @@ static void test_draining_backlog_is_slow(void **state) {
   CHECK_NEAR(s.drain_ms, 96882.0, 100.0, "drain_ms of the crawl");
 }
 
+/* The settling after clearance fools a slope: a backlog falling from 5000
+ * to 4000 over the time after clearance (~0.71 per tick) projects a drain
+ * within seconds, but retries offer 30 attempts per tick to a cluster that
+ * serves 25 (late_load 1.2): the backlog cannot drain, metastable. With a
+ * capacity of 35 it can (late_load 0.86): slow. Capacity 0 (unknown) leaves
+ * the slope alone to decide. */
+static void test_settling_backlog_with_retries_is_metastable(void **state) {
+  trace *t = *state;
+  for (int32_t i = 600; i < T_TICKS; i++)
+    t->queue[i] = 5000 - (i - 600) * 1000 / 1400, t->good[i] = 2, t->att[i] = 30, t->waste[i] = 18;
+  eng_summary s;
+  t->p.capacity = 25;
+  assess(t, &s);
+  CHECK_OUTCOME(s.outcome, ENG_OUTCOME_METASTABLE);
+  CHECK_NEAR(s.late_load, 1.2, 1e-12, "late_load");
+  assert_true(s.drain_ms < 60000);
+  t->p.capacity = 35;
+  assess(t, &s);
+  CHECK_OUTCOME(s.outcome, ENG_OUTCOME_SLOW);
+  t->p.capacity = 0;
+  assess(t, &s);
+  CHECK_OUTCOME(s.outcome, ENG_OUTCOME_SLOW);
+  assert_true(isnan(s.late_load));
+}
+
 /* Stuck backlog but goodput at baseline: the cluster is serving, only the
  * queue did not drain -> slow, not metastable, even with retries. The
  * boundary: late goodput exactly metastable_goodput x baseline (10 of 20) is
@@ -547,6 +573,7 @@ int main(void) {
       T(test_stuck_backlog_zero_goodput_is_metastable),
       T(test_growing_backlog_low_goodput_is_metastable),
       T(test_draining_backlog_is_slow),
+      T(test_settling_backlog_with_retries_is_metastable),
       T(test_stuck_backlog_good_goodput_is_slow),
       T(test_collapse_before_fault),
       T(test_collapse_without_fault),
