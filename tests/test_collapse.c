@@ -36,6 +36,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "ana.h"
 #include "eng.h"
 
 #define SEEDS 16
@@ -127,10 +128,93 @@ static void test_no_retries_healthy_matches_mm1k(void **state) {
   eng_run_destroy(r);
 }
 
+/* analyze's collapse figures on runs with known answers (in memory, no file):
+ * point 0: two of four runs collapsed at 100 and 200 ms, two watched to
+ * 1000 ms without collapsing. KM: S = 1 to 100, 3/4 to 200, 1/2 after, so
+ * the restricted mean to 1000 is 100 + 75 + 400 = 575 and the median 200.
+ * Point 1: three runs collapsed at 10, 20, 30: every run collapsed, so the
+ * plain mean 20 with a t interval 20 +- 4.303 x 10 / sqrt 3. Point 2: all
+ * recovered within the SLO. Collapsed runs count as runs (P(collapsed)
+ * 0.5 and 1), and recommend never picks a point with a collapsed run even
+ * when it is cheaper and otherwise perfect. */
+static void test_analysis_collapse_figures(void **state) {
+  (void)state;
+  ana_run runs[11];
+  size_t of[11];
+  memset(runs, 0, sizeof runs);
+  const double cms[4] = {100, 200, NAN, NAN};
+  for (int i = 0; i < 11; i++) {
+    ana_run *u = &runs[i];
+    u->run = i;
+    u->ticks = -1;
+    u->amplification = i < 7 ? 1.0 : 2.0; /* the collapsing points look cheaper */
+    u->goodput_during = u->goodput_after = 1.0;
+    u->peak_queue = u->baseline_queue = 0;
+    u->collapse_watch_ms = 1000;
+    if (i < 4) {
+      of[i] = 0;
+      u->outcome = isnan(cms[i]) ? ANA_RECOVERED : ANA_COLLAPSED;
+      u->collapse_ms = cms[i];
+      u->recovery_ms = isnan(cms[i]) ? 0 : NAN;
+    } else if (i < 7) {
+      of[i] = 1;
+      u->outcome = ANA_COLLAPSED;
+      u->collapse_ms = 10.0 * (i - 3);
+      u->recovery_ms = NAN;
+    } else {
+      of[i] = 2;
+      u->outcome = ANA_RECOVERED;
+      u->collapse_ms = NAN;
+      u->recovery_ms = 10;
+    }
+    u->point = (int64_t)of[i];
+    u->passed_slo = u->outcome == ANA_RECOVERED;
+  }
+  char *axes[] = {"load"};
+  int64_t ids[3] = {0, 1, 2};
+  double values[3] = {0.9, 0.95, 0.5};
+  ana_results r;
+  memset(&r, 0, sizeof r);
+  r.path = "memory";
+  r.tick_ms = 1;
+  r.slo_ms = 1500;
+  r.n_axes = 1;
+  r.axes = axes;
+  r.n_points = 3;
+  r.point_ids = ids;
+  r.values = values;
+  r.n_runs = 11;
+  r.runs = runs;
+  r.point_of_run = of;
+  ana_summary s;
+  char err[256] = "";
+  if (ana_summary_compute(&s, &r, 1500, ANA_INTERVAL_EXACT, err, sizeof err)) fail_msg("%s", err);
+  const ana_point_stats *p0 = &s.points[0], *p1 = &s.points[1];
+  assert_int_equal(p0->n, 4);
+  assert_int_equal(p0->n_coll, 2);
+  assert_true(fabs(p0->p_coll - 0.5) < 1e-12);
+  assert_int_equal(p0->coll_restricted, 1);
+  if (fabs(p0->coll_mean - 575) > 1e-9) fail_msg("restricted mean %g, expected 575", p0->coll_mean);
+  assert_true(fabs(p0->coll_p50 - 200) < 1e-12);
+  assert_true(p0->coll_ci.lo < 575 && p0->coll_ci.hi > 575);
+  assert_int_equal(p1->n_coll, 3);
+  assert_int_equal(p1->coll_restricted, 0);
+  assert_true(fabs(p1->coll_mean - 20) < 1e-12);
+  double half = 4.302652729911275 * 10 / sqrt(3);
+  if (fabs(p1->coll_ci.hi - (20 + half)) > 1e-6) fail_msg("t interval hi %g", p1->coll_ci.hi);
+  ana_reco_opts o = {1.0, 0.0}; /* every point would qualify but for its collapses */
+  ana_reco rec;
+  assert_int_equal(ana_recommend(&rec, &r, &s, &o), 0);
+  assert_int_equal(rec.best, 2);
+  assert_int_equal(rec.n_collapsed_points, 2);
+  ana_summary_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metafor_example_collapses),
       cmocka_unit_test(test_no_retries_healthy_matches_mm1k),
+      cmocka_unit_test(test_analysis_collapse_figures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
