@@ -17,8 +17,9 @@ static void sim_usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
           "                      [--seed N] [--ticks-csv FILE] [--json] [--list-settings]\n\n"
-          "Simulates one run and prints its summary: outcome (recovered / slow / metastable),\n"
-          "recovery time after the last fault clears, retry amplification, goodput, router\n"
+          "Simulates one run and prints its summary: outcome (recovered / slow / metastable /\n"
+          "collapsed / undetermined; README \"The outcome rule\") and why, recovery time after\n"
+          "the last fault clears or time to collapse, retry amplification, goodput, router\n"
           "balance and the Little's Law check. Without SCENARIO.ini it runs the built-in seed\n"
           "study's scenario (16 shards x 8 workers, 0.7 load, 5x surge and one shard stalled\n"
           "for 500 ms from 2 s).\n\n"
