@@ -30,7 +30,8 @@
  *     (seed study, budget_ratio 0.5) projects a drain of 20-100 s; the flow
  *     count is not. Otherwise slow.
  *     With less than hold + trend ticks after clearance there is no late
- *     window to judge: `undetermined`, never a guess.
+ *     window to judge: `undetermined`, never a guess. So is a run whose
+ *     first fault starts at tick 0: it has no baseline.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -202,6 +203,13 @@ void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_param
   out->recovery_ms = NAN;
   out->passed_slo = 0;
 
+  if (p->has_fault && watch_end <= 0) {
+    /* A fault from tick 0 leaves no baseline to judge health or recovery
+     * against: say so rather than call the run collapsed. */
+    out->collapse_ms = NAN;
+    out->outcome = ENG_OUTCOME_UNDETERMINED;
+    return;
+  }
   if (!isnan(out->collapse_ms)) {
     out->outcome = ENG_OUTCOME_COLLAPSED;
     return;

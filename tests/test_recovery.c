@@ -530,6 +530,13 @@ static void test_short_tail_is_undetermined(void **state) {
   assess(t, &s);
   CHECK_OUTCOME(s.outcome, ENG_OUTCOME_RECOVERED);
   CHECK_EQ_DOUBLE(s.recovery_ms, 0.0, "recovery_ms");
+
+  /* A fault from tick 0 leaves no baseline at all: undetermined too. */
+  t->p.clear = 600;
+  t->p.fault_start = 0;
+  assess(t, &s);
+  CHECK_OUTCOME(s.outcome, ENG_OUTCOME_UNDETERMINED);
+  assert_true(isnan(s.collapse_ms));
 }
 
 /* SLO boundary: high until 899, back from 900 -> (900 - 600) * 2 = 600 ms.
