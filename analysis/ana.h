@@ -94,6 +94,10 @@ double ana_km_survival(const ana_km *km, double t);
 /* First time S(t) <= 1 - q; +INFINITY when the curve never gets there
  * ("not reached", reported as ">horizon"); NaN without observations. */
 double ana_km_quantile(const ana_km *km, double q);
+/* Restricted mean: the area under the curve from 0 to tau, the mean of
+ * min(T, tau); *se (may be NULL) gets its Greenwood-type standard error
+ * (Klein & Moeschberger 4.5). NaN without observations. */
+double ana_km_rmst(const ana_km *km, double tau, double *se);
 
 /* Histogram over [lo, hi] in nbins equal bins (hi falls in the last bin). */
 typedef struct ana_histogram {
@@ -115,7 +119,14 @@ void ana_histogram_free(ana_histogram *h);
 #define ANA_FORMAT_VERSION 1 /* newest format_version this reader understands */
 
 /* Outcome codes as written in /runs (eng_outcome). */
-enum { ANA_RECOVERED = 0, ANA_SLOW = 1, ANA_METASTABLE = 2 };
+enum {
+  ANA_RECOVERED = 0,
+  ANA_SLOW = 1,
+  ANA_METASTABLE = 2,
+  ANA_COLLAPSED = 3,    /* collapsed before (or without) any fault */
+  ANA_UNDETERMINED = 4, /* too little time after clearance to tell */
+  ANA_OUTCOME_COUNT = 5
+};
 
 /* One row of /runs: the columns the analysis uses. Optional columns missing
  * from the file read as NaN. */
@@ -124,7 +135,7 @@ typedef struct ana_run {
   int64_t point;     /* point id (matches /points "point") */
   int64_t replicate;
   uint64_t seed;
-  int32_t outcome;   /* ANA_RECOVERED / ANA_SLOW / ANA_METASTABLE; <0 = not run */
+  int32_t outcome;   /* ANA_RECOVERED .. ANA_UNDETERMINED; <0 = not run */
   int32_t passed_slo;
   double recovery_ms;      /* NaN unless recovered */
   double amplification;    /* attempts / new requests, whole run */
@@ -133,6 +144,8 @@ typedef struct ana_run {
   double peak_queue;
   double baseline_queue;
   int64_t ticks;           /* ticks this run simulated; -1 when unknown */
+  double collapse_ms;       /* time to collapse (NaN: none seen; column absent: NaN) */
+  double collapse_watch_ms; /* how long collapse was watched for (its censoring time) */
 } ana_run;
 
 /* Times of one grid point's scenario in ms; NaN when the file does not say. */
@@ -209,6 +222,18 @@ typedef struct ana_point_stats {
   double rec_p50, rec_p90, rec_p99; /* KM; +inf = not reached, NaN = no runs */
   double rec_mean_recovered;        /* mean over recovered runs only */
   ana_mean amp, gp_during, gp_after, peak_queue;
+  /* Collapse without a fault (README "Collapse"): counts, P(collapsed), and
+   * the time to collapse, Kaplan–Meier with runs that never collapsed
+   * censored where watching stopped (first fault or horizon). coll_mean is
+   * the plain mean with a t interval when every run collapsed, else the
+   * restricted mean up to coll_tau (the longest watch) with a normal
+   * interval (coll_restricted = 1); NaN when no run collapsed. */
+  int64_t n_coll, n_undet;
+  double p_coll;
+  ana_interval coll_wilson, coll_exact;
+  double coll_p50, coll_mean, coll_tau;
+  ana_interval coll_ci;
+  int coll_restricted;
 } ana_point_stats;
 
 typedef struct ana_level {
@@ -302,6 +327,7 @@ typedef struct ana_reco {
   size_t n_reject_meta, n_reject_pass; /* points failing each test */
   size_t n_refuted;  /* non-qualifying points whose 95% interval lies wholly outside a target */
   size_t n_unproven; /* non-qualifying points consistent with the targets (need more runs) */
+  size_t n_collapsed_points; /* points with a run that collapsed without a fault (refuted) */
   size_t n_candidates;
   long candidates[ANA_RECO_CANDIDATES]; /* unproven points, nearest miss first */
   int64_t min_runs, max_runs;  /* runs per point in the file */

@@ -206,7 +206,7 @@ static void analyze_help(void) {
       "                          [--json] [--write] [--max-metastable P] [--min-pass P]\n\n"
       "Summarises a result file written by 'stormsweep run': one row per grid point, then\n"
       "the effect of each axis, then the tuning recommendation (as 'recommend' prints it).\n\n"
-      "Per point: runs and outcome counts (recovered/slow/metastable); P(metastable) and\n"
+      "Per point: runs and outcome counts (recovered/slow/metastable/collapsed); P(metastable) and\n"
       "P(pass SLO) with 95%% confidence intervals; recovery time after fault clearance as\n"
       "Kaplan-Meier quantiles p50/p90/p99, where runs that did not recover are censored at\n"
       "the horizon (\">T\" = the quantile is not reached within the T ms the run had after\n"

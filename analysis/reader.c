@@ -15,12 +15,14 @@
  *                as written ("inf", "full", "guarded"), used for labels
  *   /runs        compound table, one row per run; needs "point", "outcome"
  *                (integer, or enum on any integer: recovered = 0, slow = 1,
- *                metastable = 2) and "recovery_ms" (NaN unless recovered);
+ *                metastable = 2, collapsed = 3, undetermined = 4) and
+ *                "recovery_ms" (NaN unless recovered);
  *                uses "done" (0 = not written yet: skipped), "run" (row of
  *                /ticks; default: the row of /runs), "replicate", "seed",
  *                "passed_slo", "ticks" (the run's own tick count),
  *                "amplification", "goodput_during", "goodput_after",
- *                "peak_queue", "baseline_queue" when present
+ *                "peak_queue", "baseline_queue", "collapse_ms",
+ *                "collapse_watch_ms" when present
  *   /ticks/<m>   int32 (runs x ticks), one per metric (queue_depth,
  *                successes, open_breakers, ...); values past a run's own
  *                tick count are ignored
@@ -36,7 +38,7 @@
  * actually found (a table that only declares rows costs nothing). Values
  * that later index arrays or are cast to integers are checked first: point
  * ids (whole, unique), enum axis values (an index of one of the setting's
- * names), a written row's point (in /points), outcome (0-2), run id and a
+ * names), a written row's point (in /points), outcome (0-4), run id and a
  * recovered run's recovery_ms (finite, >= 0). Every member of /ticks must
  * be a 2-D integer dataset with one row per /runs row and the same tick
  * count, at most 100 million. Root attributes n_points, n_runs and ticks,
@@ -469,6 +471,7 @@ typedef struct run_row {
   long long run, point, replicate, done, outcome, passed_slo, ticks;
   unsigned long long seed;
   double recovery_ms, amplification, goodput_during, goodput_after, peak_queue, baseline_queue;
+  double collapse_ms, collapse_watch_ms;
 } run_row;
 
 enum col_as { AS_LLONG, AS_ULLONG, AS_DOUBLE };
@@ -496,6 +499,8 @@ static const run_column run_columns[] = {
     {"goodput_after", RC(goodput_after), AS_DOUBLE, 0},
     {"peak_queue", RC(peak_queue), AS_DOUBLE, 0},
     {"baseline_queue", RC(baseline_queue), AS_DOUBLE, 0},
+    {"collapse_ms", RC(collapse_ms), AS_DOUBLE, 0},
+    {"collapse_watch_ms", RC(collapse_watch_ms), AS_DOUBLE, 0},
 };
 enum { N_RUN_COLUMNS = sizeof run_columns / sizeof run_columns[0] };
 
@@ -506,6 +511,7 @@ static void run_row_clear(run_row *b) {
   b->ticks = -1;
   b->recovery_ms = b->amplification = b->goodput_during = b->goodput_after = NAN;
   b->peak_queue = b->baseline_queue = NAN;
+  b->collapse_ms = b->collapse_watch_ms = NAN;
 }
 
 /* Grows r->runs / r->point_of_run to hold one more run: memory follows the
@@ -599,9 +605,10 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
                  row, (long long)b->point, DSET_POINTS);
         goto done;
       }
-      if (b->outcome < ANA_RECOVERED || b->outcome > ANA_METASTABLE) {
+      if (b->outcome < ANA_RECOVERED || b->outcome >= ANA_OUTCOME_COUNT) {
         snprintf(err, errlen,
-                 "%s: %s row %llu: outcome %lld is not recovered (0), slow (1) or metastable (2)",
+                 "%s: %s row %llu: outcome %lld is not recovered (0), slow (1), metastable (2), "
+                 "collapsed (3) or undetermined (4)",
                  r->path, DSET_RUNS, row, (long long)b->outcome);
         goto done;
       }
@@ -630,6 +637,10 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
       run->peak_queue = has[12] ? b->peak_queue : NAN;
       run->baseline_queue = has[13] ? b->baseline_queue : NAN;
       run->ticks = has[5] && b->ticks >= 0 && b->ticks <= MAX_TICKS ? b->ticks : -1;
+      /* Hostile values read as "not seen": times are finite and >= 0. */
+      run->collapse_ms = has[14] && b->collapse_ms >= 0 && isfinite(b->collapse_ms) ? b->collapse_ms : NAN;
+      run->collapse_watch_ms =
+          has[15] && b->collapse_watch_ms >= 0 && isfinite(b->collapse_watch_ms) ? b->collapse_watch_ms : NAN;
       r->point_of_run[r->n_runs] = (size_t)p;
       r->n_runs++;
     }

@@ -18,6 +18,11 @@
  * Rounding makes a negligible difference in amplification (a 0.1% noise
  * wobble) defer to the next criterion instead of deciding alone.
  *
+ * A point with any run that collapsed without a fault never qualifies and
+ * counts as refuted: the system falls over by itself there, whatever the
+ * fault-recovery odds (README "Collapse"). A point with an undetermined run
+ * (too little time after clearance to judge it) cannot be proven either.
+ *
  * No point qualifying is a normal answer, not an error. The text then says
  * so and splits the rejected points in two: refuted (the whole 95% interval
  * is on the wrong side of a target: the data shows the point fails) and
@@ -72,18 +77,20 @@ static cost_key cost_of(const ana_results *r, const ana_point_stats *ps, long vn
 }
 
 static int qualifies(const ana_point_stats *ps, const ana_reco_opts *o) {
-  return ps->n > 0 && ps->meta_exact.hi <= o->max_meta && ps->pass_exact.lo >= o->min_pass;
+  return ps->n > 0 && ps->n_coll == 0 && ps->n_undet == 0 && ps->meta_exact.hi <= o->max_meta &&
+         ps->pass_exact.lo >= o->min_pass;
 }
 
 /* The data contradicts the targets: the whole interval is on the wrong side. */
 static int refuted(const ana_point_stats *ps, const ana_reco_opts *o) {
-  return ps->meta_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
+  return ps->n_coll > 0 || ps->meta_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
 }
 
 /* Nearest-miss order: higher lower bound of P(pass), then lower upper bound
  * of P(metastable), then cheaper. */
 static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_stats *b,
                   const cost_key *kb) {
+  if ((a->n_coll > 0) != (b->n_coll > 0)) return b->n_coll > 0; /* collapsing: never nearest */
   if (a->pass_exact.lo != b->pass_exact.lo) return a->pass_exact.lo > b->pass_exact.lo;
   if (a->meta_exact.hi != b->meta_exact.hi) return a->meta_exact.hi < b->meta_exact.hi;
   return cmp_cost(ka, kb) < 0;
@@ -105,6 +112,7 @@ int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
     if (ps->n > out->max_runs) out->max_runs = ps->n;
     if (!(ps->meta_exact.hi <= o->max_meta)) out->n_reject_meta++;
     if (!(ps->pass_exact.lo >= o->min_pass)) out->n_reject_pass++;
+    if (ps->n_coll > 0) out->n_collapsed_points++;
     if (qualifies(ps, o))
       keys[nq++] = cost_of(r, ps, vn);
     else if (refuted(ps, o))
@@ -170,10 +178,13 @@ static void evidence_print(FILE *f, const ana_results *r, const ana_point_stats 
   ana_ms_format(ps->rec_p99, ps->censor_ms, q99, sizeof q99);
   fprintf(f, "point %lld: %s\n", (long long)ps->point, where);
   fprintf(f,
-          "    evidence: %lld runs: %lld recovered, %lld slow, %lld metastable; %lld passed the "
-          "%.0f ms SLO\n",
+          "    evidence: %lld runs: %lld recovered, %lld slow, %lld metastable, %lld collapsed "
+          "without a fault; %lld passed the %.0f ms SLO\n",
           (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
-          (long long)ps->n_meta, (long long)ps->n_pass, slo_ms);
+          (long long)ps->n_meta, (long long)ps->n_coll, (long long)ps->n_pass, slo_ms);
+  if (ps->n_undet)
+    fprintf(f, "              %lld run(s) undetermined: too little time after clearance\n",
+            (long long)ps->n_undet);
   fprintf(f, "              P(metastable) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
           ps->p_meta, ps->meta_exact.lo, ps->meta_exact.hi, ps->p_pass, ps->pass_exact.lo,
           ps->pass_exact.hi);
@@ -211,6 +222,11 @@ char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary
             "wholly outside a target), %zu not proven with the runs available.\n",
             rec->n_qualifying, judged, judged == 1 ? "point" : "points", rec->n_refuted,
             rec->n_unproven);
+    if (rec->n_collapsed_points)
+      fprintf(f,
+              "%zu %s collapsed without any fault in some run and never qualify (counted as "
+              "refuted).\n",
+              rec->n_collapsed_points, rec->n_collapsed_points == 1 ? "point" : "points");
   } else if (judged == 0) {
     fprintf(f, "NO POINT QUALIFIES: the file has no finished runs to judge.\n");
   } else {
@@ -234,6 +250,11 @@ char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary
               rec->n_candidates > 0 ? " (or only the candidate points named below)" : "",
               (long long)rec->runs_needed);
     }
+    if (rec->n_collapsed_points)
+      fprintf(f,
+              "%zu %s collapsed without any fault in some run: a point with any collapsed run "
+              "never qualifies (counted as refuted).\n",
+              rec->n_collapsed_points, rec->n_collapsed_points == 1 ? "point" : "points");
     const ana_point_stats *c = &s->points[rec->closest];
     fprintf(f, "Closest (not proven to meet the targets): ");
     evidence_print(f, r, c, s->slo_ms);

@@ -894,7 +894,7 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
     html_text(f, r->axes[a]);
     fprintf(f, "</th>");
   }
-  fprintf(f, "<th>runs</th><th>rec/slow/meta</th><th>P(metastable)</th><th>95%% CI</th>"
+  fprintf(f, "<th>runs</th><th>rec/slow/meta/collapsed</th><th>P(metastable)</th><th>95%% CI</th>"
              "<th>P(pass)</th><th>95%% CI</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
              "<th>amplification</th><th>goodput during</th><th>goodput after</th></tr>\n");
   for (size_t k = 0; k < s->n_points; k++) {
@@ -913,10 +913,11 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
     ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
     ana_ms_format(ps->rec_p90, ps->censor_ms, q90, sizeof q90);
     ana_ms_format(ps->rec_p99, ps->censor_ms, q99, sizeof q99);
-    fprintf(f, "<td>%lld</td><td>%lld/%lld/%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td>"
+    fprintf(f, "<td>%lld</td><td>%lld/%lld/%lld/%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td>"
                "<td>%.3f</td><td>%.3f&ndash;%.3f</td><td>",
             (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
-            (long long)ps->n_meta, ps->p_meta, mc.lo, mc.hi, ps->p_pass, pc.lo, pc.hi);
+            (long long)ps->n_meta, (long long)ps->n_coll, ps->p_meta, mc.lo, mc.hi, ps->p_pass,
+            pc.lo, pc.hi);
     html_text(f, q50);
     fprintf(f, "</td><td>");
     html_text(f, q90);

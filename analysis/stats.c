@@ -276,6 +276,33 @@ double ana_km_quantile(const ana_km *km, double q) {
   return INFINITY;
 }
 
+double ana_km_rmst(const ana_km *km, double tau, double *se) {
+  if (se) *se = NAN;
+  if (km->n_obs == 0 || !(tau >= 0)) return NAN;
+  /* area[i] = integral of S from step i's time to tau (S after step i). */
+  double total = 0.0, prev_t = 0.0, s = 1.0;
+  size_t last = 0;
+  for (size_t i = 0; i < km->n_steps && km->steps[i].t <= tau; i++, last = i) {
+    total += s * (km->steps[i].t - prev_t);
+    prev_t = km->steps[i].t;
+    s = km->steps[i].surv;
+  }
+  total += s * (tau - prev_t);
+  if (se) {
+    double var = 0.0, tail = 0.0;
+    double next_t = tau;
+    for (size_t i = last; i-- > 0;) {
+      const ana_km_step *st = &km->steps[i];
+      tail += st->surv * (next_t - st->t); /* integral of S from t_i to tau */
+      next_t = st->t;
+      int64_t y = st->at_risk, d = st->events;
+      if (d > 0 && y > d) var += tail * tail * (double)d / ((double)y * (double)(y - d));
+    }
+    *se = sqrt(var);
+  }
+  return total;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Histograms                                                                */
 /* ------------------------------------------------------------------------ */

@@ -50,6 +50,8 @@ typedef struct point_row {
   double p_pass, pass_w_lo, pass_w_hi, pass_e_lo, pass_e_hi;
   double censor_ms, p50, p90, p99;
   double amp, amp_lo, amp_hi, gd, gd_lo, gd_hi, ga, ga_lo, ga_hi, peak;
+  long long collapsed, undetermined;
+  double p_coll, coll_lo, coll_hi, coll_p50, coll_mean, coll_mean_lo, coll_mean_hi;
 } point_row;
 
 typedef struct effect_row {
@@ -132,6 +134,15 @@ static hid_t point_type(void) {
   F64(ga_lo, "goodput_after_lo");
   F64(ga_hi, "goodput_after_hi");
   F64(peak, "peak_queue_mean");
+  I64(collapsed, "collapsed");
+  I64(undetermined, "undetermined");
+  F64(p_coll, "p_collapsed");
+  F64(coll_lo, "p_collapsed_exact_lo");
+  F64(coll_hi, "p_collapsed_exact_hi");
+  F64(coll_p50, "collapse_p50_ms");
+  F64(coll_mean, "collapse_mean_ms");
+  F64(coll_mean_lo, "collapse_mean_lo");
+  F64(coll_mean_hi, "collapse_mean_hi");
 #undef I64
 #undef F64
   return t;
@@ -176,7 +187,10 @@ static void point_row_fill(point_row *w, const ana_point_stats *ps) {
       .amp = ps->amp.mean, .amp_lo = ps->amp.ci.lo, .amp_hi = ps->amp.ci.hi,
       .gd = ps->gp_during.mean, .gd_lo = ps->gp_during.ci.lo, .gd_hi = ps->gp_during.ci.hi,
       .ga = ps->gp_after.mean, .ga_lo = ps->gp_after.ci.lo, .ga_hi = ps->gp_after.ci.hi,
-      .peak = ps->peak_queue.mean};
+      .peak = ps->peak_queue.mean, .collapsed = ps->n_coll, .undetermined = ps->n_undet,
+      .p_coll = ps->p_coll, .coll_lo = ps->coll_exact.lo, .coll_hi = ps->coll_exact.hi,
+      .coll_p50 = ps->coll_p50, .coll_mean = ps->coll_mean, .coll_mean_lo = ps->coll_ci.lo,
+      .coll_mean_hi = ps->coll_ci.hi};
 }
 
 int ana_analysis_store(const char *path, const ana_results *r, const ana_summary *s,

@@ -99,8 +99,7 @@ void ana_ms_format(double ms, double censor_ms, char *buf, size_t len) {
 /* ------------------------------------------------------------------------ */
 
 static int run_is_valid(const ana_run *run) {
-  return run->outcome == ANA_RECOVERED || run->outcome == ANA_SLOW ||
-         run->outcome == ANA_METASTABLE;
+  return run->outcome >= ANA_RECOVERED && run->outcome < ANA_OUTCOME_COUNT;
 }
 
 static int run_passes(const ana_run *run, double slo_ms) {
@@ -270,6 +269,42 @@ static int cmp_order(const void *x, const void *y) {
 /* Summary                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* P(collapsed) and the time to collapse of one point (see ana.h). */
+static void collapse_stats(ana_point_stats *ps, const ana_results *r, const size_t *runs,
+                           size_t n, double *buf, unsigned char *ev) {
+  ps->p_coll = n ? (double)ps->n_coll / (double)n : NAN;
+  ps->coll_wilson = ana_wilson(ps->n_coll, ps->n, ANA_Z95);
+  ps->coll_exact = ana_clopper_pearson(ps->n_coll, ps->n, ANA_CONF);
+  ps->coll_p50 = ps->coll_mean = ps->coll_tau = NAN;
+  ps->coll_ci = (ana_interval){NAN, NAN};
+  ps->coll_restricted = 0;
+  size_t events = 0;
+  double tau = 0;
+  for (size_t i = 0; i < n; i++) {
+    const ana_run *run = &r->runs[runs[i]];
+    int hit = run->outcome == ANA_COLLAPSED && !isnan(run->collapse_ms);
+    buf[i] = hit ? run->collapse_ms : run->collapse_watch_ms; /* NaN: skipped */
+    ev[i] = (unsigned char)hit;
+    events += (size_t)hit;
+    if (buf[i] > tau) tau = buf[i];
+  }
+  ana_km km;
+  if (ana_km_compute(&km, buf, ev, n) != 0) return;
+  ps->coll_p50 = ana_km_quantile(&km, 0.50);
+  if (events > 0 && km.n_events == km.n_obs) {
+    ana_mean m = ana_mean_compute(buf, n);
+    ps->coll_mean = m.mean;
+    ps->coll_ci = m.ci;
+  } else if (events > 0) {
+    double se;
+    ps->coll_tau = tau;
+    ps->coll_mean = ana_km_rmst(&km, tau, &se);
+    ps->coll_ci = (ana_interval){ps->coll_mean - ANA_Z95 * se, ps->coll_mean + ANA_Z95 * se};
+    ps->coll_restricted = 1;
+  }
+  ana_km_free(&km);
+}
+
 static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_t p,
                                 const size_t *runs, size_t n, double slo_ms, double *buf,
                                 unsigned char *ev) {
@@ -283,6 +318,8 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
     const ana_run *run = &r->runs[runs[i]];
     if (run->outcome == ANA_METASTABLE) ps->n_meta++;
     if (run->outcome == ANA_SLOW) ps->n_slow++;
+    if (run->outcome == ANA_COLLAPSED) ps->n_coll++;
+    if (run->outcome == ANA_UNDETERMINED) ps->n_undet++;
     if (run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms)) {
       ps->n_recovered++;
       rec_sum += run->recovery_ms;
@@ -312,6 +349,8 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
   } else {
     ps->rec_p50 = ps->rec_p90 = ps->rec_p99 = NAN;
   }
+
+  collapse_stats(ps, r, runs, n, buf, ev);
 
   for (size_t i = 0; i < n; i++) buf[i] = r->runs[runs[i]].amplification;
   ps->amp = ana_mean_compute(buf, n);
@@ -471,6 +510,19 @@ static ana_interval meta_ci(const ana_summary *s, const ana_point_stats *ps) {
   return s->method == ANA_INTERVAL_EXACT ? ps->meta_exact : ps->meta_wilson;
 }
 
+static ana_interval coll_ci(const ana_summary *s, const ana_point_stats *ps) {
+  return s->method == ANA_INTERVAL_EXACT ? ps->coll_exact : ps->coll_wilson;
+}
+
+/* "1234 [1100, 1370]" (or "1234*" for a restricted mean), "-" when none. */
+static void coll_time_format(const ana_point_stats *ps, char *buf, size_t len) {
+  if (isnan(ps->coll_mean))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, "%.0f%s [%.0f, %.0f]", ps->coll_mean, ps->coll_restricted ? "*" : "",
+             ps->coll_ci.lo, ps->coll_ci.hi);
+}
+
 static ana_interval pass_ci(const ana_summary *s, const ana_point_stats *ps) {
   return s->method == ANA_INTERVAL_EXACT ? ps->pass_exact : ps->pass_wilson;
 }
@@ -507,9 +559,9 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
     ana_term_text(name, sizeof name, r->axes[a]);
     fprintf(out, "  %*s", w[a], name);
   }
-  fprintf(out, "  %5s  %-11s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s\n", "runs",
-          "rec/slw/met", "P(metastable)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
-          "gp_dur", "gp_aft");
+  fprintf(out, "  %5s  %-15s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s  %-21s  %s\n", "runs",
+          "rec/slw/met/col", "P(metastable)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
+          "gp_dur", "gp_aft", "P(collapsed)", "t_collapse ms");
   for (size_t k = 0; k < s->n_points; k++) {
     const ana_point_stats *ps = &s->points[s->order[k]];
     fprintf(out, "%6lld", (long long)ps->point);
@@ -518,9 +570,15 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
       term_label(r, a, ps->index, v, sizeof v);
       fprintf(out, "  %*s", w[a], v);
     }
-    char counts[48], pm[48], pp[48], q50[32], q90[32], q99[32], amp[32], gd[32], ga[32];
-    snprintf(counts, sizeof counts, "%lld/%lld/%lld", (long long)ps->n_recovered,
-             (long long)ps->n_slow, (long long)ps->n_meta);
+    char counts[80], pm[48], pp[48], q50[32], q90[32], q99[32], amp[32], gd[32], ga[32];
+    char pc[48], tc[96];
+    snprintf(counts, sizeof counts, "%lld/%lld/%lld/%lld", (long long)ps->n_recovered,
+             (long long)ps->n_slow, (long long)ps->n_meta, (long long)ps->n_coll);
+    if (ps->n_undet)
+      snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "+%lldu",
+               (long long)ps->n_undet);
+    prob_format(ps->p_coll, coll_ci(s, ps), pc, sizeof pc);
+    coll_time_format(ps, tc, sizeof tc);
     prob_format(ps->p_meta, meta_ci(s, ps), pm, sizeof pm);
     prob_format(ps->p_pass, pass_ci(s, ps), pp, sizeof pp);
     ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
@@ -529,13 +587,16 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
     num_format(ps->amp.mean, amp, sizeof amp);
     num_format(ps->gp_during.mean, gd, sizeof gd);
     num_format(ps->gp_after.mean, ga, sizeof ga);
-    fprintf(out, "  %5lld  %-11s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s\n",
-            (long long)ps->n, counts, pm, pp, q50, q90, q99, amp, gd, ga);
+    fprintf(out, "  %5lld  %-15s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s  %-21s  %s\n",
+            (long long)ps->n, counts, pm, pp, q50, q90, q99, amp, gd, ga, pc, tc);
   }
   fprintf(out,
-          "(rec/slw/met = runs recovered / slow / metastable; amp = mean attempts per request; "
-          "gp_dur, gp_aft = mean goodput during the faults and after clearance, relative to "
-          "baseline)\n");
+          "(rec/slw/met/col = runs recovered / slow / metastable / collapsed without a fault, "
+          "+Nu = N undetermined (too little time after clearance); amp = mean attempts per "
+          "request; gp_dur, gp_aft = mean goodput during the faults and after clearance, "
+          "relative to baseline; t_collapse = mean time to collapse from an empty start with a "
+          "95%% interval, * = Kaplan-Meier restricted mean up to the longest watch when some "
+          "runs never collapsed)\n");
   free(w);
 }
 
@@ -596,7 +657,9 @@ int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summ
         "recovery_p50_ms,recovery_p90_ms,recovery_p99_ms,amplification_mean,"
         "amplification_lo,amplification_hi,goodput_during_mean,goodput_during_lo,"
         "goodput_during_hi,goodput_after_mean,goodput_after_lo,goodput_after_hi,"
-        "peak_queue_mean,slo_ms\n",
+        "peak_queue_mean,slo_ms,collapsed,undetermined,p_collapsed,p_collapsed_lo,"
+        "p_collapsed_hi,collapse_p50_ms,collapse_mean_ms,collapse_mean_lo,collapse_mean_hi,"
+        "collapse_tau_ms\n",
         f);
   for (size_t k = 0; k < s->n_points; k++) {
     const ana_point_stats *ps = &s->points[s->order[k]];
@@ -619,6 +682,12 @@ int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summ
                      ps->gp_after.ci.lo, ps->gp_after.ci.hi, ps->peak_queue.mean,
                      s->slo_ms};
     for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) csv_num(f, cols[c]);
+    /* collapse columns, appended so older readers keep their positions */
+    ana_interval cc = coll_ci(s, ps);
+    fprintf(f, ",%lld,%lld", (long long)ps->n_coll, (long long)ps->n_undet);
+    double ccols[] = {ps->p_coll, cc.lo, cc.hi, ps->coll_p50, ps->coll_mean,
+                      ps->coll_ci.lo, ps->coll_ci.hi, ps->coll_tau};
+    for (size_t c = 0; c < sizeof ccols / sizeof ccols[0]; c++) csv_num(f, ccols[c]);
     fputc('\n', f);
   }
   if (ferror(f) | (fclose(f) != 0)) {
@@ -755,6 +824,22 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
     json_mean(out, "goodput_during", &ps->gp_during);
     json_mean(out, "goodput_after", &ps->gp_after);
     json_mean(out, "peak_queue", &ps->peak_queue);
+    fprintf(out, ",\"collapsed\":%lld,\"undetermined\":%lld,\"p_collapsed\":",
+            (long long)ps->n_coll, (long long)ps->n_undet);
+    json_num(out, ps->p_coll);
+    fputs(",\"p_collapsed_wilson\":", out);
+    json_interval(out, ps->coll_wilson);
+    fputs(",\"p_collapsed_exact\":", out);
+    json_interval(out, ps->coll_exact);
+    fputs(",\"collapse_p50_ms\":", out);
+    json_num(out, ps->coll_p50);
+    fputs(",\"collapse_mean_ms\":", out);
+    json_num(out, ps->coll_mean);
+    fputs(",\"collapse_mean_ci\":", out);
+    json_interval(out, ps->coll_ci);
+    fprintf(out, ",\"collapse_mean_restricted\":%s,\"collapse_tau_ms\":",
+            ps->coll_restricted ? "true" : "false");
+    json_num(out, ps->coll_tau);
     fputc('}', out);
   }
   fputs("],\n\"effects\":[", out);

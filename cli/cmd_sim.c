@@ -17,8 +17,9 @@ static void sim_usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
           "                      [--seed N] [--ticks-csv FILE] [--json] [--list-settings]\n\n"
-          "Simulates one run and prints its summary: outcome (recovered / slow / metastable),\n"
-          "recovery time after the last fault clears, retry amplification, goodput, router\n"
+          "Simulates one run and prints its summary: outcome (recovered / slow / metastable /\n"
+          "collapsed / undetermined; README \"The outcome rule\") and why, recovery time after\n"
+          "the last fault clears or time to collapse, retry amplification, goodput, router\n"
           "balance and the Little's Law check. Without SCENARIO.ini it runs the built-in seed\n"
           "study's scenario (16 shards x 8 workers, 0.7 load, 5x surge and one shard stalled\n"
           "for 500 ms from 2 s).\n\n"
@@ -108,6 +109,18 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
          "  \"failed_requests\": %lld,\n  \"events\": %lld,\n",
          (long long)s->new_requests, (long long)s->attempts, (long long)s->successes,
          (long long)s->failed_requests, (long long)s->events);
+  /* What the outcome rule decided on (README "The outcome rule"); drain_ms
+   * is null both when recovered and when the backlog is not shrinking. */
+  json_num("baseline_goodput_ratio", s->baseline_goodput_ratio, 0);
+  json_num("baseline_amplification", s->baseline_amplification, 0);
+  json_num("collapse_ms", s->collapse_ms, 0);
+  json_num("collapse_watch_ms", s->collapse_watch_ms, 0);
+  json_num("return_ms", s->return_ms, 0);
+  json_num("late_goodput", s->late_goodput, 0);
+  json_num("late_amplification", s->late_amplification, 0);
+  json_num("late_wasted_share", s->late_wasted_share, 0);
+  json_num("drain_ms", s->drain_ms, 0);
+  json_num("late_load", s->late_load, 0);
   json_num("wall_ms", wall_ms, 1);
   printf("}\n");
 }
@@ -119,13 +132,36 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
          (unsigned long long)s->seed, pol, cfg->shards, cfg->workers, eng_config_ticks(cfg),
          cfg->tick_ms);
   printf("  outcome              %s\n", eng_outcome_name(s->outcome));
-  if (isfinite(s->recovery_ms))
+  printf("  baseline health      goodput %.3f of new requests, amplification %.2fx before the "
+         "first fault\n",
+         s->baseline_goodput_ratio, s->baseline_amplification);
+  if (s->outcome == ENG_OUTCOME_COLLAPSED) {
+    if (s->collapse_ms > 0)
+      printf("  collapsed            at %.0f ms, without a fault", s->collapse_ms);
+    else
+      printf("  collapsed            never healthy before the first fault");
+    if (isfinite(s->return_ms))
+      printf("; back to healthy %.0f ms later\n", s->return_ms);
+    else
+      printf("; no return by the horizon\n");
+  } else if (isfinite(s->recovery_ms)) {
     printf("  recovery time        %.0f ms after the last fault cleared (%s the %.0f ms SLO)\n",
            s->recovery_ms, s->passed_slo ? "within" : "over", cfg->slo_ms);
-  else
-    printf("  recovery time        not recovered by the horizon (queue trend over the last\n"
-           "                       %.0f ms: x%.2f)\n",
-           cfg->trend_ms, s->late_queue_trend);
+  } else {
+    printf("  recovery time        not recovered by the horizon\n");
+    printf("  last %5.0f ms        goodput %.0f%% of baseline, amplification %.2fx, wasted %.0f%% "
+           "of completions\n",
+           cfg->trend_ms, 100 * s->late_goodput, s->late_amplification,
+           100 * s->late_wasted_share);
+    if (isfinite(s->drain_ms) && !(s->late_load >= 1))
+      printf("  backlog              draining: at the threshold ~%.0f ms after the horizon "
+             "(attempts %.2f of capacity)\n",
+             s->drain_ms, s->late_load);
+    else if (s->late_load >= 1)
+      printf("  backlog              not draining: attempts %.2f of capacity\n", s->late_load);
+    else
+      printf("  backlog              not shrinking (queue trend x%.2f)\n", s->late_queue_trend);
+  }
   printf("  queue depth          baseline %.1f, recovered at <= %.0f, peak %.0f\n",
          s->baseline_queue, s->recovery_threshold, s->peak_queue);
   printf("  retry amplification  %.2fx over the run, %.2fx after the faults\n", s->amplification,

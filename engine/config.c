@@ -161,12 +161,22 @@ static const eng_setting settings[] = {
     {"slo_ms", ENG_SET_DOUBLE, OFF(slo_ms), 0, BIG, NULL, "measurement",
      "recovery-time SLO: a recovered run passes when recovery_ms <= slo_ms"},
     {"trend_ms", ENG_SET_DOUBLE, OFF(trend_ms), 1, BIG, NULL, "measurement",
-     "length of the two late windows compared to tell slow from metastable"},
-    {"shrink_min", ENG_SET_DOUBLE, OFF(shrink_min), 0, 1, NULL, "measurement",
-     "the backlog is shrinking when the last window's mean queue is below (1 - shrink_min) "
-     "x the previous window's"},
+     "length of the late window (goodput, amplification, wasted share) after clearance"},
     {"metastable_goodput", ENG_SET_DOUBLE, OFF(metastable_goodput), 0, 1, NULL, "measurement",
-     "goodput (share of baseline) under which a stuck backlog counts as metastable"},
+     "goodput share (of baseline late, of new requests in a collapse window) that is far below"},
+    {"recovery_goodput", ENG_SET_DOUBLE, OFF(recovery_goodput), 0, 1, NULL, "measurement",
+     "recovered also needs goodput over the hold window >= this x baseline goodput"},
+    {"health_goodput", ENG_SET_DOUBLE, OFF(health_goodput), 0, 1, NULL, "measurement",
+     "healthy baseline: successes >= this x new requests before the first fault"},
+    {"health_amplification", ENG_SET_DOUBLE, OFF(health_amplification), 1, 1e6, NULL,
+     "measurement",
+     "healthy baseline: attempts <= this x new requests; above it retries sustain a storm"},
+    {"wasted_share", ENG_SET_DOUBLE, OFF(wasted_share), 0, 1, NULL, "measurement",
+     "wasted completions above this share of all completions sustain a storm"},
+    {"drain_bound_ms", ENG_SET_DOUBLE_INF, OFF(drain_bound_ms), 0, 1e12, NULL, "measurement",
+     "a backlog projected to drain within this long after the horizon is slow, not metastable"},
+    {"collapse_requests", ENG_SET_DOUBLE, OFF(collapse_requests), 1, 1e9, NULL, "measurement",
+     "the collapse window is trend_ms or long enough for this many new requests, if longer"},
     {"record_shard_queues", ENG_SET_ENUM, OFF(record_shard_queues), 0, 0, bool_names,
      "measurement", "on: also record the queue depth of every shard at every tick"},
 };
@@ -228,8 +238,13 @@ void eng_config_defaults(eng_config *c) {
   c->recovery_hold_ms = 200;
   c->slo_ms = 1500;
   c->trend_ms = 1000;
-  c->shrink_min = 0.1;
   c->metastable_goodput = 0.5;
+  c->recovery_goodput = 0.9;
+  c->health_goodput = 0.9;
+  c->health_amplification = 1.2;
+  c->wasted_share = 0.5;
+  c->drain_bound_ms = 60000;
+  c->collapse_requests = 100;
 }
 
 size_t eng_settings_count(void) { return NSETTINGS; }

@@ -54,8 +54,13 @@ const eng_metric_info *eng_metric_get_info(eng_metric m);
 typedef enum eng_outcome {
   ENG_OUTCOME_RECOVERED = 0,
   ENG_OUTCOME_SLOW = 1,
-  ENG_OUTCOME_METASTABLE = 2
+  ENG_OUTCOME_METASTABLE = 2,
+  ENG_OUTCOME_COLLAPSED = 3,   /* fell into the storm state before (or without) any fault */
+  ENG_OUTCOME_UNDETERMINED = 4 /* not back, and too little time after clearance to tell
+                                  slow from metastable (< recovery_hold_ms + trend_ms) */
 } eng_outcome;
+
+enum { ENG_OUTCOME_COUNT = 5 }; /* number of outcome classes, for tallies */
 
 const char *eng_outcome_name(eng_outcome o);
 
@@ -85,6 +90,20 @@ typedef struct eng_summary {
   double successor_peak_load;  /* peak in-flight on a live shard during a crash / baseline mean */
   int64_t new_requests, attempts, successes, failed_requests;
   int64_t events;              /* engine events processed (for cost accounting) */
+  /* What the outcome rule decided on (README "The outcome rule"): */
+  double baseline_goodput_ratio; /* successes / new requests over the health window */
+  double baseline_amplification; /* attempts / new requests over the health window */
+  double collapse_ms;          /* time from start to the first collapsed window's midpoint,
+                                  watched before the first fault (NaN: none; 0: never healthy) */
+  double collapse_watch_ms;    /* how long collapse was watched for (censoring time) */
+  double return_ms;            /* from collapse_ms to the first healthy window's midpoint */
+  double late_goodput;         /* goodput over the last trend_ms / baseline goodput */
+  double late_amplification;   /* attempts / new requests over the last trend_ms */
+  double late_wasted_share;    /* wasted / (wasted + successes) over the last trend_ms */
+  double drain_ms;             /* not recovered: projected ms past the horizon until the
+                                  queue reaches the threshold (inf: not shrinking) */
+  double late_load;            /* attempts per tick over the last trend_ms / what the
+                                  cluster serves per tick (>= 1: retries keep it full) */
 } eng_summary;
 
 /* ---- one run ---- */

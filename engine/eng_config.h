@@ -84,7 +84,12 @@ typedef struct eng_config {
   double warmup_ms, baseline_ms;
   double recovery_tolerance, recovery_hold_ms;
   double slo_ms;
-  double trend_ms, shrink_min, metastable_goodput;
+  double trend_ms, metastable_goodput;
+  double recovery_goodput;                   /* hold-window goodput share of baseline */
+  double health_goodput, health_amplification; /* what a healthy baseline shows */
+  double wasted_share;                       /* wasted share of completions that sustains */
+  double drain_bound_ms;                     /* longer projected drain: not draining */
+  double collapse_requests;                  /* expected new requests per collapse window */
   int32_t record_shard_queues;
 } eng_config;
 

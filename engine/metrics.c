@@ -38,6 +38,8 @@ const char *eng_outcome_name(eng_outcome o) {
   case ENG_OUTCOME_RECOVERED: return "recovered";
   case ENG_OUTCOME_SLOW: return "slow";
   case ENG_OUTCOME_METASTABLE: return "metastable";
+  case ENG_OUTCOME_COLLAPSED: return "collapsed";
+  case ENG_OUTCOME_UNDETERMINED: return "undetermined";
   }
   return "unknown";
 }

@@ -1062,23 +1062,44 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
   out->seed = seed;
   const int32_t *m = r->metrics;
   size_t T = (size_t)r->ticks;
+  /* The collapse window must hold enough requests for its goodput share to
+   * mean something: trend_ms, or longer at low request rates. */
+  double rate_per_tick = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
+  double cw = rate_per_tick > 0 ? ceil(c->collapse_requests / rate_per_tick) : (double)r->ticks;
+  int32_t trend = ms_to_tick(c, c->trend_ms);
   eng_recovery_params p = {
       .ticks = r->ticks,
       .base_begin = r->base_begin,
       .base_end = r->base_end,
+      .warmup = ms_to_tick(c, c->warmup_ms),
       .fault_start = ms_to_tick(c, eng_config_fault_start_ms(c)),
       .clear = ms_to_tick(c, eng_config_fault_clear_ms(c)),
       .hold = ms_to_tick(c, c->recovery_hold_ms),
-      .trend = ms_to_tick(c, c->trend_ms),
+      .trend = trend,
+      .collapse_window = cw > trend ? (cw < r->ticks ? (int32_t)cw : r->ticks) : trend,
       .tolerance = c->recovery_tolerance,
-      .shrink_min = c->shrink_min,
+      .queue_cap = isinf(c->queue_capacity) ? INFINITY : 0.5 * c->shards * c->queue_capacity,
+      .recovery_goodput = c->recovery_goodput,
       .metastable_goodput = c->metastable_goodput,
+      .health_goodput = c->health_goodput,
+      .health_amplification = c->health_amplification,
+      .wasted_share = c->wasted_share,
+      .drain_bound_ms = c->drain_bound_ms,
+      .capacity = eng_config_capacity_rps(c) * c->tick_ms / 1000.0,
       .tick_ms = c->tick_ms,
       .slo_ms = c->slo_ms,
       .has_fault = eng_config_fault_clear_ms(c) > 0,
   };
   if (p.clear > r->ticks) p.clear = r->ticks;
-  eng_recovery_assess(m + ENG_M_QUEUE_DEPTH * T, m + ENG_M_SUCCESSES * T, &p, out);
+  if (p.fault_start > r->ticks) p.fault_start = r->ticks;
+  eng_recovery_traces tr = {
+      .queue = m + ENG_M_QUEUE_DEPTH * T,
+      .successes = m + ENG_M_SUCCESSES * T,
+      .new_requests = m + ENG_M_NEW_REQUESTS * T,
+      .attempts = m + ENG_M_ATTEMPTS * T,
+      .wasted = m + ENG_M_WASTED * T,
+  };
+  eng_recovery_assess(&tr, &p, out);
 
   int64_t newr = 0, att = 0, succ = 0, fail = 0, newr_after = 0, att_after = 0;
   for (size_t t = 0; t < T; t++) {

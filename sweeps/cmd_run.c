@@ -285,10 +285,11 @@ static void progress_print(void *user, const swp_progress *p) {
   double rate = p->elapsed_s > 0 ? (double)finished / p->elapsed_s : 0;
   char eta[32];
   format_duration(rate > 0 ? (double)(p->total - finished) / rate : 0, eta, sizeof eta);
-  fprintf(stderr, "\r\033[K%lld/%lld runs (%.0f%%)  %.0f runs/s  ETA %s  metastable %lld",
+  fprintf(stderr, "\r\033[K%lld/%lld runs (%.0f%%)  %.0f runs/s  ETA %s  metastable %lld  collapsed %lld",
           (long long)finished, (long long)p->total,
           p->total ? 100.0 * (double)finished / (double)p->total : 100.0, rate, eta,
-          (long long)p->outcomes[ENG_OUTCOME_METASTABLE]);
+          (long long)p->outcomes[ENG_OUTCOME_METASTABLE],
+          (long long)p->outcomes[ENG_OUTCOME_COLLAPSED]);
   if (p->failed) fprintf(stderr, "  failed %lld", (long long)p->failed);
   fflush(stderr);
 }
@@ -637,11 +638,12 @@ static int run_root(int argc, char **argv, int ranks) {
       snprintf(who, sizeof who, "%d thread%s", res.threads, res.threads == 1 ? "" : "s");
     fprintf(stderr,
             "stormsweep run: %lld runs in %.1f s (%.0f runs/s, %s): %lld recovered "
-            "(%lld pass the SLO), %lld slow, %lld metastable",
+            "(%lld pass the SLO), %lld slow, %lld metastable, %lld collapsed",
             (long long)t->done, res.wall_s, res.wall_s > 0 ? (double)t->done / res.wall_s : 0, who,
             (long long)t->outcomes[ENG_OUTCOME_RECOVERED], (long long)t->passed,
             (long long)t->outcomes[ENG_OUTCOME_SLOW],
-            (long long)t->outcomes[ENG_OUTCOME_METASTABLE]);
+            (long long)t->outcomes[ENG_OUTCOME_METASTABLE],
+            (long long)t->outcomes[ENG_OUTCOME_COLLAPSED]);
     if (t->failed) fprintf(stderr, ", %lld failed", (long long)t->failed);
     fprintf(stderr, " -> %s", ra->output);
     if (ra->slice_count)

@@ -248,7 +248,7 @@ void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double
       res->encode_s += encode_s;
       res->totals.done++;
       int o = rec->summary.outcome;
-      if (o >= 0 && o <= 2) res->totals.outcomes[o]++;
+      if (o >= 0 && o < ENG_OUTCOME_COUNT) res->totals.outcomes[o]++;
       if (rec->summary.passed_slo) res->totals.passed++;
     }
   }

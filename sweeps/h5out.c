@@ -63,7 +63,7 @@
  * each): `run` (int64), `point` (int64), `replicate` (int32), `seed` (uint64,
  * eng_seed_derive(master_seed, point, replicate), point 0 when crn = 1), `done` (int8: 1 once the
  * run is written and committed; 0 rows are unwritten fill), `outcome` (HDF5 enum on int8:
- * recovered = 0, slow = 1, metastable = 2), `passed_slo` (int8), `recovery_ms`
+ * recovered = 0, slow = 1, metastable = 2, collapsed = 3), `passed_slo` (int8), `recovery_ms`
  * (float64, NaN unless recovered), then the rest of eng_summary in eng.h
  * order — float64: `baseline_queue`, `recovery_threshold`, `peak_queue`,
  * `amplification`, `amplification_after`, `goodput_baseline`,
@@ -71,8 +71,12 @@
  * `max_mean_shard_load`, `mean_hops`, `little_L`, `little_lambda_w`,
  * `little_lambda`, `little_w_ms`, `little_rel_error`, `keys_remapped`,
  * `successor_peak_load`; int64: `new_requests`, `attempts`, `successes`,
- * `failed_requests`, `events` — and last `ticks` (int32, the run's own tick
- * count; -1 in unwritten rows).
+ * `failed_requests`, `events` — then `ticks` (int32, the run's own tick
+ * count; -1 in unwritten rows), and appended after it (float64, the figures
+ * the outcome rule decides on; README "The outcome rule"):
+ * `baseline_goodput_ratio`, `baseline_amplification`, `collapse_ms`,
+ * `collapse_watch_ms`, `return_ms`, `late_goodput`, `late_amplification`,
+ * `late_wasted_share`, `drain_ms`, `late_load`.
  *
  * Reading it: h5py `f["runs"]["outcome"]` gives the enum codes (h5py
  * `h5py.check_enum_dtype` names them); `f["ticks/queue_depth"][r]` is run r's
@@ -130,7 +134,7 @@ static const column run_columns[] = {
     {"replicate", offsetof(run_row, replicate), K_I32, "replicate within the point"},
     {"seed", RS(seed), K_U64, "the run's seed: eng_seed_derive(master_seed, point, replicate); point 0 when crn = 1"},
     {"done", offsetof(run_row, done), K_I8, "1 once the run is written (0: not run yet)"},
-    {"outcome", RS(outcome), K_OUTCOME, "recovered, slow or metastable (SPEC 2)"},
+    {"outcome", RS(outcome), K_OUTCOME, "recovered, slow, metastable or collapsed (SPEC 2)"},
     {"passed_slo", RS(passed_slo), K_I8_FROM_I32, "1: recovered within slo_ms"},
     {"recovery_ms", RS(recovery_ms), K_F64, "fault clearance to recovery in ms; NaN unless recovered"},
     {"baseline_queue", RS(baseline_queue), K_F64, "mean total queue depth over the baseline window"},
@@ -157,10 +161,20 @@ static const column run_columns[] = {
     {"failed_requests", RS(failed_requests), K_I64, "requests that ended without success"},
     {"events", RS(events), K_I64, "engine events processed"},
     {"ticks", offsetof(run_row, ticks), K_I32, "ticks simulated by this run"},
+    {"baseline_goodput_ratio", RS(baseline_goodput_ratio), K_F64, "successes / new requests before the first fault (health)"},
+    {"baseline_amplification", RS(baseline_amplification), K_F64, "attempts / new requests before the first fault (health)"},
+    {"collapse_ms", RS(collapse_ms), K_F64, "time to collapse from an empty start, watched before the first fault; NaN: none, 0: never healthy"},
+    {"collapse_watch_ms", RS(collapse_watch_ms), K_F64, "how long collapse was watched for (censoring time of collapse_ms)"},
+    {"return_ms", RS(return_ms), K_F64, "collapse_ms to the first healthy window after it; NaN: no return"},
+    {"late_goodput", RS(late_goodput), K_F64, "goodput over the last trend_ms / baseline goodput"},
+    {"late_amplification", RS(late_amplification), K_F64, "attempts / new requests over the last trend_ms"},
+    {"late_wasted_share", RS(late_wasted_share), K_F64, "wasted / (wasted + successes) over the last trend_ms"},
+    {"drain_ms", RS(drain_ms), K_F64, "not recovered: projected ms past the horizon to drain to the threshold (inf: not shrinking)"},
+    {"late_load", RS(late_load), K_F64, "attempts per tick over the last trend_ms / what the cluster serves per tick"},
 };
 #define N_RUN_COLUMNS (sizeof run_columns / sizeof run_columns[0])
 /* Every eng_summary field needs a column above: a new field changes the size. */
-_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8,
+_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8,
                "eng_summary changed: update run_columns and the layout comment");
 
 
@@ -293,7 +307,7 @@ static int attr_f64(hid_t o, const char *name, double v) {
 
 static hid_t outcome_type(hid_t base) {
   hid_t t = H5Tenum_create(base);
-  for (int v = ENG_OUTCOME_RECOVERED; v <= ENG_OUTCOME_METASTABLE; v++) {
+  for (int v = ENG_OUTCOME_RECOVERED; v < ENG_OUTCOME_COUNT; v++) {
     if (H5Tget_size(base) == 1) {
       int8_t b = (int8_t)v;
       H5Tenum_insert(t, eng_outcome_name((eng_outcome)v), &b);
@@ -1671,7 +1685,7 @@ static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
     uint64_t seed = swp_run_seed(info->master_seed, info->crn, point, rep);
     if (row->run != r || row->point != point || row->replicate != rep || row->s.seed != seed ||
         !row->done || row->s.outcome < ENG_OUTCOME_RECOVERED ||
-        row->s.outcome > ENG_OUTCOME_METASTABLE || row->ticks < 0 || row->ticks > info->ticks) {
+        row->s.outcome >= ENG_OUTCOME_COUNT || row->ticks < 0 || row->ticks > info->ticks) {
       swp_seterr(err, errlen,
                  "%s: the /runs row of run %lld is inconsistent (run %lld, point %lld, replicate "
                  "%d, seed %llu, done %d, outcome %d, ticks %d; expected point %lld, replicate %d, "

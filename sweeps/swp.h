@@ -273,7 +273,7 @@ void swp_time_iso8601(char *buf, size_t len);
 
 typedef struct swp_progress {
   int64_t done, total;  /* runs */
-  int64_t outcomes[3];  /* by eng_outcome */
+  int64_t outcomes[ENG_OUTCOME_COUNT];  /* by eng_outcome */
   int64_t passed, failed;
   double elapsed_s;
 } swp_progress;

@@ -454,7 +454,7 @@ static void test_recommend_qualifying(void **state) {
   char *text = ana_reco_text(&rec, &fx->r, &fx->s, &o);
   assert_contains(text, "RECOMMENDED: point 1: budget_ratio=0.1 backoff_cap_ms=1000");
   assert_contains(text, "Runner-up: point 0: budget_ratio=0.1 backoff_cap_ms=0");
-  assert_contains(text, "20 runs: 20 recovered, 0 slow, 0 metastable; 20 passed");
+  assert_contains(text, "20 runs: 20 recovered, 0 slow, 0 metastable, 0 collapsed without a fault; 20 passed");
   assert_contains(text, "p50 95 ms");
   assert_contains(text, "2 of 4 points qualify");
   free(text);

@@ -700,7 +700,8 @@ static void test_rows_out_of_range(void **state) {
   }
   damage_end(f);
   snprintf(want, sizeof want, "%s: /runs row 3: outcome ", path);
-  expect_refused(path, want, " is not recovered (0), slow (1) or metastable (2)");
+  expect_refused(path, want,
+                 " is not recovered (0), slow (1), metastable (2), collapsed (3) or undetermined (4)");
 
   f = damage_begin("run_recovery_nan", path, sizeof path);
   {

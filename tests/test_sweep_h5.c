@@ -105,8 +105,8 @@ static run_view *read_runs(hid_t f, int64_t *n_out) {
   assert_int_equal(H5Sget_simple_extent_ndims(sp), 1);
   H5Sget_simple_extent_dims(sp, &n, NULL);
   hid_t oc = H5Tenum_create(H5T_NATIVE_INT8);
-  const char *names[] = {"recovered", "slow", "metastable"};
-  for (int8_t v = 0; v < 3; v++) H5Tenum_insert(oc, names[v], &v);
+  const char *names[] = {"recovered", "slow", "metastable", "collapsed", "undetermined"};
+  for (int8_t v = 0; v < 5; v++) H5Tenum_insert(oc, names[v], &v);
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(run_view));
   H5Tinsert(t, "run", offsetof(run_view, run), H5T_NATIVE_INT64);
   H5Tinsert(t, "point", offsetof(run_view, point), H5T_NATIVE_INT64);
