@@ -109,7 +109,7 @@ enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
 /* What reading one point's band may decompress beyond the ticks it uses:
  * chunks wider than the point's runs (a short horizon in a long file) cost
  * this much at most, so a small file cannot ask for hours of inflate. */
-#define MAX_BAND_OVERREAD (1024.0 * 1024.0 * 1024.0)
+#define MAX_BAND_OVERREAD (256.0 * 1024.0 * 1024.0)
 #define POINT_BYTES(axes) (((axes) + 1) * 2 * sizeof(double) + sizeof(ana_point_times) + 64)
 #define RUN_BYTES (sizeof(ana_run) + sizeof(size_t) + sizeof(double) * 16)
 
