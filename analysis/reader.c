@@ -1220,9 +1220,9 @@ static int band_work_check(const ana_results *r, double chunk_bytes, hsize_t chu
     double used = (double)rows[p] * ticks * sizeof(int32_t);
     if (work - used > MAX_BAND_OVERREAD) {
       snprintf(err, errlen, "%s: %s is stored in chunks so large that plotting point %lld would "
-               "decompress %.1f GB for %.1f MB of ticks; the file is damaged", r->path,
+               "decompress %.1f GB for %.0f KB of ticks; the file is damaged", r->path,
                GROUP_TICKS, (long long)r->point_ids[p], work / (1024.0 * 1024.0 * 1024.0),
-               used / (1024.0 * 1024.0));
+               used / 1024.0);
       goto out;
     }
   }

@@ -396,7 +396,7 @@ int ana_grid2_compute(ana_grid2 *g, const ana_results *r, const ana_summary *s, 
   g->ny = axis_levels(r, ay, ly);
   /* A grid's two axes have at most as many value pairs as it has points;
    * pairs far past that (values that never repeat) are no grid to draw. */
-  if (g->nx && g->ny > (4 * np + 64) / g->nx) goto fail;
+  if (g->nx && g->ny > (np + 64) / g->nx) goto fail;
   g->xv = malloc((g->nx ? g->nx : 1) * sizeof *g->xv);
   g->yv = malloc((g->ny ? g->ny : 1) * sizeof *g->yv);
   g->xex = malloc((g->nx ? g->nx : 1) * sizeof *g->xex);
