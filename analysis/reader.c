@@ -36,11 +36,21 @@
  * actually found (a table that only declares rows costs nothing). Values
  * that later index arrays or are cast to integers are checked first: point
  * ids (whole, unique), enum axis values (an index of one of the setting's
- * names), a written row's point (in /points), outcome (0-2), run id and a
- * recovered run's recovery_ms (finite, >= 0). Every member of /ticks must
- * be a 2-D integer dataset with one row per /runs row and the same tick
- * count, at most 100 million. Root attributes n_points, n_runs and ticks,
- * when present, must agree with the tables. Rows with done = 0 are simply
+ * names), a written row's point (in /points), outcome (0 to OUTCOME_MAX),
+ * run id and a recovered run's recovery_ms (finite, >= 0). Every member of
+ * /ticks must be a 2-D integer dataset with one row per /runs row and the
+ * same tick count, at most 100 million, in chunks no larger than one such
+ * row and not so wide that plotting a point costs far more than its ticks.
+ * Root attributes n_points, n_runs, replicates and ticks, when present,
+ * must agree with the tables.
+ *
+ * Untrusted files (issue 19): evidence is counted once — a run id or a
+ * (point, replicate) pair that appears twice, more finished runs at a point
+ * than the file declares, or a /runs fill value that would make unwritten
+ * rows finished runs is refused; at most SWP_MAX_POINTS points; every
+ * string taken from the file (names, labels, texts) must be printable
+ * UTF-8 of bounded length, and a label must parse back to its /points value
+ * (label_matches) or it is not shown. Rows with done = 0 are simply
  * not written yet (an interrupted sweep or a slice), never an error.
  *
  * Memory: /points and /runs are read whole into compact arrays (one small
