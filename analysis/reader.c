@@ -38,11 +38,21 @@
  * actually found (a table that only declares rows costs nothing). Values
  * that later index arrays or are cast to integers are checked first: point
  * ids (whole, unique), enum axis values (an index of one of the setting's
- * names), a written row's point (in /points), outcome (0-4), run id and a
- * recovered run's recovery_ms (finite, >= 0). Every member of /ticks must
- * be a 2-D integer dataset with one row per /runs row and the same tick
- * count, at most 100 million. Root attributes n_points, n_runs and ticks,
- * when present, must agree with the tables. Rows with done = 0 are simply
+ * names), a written row's point (in /points), outcome (0 to OUTCOME_MAX),
+ * run id and a recovered run's recovery_ms (finite, >= 0). Every member of
+ * /ticks must be a 2-D integer dataset with one row per /runs row and the
+ * same tick count, at most 100 million, in chunks no larger than one such
+ * row and not so wide that plotting a point costs far more than its ticks.
+ * Root attributes n_points, n_runs, replicates and ticks, when present,
+ * must agree with the tables.
+ *
+ * Untrusted files (issue 19): evidence is counted once — a run id or a
+ * (point, replicate) pair that appears twice, more finished runs at a point
+ * than the file declares, or a /runs fill value that would make unwritten
+ * rows finished runs is refused; at most SWP_MAX_POINTS points; every
+ * string taken from the file (names, labels, texts) must be printable
+ * UTF-8 of bounded length, and a label must parse back to its /points value
+ * (label_matches) or it is not shown. Rows with done = 0 are simply
  * not written yet (an interrupted sweep or a slice), never an error.
  *
  * Memory: /points and /runs are read whole into compact arrays (one small
@@ -87,6 +97,7 @@
 #define ATTR_N_RUNS "n_runs"
 #define ATTR_N_POINTS "n_points"
 #define ATTR_TICKS "ticks"
+#define ATTR_REPLICATES "replicates"
 
 enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
 
@@ -97,6 +108,20 @@ enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
  * machine's memory, checked before anything is allocated. */
 #define MAX_TICKS 100000000LL
 #define MAX_ATTR_STRING (16u << 20)
+/* Outcome codes a /runs row may hold (eng_outcome: recovered 0, slow 1,
+ * metastable 2, collapsed 3); the summary counts only the ones it knows. */
+#define OUTCOME_MAX (ANA_OUTCOME_COUNT - 1) /* recovered .. undetermined */
+/* Strings taken from a file are printable UTF-8 of at most these bytes. */
+#define MAX_NAME_BYTES 128 /* a column or dataset name */
+#define MAX_LABEL_BYTES 63 /* a /points_text label (LABEL_LEN with its NUL) */
+#define MAX_SHORT_TEXT 256 /* tool_version */
+/* The biggest /ticks chunk: a whole row of the longest run the engine
+ * simulates, as the writer stores it. */
+#define MAX_CHUNK_BYTES (4.0 * (double)MAX_TICKS)
+/* What reading one point's band may decompress beyond the ticks it uses:
+ * chunks wider than the point's runs (a short horizon in a long file) cost
+ * this much at most, so a small file cannot ask for hours of inflate. */
+#define MAX_BAND_OVERREAD (256.0 * 1024.0 * 1024.0)
 #define POINT_BYTES(axes) (((axes) + 1) * 2 * sizeof(double) + sizeof(ana_point_times) + 64)
 #define RUN_BYTES (sizeof(ana_run) + sizeof(size_t) + sizeof(double) * 16)
 
@@ -159,8 +184,25 @@ static int cmp_i64(const void *x, const void *y) {
 }
 
 /* Reads a string attribute (fixed or variable length) of obj; malloc'd or
- * NULL when absent / not a string. */
-static char *attr_string(hid_t obj, const char *name) {
+ * NULL when absent / not a string / not printable UTF-8 of at most max
+ * bytes (newlines and tabs allowed when multiline); *bad (when given) says
+ * which of the last. */
+static char *attr_string_raw(hid_t obj, const char *name);
+
+static char *attr_string(hid_t obj, const char *name, size_t max, int multiline,
+                         const char **bad) {
+  if (bad) *bad = NULL;
+  char *s = attr_string_raw(obj, name);
+  const char *problem = s ? swp_text_problem(s, max, multiline) : NULL;
+  if (problem) {
+    if (bad) *bad = problem;
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static char *attr_string_raw(hid_t obj, const char *name) {
   if (H5Aexists(obj, name) <= 0) return NULL;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   if (a < 0) return NULL;
@@ -362,6 +404,12 @@ static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
   }
   int nm = H5Tget_nmembers(ft);
   if (nm < 1) goto h5fail;
+  /* Summaries, effects and grids cost O(P log P) or more per axis. */
+  if (n > (hsize_t)SWP_MAX_POINTS) {
+    snprintf(err, errlen, "%s: %s has %llu rows, more than any sweep has (%lld); the file is "
+             "damaged", r->path, DSET_POINTS, (unsigned long long)n, (long long)SWP_MAX_POINTS);
+    goto done;
+  }
   if (rows_fit(r->path, DSET_POINTS, n, (double)POINT_BYTES((size_t)nm), err, errlen)) goto done;
   r->n_points = (size_t)n;
   r->axes = calloc((size_t)nm, sizeof *r->axes);
@@ -374,6 +422,14 @@ static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
     H5T_class_t c = mtype >= 0 ? H5Tget_class(mtype) : H5T_NO_CLASS;
     if (mtype >= 0) H5Tclose(mtype);
     if (strcmp(name, COL_POINT) != 0 && (c == H5T_FLOAT || c == H5T_INTEGER)) {
+      /* Axis names reach tables, plots and JSON: printable text only. */
+      const char *bad = swp_text_problem(name, MAX_NAME_BYTES, 0);
+      if (bad) {
+        snprintf(err, errlen, "%s: %s column %d: its name %s (at most %d bytes of printable "
+                 "UTF-8)", r->path, DSET_POINTS, i, bad, MAX_NAME_BYTES);
+        H5free_memory(name);
+        goto done;
+      }
       r->axes[r->n_axes] = strdup(name);
       if (!r->axes[r->n_axes]) {
         H5free_memory(name);
@@ -529,7 +585,110 @@ static int runs_reserve(ana_results *r, size_t *cap) {
   return 0;
 }
 
-static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
+/* Unwritten rows of /runs read as its fill value, so that must say "not
+ * done" (a fill value of finished runs would turn one stored chunk into
+ * millions of runs); without a done column every row must be written. */
+static int runs_fill_check(const ana_results *r, hid_t ds, int has_done, char *err,
+                           size_t errlen) {
+  hid_t dcpl = H5Dget_create_plist(ds);
+  H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
+  H5D_space_status_t space = H5D_SPACE_STATUS_ERROR;
+  int rc = -1;
+  if (dcpl < 0 || H5Pfill_value_defined(dcpl, &fv) < 0 || H5Dget_space_status(ds, &space) < 0) {
+    snprintf(err, errlen, "%s: cannot read the storage properties of %s", r->path, DSET_RUNS);
+  } else if (!has_done && space != H5D_SPACE_STATUS_ALLOCATED) {
+    snprintf(err, errlen, "%s: %s has no 'done' column but rows that were never written (they "
+             "would read as runs); the file is damaged", r->path, DSET_RUNS);
+  } else if (has_done && fv == H5D_FILL_VALUE_USER_DEFINED) {
+    long long done = 0;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof done);
+    if (mt < 0 || H5Tinsert(mt, "done", 0, H5T_NATIVE_LLONG) < 0 ||
+        H5Pget_fill_value(dcpl, mt, &done) < 0)
+      snprintf(err, errlen, "%s: cannot read the fill value of %s", r->path, DSET_RUNS);
+    else if (done != 0)
+      snprintf(err, errlen, "%s: %s has a fill value with done = %lld: rows never written would "
+               "count as finished runs; the file is damaged", r->path, DSET_RUNS, done);
+    else
+      rc = 0;
+    if (mt >= 0) H5Tclose(mt);
+  } else {
+    rc = 0;
+  }
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return rc;
+}
+
+static int cmp_i64_pair(const void *x, const void *y) {
+  const int64_t *a = x, *b = y;
+  if (a[0] != b[0]) return (a[0] > b[0]) - (a[0] < b[0]);
+  return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* A run counted twice is a verdict on fake evidence: refuses a run id or a
+ * (point, replicate) pair that appears twice, a replicate outside the
+ * declared count, and a point with more finished runs than the file
+ * declares (replicates; when the file does not say, /runs rows / points). */
+static int runs_unique_check(const ana_results *r, int has_run, int has_replicate,
+                             int64_t replicates, char *err, size_t errlen) {
+  size_t n = r->n_runs;
+  if (n == 0) return 0;
+  int64_t *v = malloc(n * 2 * sizeof *v);
+  size_t *per = calloc(r->n_points, sizeof *per);
+  int rc = -1;
+  if (!v || !per) {
+    snprintf(err, errlen, "%s: out of memory checking %s", r->path, DSET_RUNS);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t p = r->point_of_run[i];
+    if (++per[p] > (size_t)replicates) {
+      snprintf(err, errlen, "%s: %s: point %lld has more than the %lld finished runs the file "
+               "declares; the file is damaged", r->path, DSET_RUNS, (long long)r->point_ids[p],
+               (long long)replicates);
+      goto out;
+    }
+  }
+  if (has_replicate) {
+    for (size_t i = 0; i < n; i++) {
+      int64_t rep = r->runs[i].replicate;
+      if (rep < 0 || rep >= replicates) {
+        snprintf(err, errlen, "%s: %s: point %lld has replicate %lld; the file declares %lld "
+                 "replicates (0 to %lld)", r->path, DSET_RUNS, (long long)r->runs[i].point,
+                 (long long)rep, (long long)replicates, (long long)replicates - 1);
+        goto out;
+      }
+      v[2 * i] = (int64_t)r->point_of_run[i];
+      v[2 * i + 1] = rep;
+    }
+    qsort(v, n, 2 * sizeof *v, cmp_i64_pair);
+    for (size_t i = 1; i < n; i++)
+      if (v[2 * i] == v[2 * i - 2] && v[2 * i + 1] == v[2 * i - 1]) {
+        snprintf(err, errlen, "%s: %s: point %lld replicate %lld appears twice; the file is "
+                 "damaged", r->path, DSET_RUNS, (long long)r->point_ids[v[2 * i]],
+                 (long long)v[2 * i + 1]);
+        goto out;
+      }
+  }
+  if (has_run) {
+    for (size_t i = 0; i < n; i++) v[i] = r->runs[i].run;
+    qsort(v, n, sizeof *v, cmp_i64);
+    for (size_t i = 1; i < n; i++)
+      if (v[i] == v[i - 1]) {
+        snprintf(err, errlen, "%s: %s: run id %lld appears twice; the file is damaged", r->path,
+                 DSET_RUNS, (long long)v[i]);
+        goto out;
+      }
+  }
+  rc = 0;
+out:
+  free(v);
+  free(per);
+  return rc;
+}
+
+/* replicates: what the file declares (its root attribute), 0 when it does
+ * not say. */
+static int runs_read(ana_results *r, hid_t fid, int64_t replicates, char *err, size_t errlen) {
   int rc = -1;
   hid_t ft, sp, mt = -1, msp = -1;
   hsize_t n = 0;
@@ -552,6 +711,10 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
     has[c] = got == 1; /* an optional column that is not a number counts as absent */
   }
   if (rows_fit(r->path, DSET_RUNS, n, (double)RUN_BYTES, err, errlen)) goto done;
+  if (runs_fill_check(r, ds, has[4], err, errlen)) goto done;
+  if (replicates <= 0) /* undeclared: the table's own rows per point */
+    replicates = (int64_t)((n + r->n_points - 1) / (r->n_points ? r->n_points : 1));
+  if (replicates <= 0) replicates = 1;
   buf = malloc(RUN_BLOCK * sizeof *buf);
   if (!buf) goto oom;
   /* Sorted (id, index) pairs when point ids are not simply their rows. */
@@ -605,11 +768,9 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
                  row, (long long)b->point, DSET_POINTS);
         goto done;
       }
-      if (b->outcome < ANA_RECOVERED || b->outcome >= ANA_OUTCOME_COUNT) {
-        snprintf(err, errlen,
-                 "%s: %s row %llu: outcome %lld is not recovered (0), slow (1), metastable (2), "
-                 "collapsed (3) or undetermined (4)",
-                 r->path, DSET_RUNS, row, (long long)b->outcome);
+      if (b->outcome < ANA_RECOVERED || b->outcome > OUTCOME_MAX) {
+        snprintf(err, errlen, "%s: %s row %llu: outcome %lld is not an outcome code (0 to %d)",
+                 r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
         goto done;
       }
       if (b->outcome == ANA_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
@@ -645,6 +806,7 @@ static int runs_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
       r->n_runs++;
     }
   }
+  if (runs_unique_check(r, has[0], has[2], replicates, err, errlen)) goto done;
   /* Callers index these even when no run is written. */
   if (!r->runs && runs_reserve(r, &cap)) goto oom;
   rc = 0;
@@ -682,18 +844,43 @@ static void labels_free(ana_results *r) {
   r->labels = NULL;
 }
 
+/* A label is shown instead of its number, so it must say the same: it is
+ * printable text that parses, for its setting, back to the /points value v
+ * (as the writer computed it: eng_config_get_number after setting it; for
+ * a column that is no setting, as a plain number). A NaN value (a preset
+ * the point's other settings changed) only needs a label that parses. */
+static int label_matches(const eng_config *defaults, const char *axis, const char *label,
+                         double v) {
+  if (swp_text_problem(label, MAX_LABEL_BYTES, 0) || !label[0]) return 0;
+  double got;
+  if (eng_settings_find(axis)) {
+    eng_config cfg = *defaults;
+    if (eng_config_set(&cfg, axis, label, NULL, 0) != 0) return 0;
+    got = eng_config_get_number(&cfg, axis);
+  } else {
+    char *end;
+    got = strtod(label, &end);
+    if (end == label || *end) return 0;
+  }
+  return isnan(v) || got == v || (isnan(got) && isnan(v));
+}
+
 /* Reads each axis's string column of /points_text (same rows as /points).
- * Optional: any problem just leaves the labels to ana_value_format. */
+ * Optional: any problem just leaves the labels to ana_value_format, and a
+ * label that does not match its value (label_matches) is dropped alone. */
 static void labels_read(ana_results *r, hid_t fid) {
   if (r->n_axes == 0 || r->n_points == 0 || H5Lexists(fid, DSET_POINTS_TEXT, H5P_DEFAULT) <= 0)
     return;
   hid_t ds = H5Dopen2(fid, DSET_POINTS_TEXT, H5P_DEFAULT);
   hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
   hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
+  /* One byte more than a label may have: a longer one is seen, not cut. */
   hid_t str = H5Tcopy(H5T_C_S1);
-  H5Tset_size(str, LABEL_LEN);
+  H5Tset_size(str, LABEL_LEN + 1);
   H5Tset_strpad(str, H5T_STR_NULLTERM);
-  char *buf = malloc(r->n_points * LABEL_LEN);
+  char *buf = malloc(r->n_points * (LABEL_LEN + 1));
+  eng_config defaults;
+  eng_config_defaults(&defaults);
   int64_t *ids = malloc(r->n_points * sizeof *ids);
   hsize_t n = 0;
   int ok = ds >= 0 && ft >= 0 && sp >= 0 && buf && ids && H5Tget_class(ft) == H5T_COMPOUND &&
@@ -713,15 +900,17 @@ static void labels_read(ana_results *r, hid_t fid) {
     hid_t member = -1;
     if (column_class(ft, r->axes[a], &member) != H5T_STRING) continue;
     H5Tclose(member);
-    hid_t mt = H5Tcreate(H5T_COMPOUND, LABEL_LEN);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, LABEL_LEN + 1);
     int got = H5Tinsert(mt, r->axes[a], 0, str) >= 0 &&
               H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0;
     H5Tclose(mt);
     if (!got) continue;
     r->labels[a] = calloc(r->n_points, sizeof *r->labels[a]);
     for (size_t p = 0; r->labels[a] && p < r->n_points; p++) {
-      buf[p * LABEL_LEN + LABEL_LEN - 1] = '\0';
-      r->labels[a][p] = strdup(buf + p * LABEL_LEN);
+      char *label = buf + p * (LABEL_LEN + 1);
+      label[LABEL_LEN] = '\0';
+      if (label_matches(&defaults, r->axes[a], label, r->values[p * r->n_axes + a]))
+        r->labels[a][p] = strdup(label);
     }
   }
   free(buf);
@@ -766,6 +955,8 @@ static void sweep_apply(ana_results *r, const char *text) {
     if (strcmp(sw.axes[a].key, r->axes[a]) != 0) same_axes = 0;
   size_t idx[SWP_MAX_AXES + 1];
   int make_labels = same_axes && !r->labels; /* /points_text wins */
+  eng_config defaults;
+  eng_config_defaults(&defaults);
   if (make_labels) {
     r->labels = calloc(r->n_axes ? r->n_axes : 1, sizeof *r->labels);
     for (size_t a = 0; r->labels && a < r->n_axes; a++)
@@ -784,7 +975,9 @@ static void sweep_apply(ana_results *r, const char *text) {
     if (make_labels && r->labels) {
       swp_sweep_point_indexes(&sw, id, idx);
       for (size_t a = 0; a < r->n_axes; a++)
-        if (r->labels[a]) r->labels[a][p] = strdup(sw.axes[a].values[idx[a]]);
+        if (r->labels[a] && label_matches(&defaults, r->axes[a], sw.axes[a].values[idx[a]],
+                                          r->values[p * r->n_axes + a]))
+          r->labels[a][p] = strdup(sw.axes[a].values[idx[a]]);
     }
   }
 out:
@@ -838,7 +1031,8 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
     H5Fclose(fid);
     return -1;
   }
-  char *format = attr_string(root, ATTR_FORMAT);
+  const char *format_bad = NULL;
+  char *format = attr_string(root, ATTR_FORMAT, MAX_NAME_BYTES, 0, &format_bad);
   int format_exists = H5Aexists(root, ATTR_FORMAT) > 0;
   double version = NAN;
   int has_version = attr_double(root, ATTR_FORMAT_VERSION, &version) == 0;
@@ -847,6 +1041,9 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
     if (format)
       snprintf(err, errlen, "%s: not a stormsweep result file (format is '%.100s', expected '%s')",
                path, format, ANA_FORMAT_NAME);
+    else if (format_bad)
+      snprintf(err, errlen, "%s: not a stormsweep result file (its '%s' attribute %s)", path,
+               ATTR_FORMAT, format_bad);
     else if (format_exists)
       snprintf(err, errlen, "%s: not a stormsweep result file (its '%s' attribute is not a string)",
                path, ATTR_FORMAT);
@@ -897,12 +1094,21 @@ typedef struct ticks_check {
   char *err;
   size_t errlen;
   int failed;
+  double chunk_bytes; /* the largest chunk of any metric (0: none chunked) */
+  hsize_t chunk_ticks; /* the narrowest chunk's ticks */
 } ticks_check;
 
 static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info, void *data) {
   (void)info;
   ticks_check *tc = data;
   const ana_results *r = tc->r;
+  const char *bad = swp_text_problem(name, MAX_NAME_BYTES, 0);
+  if (bad) {
+    snprintf(tc->err, tc->errlen, "%s: a member name of %s %s (at most %d bytes of printable "
+             "UTF-8)", r->path, GROUP_TICKS, bad, MAX_NAME_BYTES);
+    tc->failed = 1;
+    return 1;
+  }
   hid_t ds = H5Dopen2(group, name, H5P_DEFAULT);
   if (ds < 0) {
     snprintf(tc->err, tc->errlen, "%s: %s/%.64s is not a dataset", r->path, GROUP_TICKS, name);
@@ -915,6 +1121,14 @@ static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info,
   int rank = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
   H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
   if (rank == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+  /* A chunk is decompressed whole to read any of it. */
+  hsize_t chunk[2] = {0, 0};
+  double chunk_bytes = 0;
+  hid_t dcpl = ds >= 0 ? H5Dget_create_plist(ds) : -1;
+  if (rank == 2 && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+      H5Pget_chunk(dcpl, 2, chunk) == 2)
+    chunk_bytes = (double)chunk[0] * (double)chunk[1] * (double)(ft >= 0 ? H5Tget_size(ft) : 0);
+  if (dcpl >= 0) H5Pclose(dcpl);
   if (sp >= 0) H5Sclose(sp);
   if (ft >= 0) H5Tclose(ft);
   if (ds >= 0) H5Dclose(ds);
@@ -937,6 +1151,10 @@ static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info,
     problem = "does not have one row per run";
     snprintf(detail, sizeof detail, " (%llu rows, /runs has %llu)", (unsigned long long)dims[0],
              (unsigned long long)tc->rows);
+  } else if (chunk_bytes > MAX_CHUNK_BYTES || (chunk_bytes > 0 && chunk[1] < 1)) {
+    problem = "has chunks larger than any run";
+    snprintf(detail, sizeof detail, " (%llu x %llu values; at most %.0f bytes)",
+             (unsigned long long)chunk[0], (unsigned long long)chunk[1], MAX_CHUNK_BYTES);
   }
   if (problem) {
     snprintf(tc->err, tc->errlen, "%s: %s/%.64s %s%s", r->path, GROUP_TICKS, name, problem,
@@ -945,17 +1163,23 @@ static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info,
     return 1;
   }
   tc->ticks = dims[1];
+  if (chunk_bytes > tc->chunk_bytes) tc->chunk_bytes = chunk_bytes;
+  if (chunk_bytes > 0 && (!tc->chunk_ticks || chunk[1] < tc->chunk_ticks))
+    tc->chunk_ticks = chunk[1];
   return 0;
 }
 
-static int ticks_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
+static int ticks_read(ana_results *r, hid_t fid, double *chunk_bytes, hsize_t *chunk_ticks,
+                      char *err, size_t errlen) {
+  *chunk_bytes = 0;
+  *chunk_ticks = 0;
   if (H5Lexists(fid, GROUP_TICKS, H5P_DEFAULT) <= 0) return 0;
   hid_t g = H5Gopen2(fid, GROUP_TICKS, H5P_DEFAULT);
   if (g < 0) {
     snprintf(err, errlen, "%s: %s is not a group of datasets", r->path, GROUP_TICKS);
     return -1;
   }
-  ticks_check tc = {r, 0, 0, -1, err, errlen, 0};
+  ticks_check tc = {r, 0, 0, -1, err, errlen, 0, 0, 0};
   hid_t ds = H5Dopen2(fid, DSET_RUNS, H5P_DEFAULT);
   hid_t sp = ds >= 0 ? H5Dget_space(ds) : -1;
   if (sp >= 0) H5Sget_simple_extent_dims(sp, &tc.rows, NULL);
@@ -973,7 +1197,60 @@ static int ticks_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
     return -1;
   }
   r->n_ticks = (int64_t)tc.ticks;
+  *chunk_bytes = tc.chunk_bytes;
+  *chunk_ticks = tc.chunk_ticks;
   return 0;
+}
+
+/* The ticks a band of point p uses: its runs' own tick count, else its
+ * horizon, else the file's (ticks, the /ticks width). */
+static int64_t point_band_ticks(const ana_results *r, size_t p, int64_t own, int64_t ticks) {
+  const ana_point_times *pt = &r->times[p];
+  if (own < 0 && isfinite(pt->horizon_ms) && isfinite(r->tick_ms) && r->tick_ms > 0 &&
+      pt->horizon_ms / r->tick_ms < (double)MAX_TICKS)
+    own = (int64_t)ceil(pt->horizon_ms / r->tick_ms - 1e-9);
+  return own > 0 && own < ticks ? own : ticks;
+}
+
+/* Reading a point's band decompresses every chunk its rows touch, once per
+ * row (ana_band_read keeps one chunk cached): refuses a file whose chunks
+ * make some point cost more than MAX_BAND_OVERREAD beyond the ticks it
+ * uses (a (1, 10^8) chunk under runs of 3000 ticks is 400 MB per row). */
+static int band_work_check(const ana_results *r, double chunk_bytes, hsize_t chunk_ticks,
+                           char *err, size_t errlen) {
+  if (chunk_bytes <= 0 || chunk_ticks < 1 || r->n_ticks <= 0 || r->n_points == 0) return 0;
+  size_t *rows = calloc(r->n_points, sizeof *rows);
+  int64_t *own = malloc(r->n_points * sizeof *own);
+  int rc = -1;
+  if (!rows || !own) {
+    snprintf(err, errlen, "%s: out of memory checking %s", r->path, GROUP_TICKS);
+    goto out;
+  }
+  for (size_t p = 0; p < r->n_points; p++) own[p] = -1;
+  for (size_t i = 0; i < r->n_runs; i++) {
+    size_t p = r->point_of_run[i];
+    rows[p]++;
+    if (r->runs[i].ticks > own[p]) own[p] = r->runs[i].ticks;
+  }
+  for (size_t p = 0; p < r->n_points; p++) {
+    if (!rows[p]) continue;
+    double ticks = (double)point_band_ticks(r, p, own[p], r->n_ticks);
+    double chunks = ceil(ticks / (double)chunk_ticks);
+    double work = (double)rows[p] * chunks * chunk_bytes;
+    double used = (double)rows[p] * ticks * sizeof(int32_t);
+    if (work - used > MAX_BAND_OVERREAD) {
+      snprintf(err, errlen, "%s: %s is stored in chunks so large that plotting point %lld would "
+               "decompress %.1f GB for %.0f KB of ticks; the file is damaged", r->path,
+               GROUP_TICKS, (long long)r->point_ids[p], work / (1024.0 * 1024.0 * 1024.0),
+               used / 1024.0);
+      goto out;
+    }
+  }
+  rc = 0;
+out:
+  free(rows);
+  free(own);
+  return rc;
 }
 
 int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen) {
@@ -993,24 +1270,42 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
     snprintf(err, errlen, "%s: cannot read the root group", path);
     goto fail;
   }
-  r->tool_version = attr_string(root, ATTR_TOOL_VERSION);
+  /* Decoration: a version or sweep text that is not printable text is
+   * dropped, as if absent. */
+  r->tool_version = attr_string(root, ATTR_TOOL_VERSION, MAX_SHORT_TEXT, 0, NULL);
   attr_u64(root, ATTR_MASTER_SEED, &r->master_seed);
   if (attr_double(root, ATTR_TICK_MS, &r->tick_ms) == 0 && !(r->tick_ms > 0 && isfinite(r->tick_ms)))
     r->tick_ms = NAN;
   double complete = NAN;
   r->complete = attr_double(root, ATTR_COMPLETE, &complete) == 0 ? complete != 0 : -1;
-  sweep_text = attr_string(root, ATTR_SWEEP_TEXT);
+  sweep_text = attr_string(root, ATTR_SWEEP_TEXT, SWP_MAX_TEXT, 1, NULL);
 
-  if (points_read(r, fid, err, errlen) != 0 || runs_read(r, fid, err, errlen) != 0 ||
+  double reps = 0, chunk_bytes = 0;
+  hsize_t chunk_ticks = 0;
+  int64_t replicates = 0;
+  if (attr_double(root, ATTR_REPLICATES, &reps) == 0) {
+    if (!(reps >= 1 && reps <= (double)SWP_MAX_RUNS && reps == floor(reps))) {
+      snprintf(err, errlen, "%s: the '%s' attribute is %g, not a whole number from 1 to %lld",
+               path, ATTR_REPLICATES, reps, (long long)SWP_MAX_RUNS);
+      goto fail;
+    }
+    replicates = (int64_t)reps;
+  }
+
+  if (points_read(r, fid, err, errlen) != 0 ||
+      runs_read(r, fid, replicates, err, errlen) != 0 ||
       attr_agrees(r, root, ATTR_N_POINTS, (double)r->n_points, DSET_POINTS, err, errlen) != 0 ||
       attr_agrees(r, root, ATTR_N_RUNS, (double)(r->n_runs + r->n_skipped), DSET_RUNS, err,
                   errlen) != 0 ||
-      ticks_read(r, fid, err, errlen) != 0 ||
+      ticks_read(r, fid, &chunk_bytes, &chunk_ticks, err, errlen) != 0 ||
       (r->n_ticks > 0 && attr_agrees(r, root, ATTR_TICKS, (double)r->n_ticks, "/ticks", err,
-                                     errlen) != 0))
+                                     errlen) != 0) ||
+      (replicates && attr_agrees(r, root, ATTR_N_RUNS, (double)r->n_points * (double)replicates,
+                                 "n_points x replicates", err, errlen) != 0))
     goto fail;
   labels_read(r, fid);
   if (sweep_text) sweep_apply(r, sweep_text);
+  if (band_work_check(r, chunk_bytes, chunk_ticks, err, errlen)) goto fail;
   free(sweep_text);
   H5Gclose(root);
   H5Fclose(fid);
@@ -1092,13 +1387,38 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
     snprintf(err, errlen, "%s: no %s dataset", r->path, name);
     goto done;
   }
+  /* A cache that holds one whole chunk, and reads aligned to chunks, so a
+   * chunk is decompressed once per row however it is sliced; the chunk
+   * size itself is bounded (ticks_visit) and so is the work
+   * (band_work_check). */
+  hsize_t chunk[2] = {0, 0};
   ds = H5Dopen2(fid, name, H5P_DEFAULT);
+  if (ds >= 0) {
+    hid_t dcpl = H5Dget_create_plist(ds);
+    hid_t t = H5Dget_type(ds);
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 &&
+        t >= 0) {
+      double bytes = (double)chunk[0] * (double)chunk[1] * (double)H5Tget_size(t);
+      hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+      if (bytes <= MAX_CHUNK_BYTES && dapl >= 0 &&
+          H5Pset_chunk_cache(dapl, 101, (size_t)bytes + 1, 1.0) >= 0) {
+        H5Dclose(ds);
+        ds = H5Dopen2(fid, name, dapl);
+      } else {
+        chunk[1] = 0; /* refused below */
+      }
+      if (dapl >= 0) H5Pclose(dapl);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (dcpl >= 0) H5Pclose(dcpl);
+  }
   sp = ds >= 0 ? H5Dget_space(ds) : -1;
   hsize_t dims[2] = {0, 0};
   hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
   H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
   if (ft >= 0) H5Tclose(ft);
   if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 2 || cls != H5T_INTEGER ||
+      (chunk[0] && !chunk[1]) ||
       H5Sget_simple_extent_dims(sp, dims, NULL) != 2 || dims[1] > (hsize_t)MAX_TICKS) {
     snprintf(err, errlen, "%s: %s is not an integer (runs x ticks) dataset", r->path, name);
     goto done;
@@ -1110,13 +1430,10 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
   }
   /* A point whose horizon is shorter than the file's uses only its own
    * ticks (the rest of its rows is fill). */
-  int64_t ticks = (int64_t)dims[1], own = -1;
+  int64_t own = -1;
   for (size_t i = 0; i < r->n_runs; i++)
     if (r->point_of_run[i] == point_index && r->runs[i].ticks > own) own = r->runs[i].ticks;
-  const ana_point_times *pt = &r->times[point_index];
-  if (own < 0 && isfinite(pt->horizon_ms) && isfinite(r->tick_ms) && r->tick_ms > 0)
-    own = (int64_t)ceil(pt->horizon_ms / r->tick_ms - 1e-9);
-  if (own > 0 && own < ticks) ticks = own;
+  int64_t ticks = point_band_ticks(r, point_index, own, (int64_t)dims[1]);
   if (ticks <= 0) {
     snprintf(err, errlen, "%s: %s has no ticks", r->path, name);
     goto done;
@@ -1134,6 +1451,8 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
   /* Bin means of every run (rows x bins), filled one run at a time. */
   cell = malloc(nrows * nbins * sizeof *cell);
   int64_t blen = ticks < TICK_BLOCK ? ticks : (TICK_BLOCK / per) * per;
+  if (chunk[1] && ticks >= TICK_BLOCK)
+    blen = chunk[1] <= TICK_BLOCK ? (int64_t)((TICK_BLOCK / chunk[1]) * chunk[1]) : TICK_BLOCK;
   if (blen <= 0) blen = per;
   block = malloc((size_t)blen * sizeof *block);
   col = malloc(nrows * sizeof *col);

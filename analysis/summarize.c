@@ -157,25 +157,28 @@ static int cmp_level_value(double a, double b) {
   return (a > b) - (a < b);
 }
 
-static int cmp_levels(const void *x, const void *y) {
-  return cmp_level_value(((const ana_level *)x)->value, ((const ana_level *)y)->value);
+/* Value order, then the first point with the value. */
+static int cmp_levels_first(const void *x, const void *y) {
+  const ana_level *a = x, *b = y;
+  int c = cmp_level_value(a->value, b->value);
+  return c ? c : (a->example > b->example) - (a->example < b->example);
 }
 
-/* Distinct values of axis a over the points, sorted; returns the count. */
+/* Distinct values of axis a over the points, sorted, each with the first
+ * point that has it; returns the count. levels holds n_points entries.
+ * Sort, then dedupe: O(P log P), so a file of a million points cannot make
+ * this quadratic. */
 static size_t axis_levels(const ana_results *r, size_t a, ana_level *levels) {
-  size_t n = 0;
+  if (r->n_points == 0) return 0;
   for (size_t p = 0; p < r->n_points; p++) {
-    double v = r->values[p * r->n_axes + a];
-    size_t j = 0;
-    while (j < n && cmp_level_value(levels[j].value, v) != 0) j++;
-    if (j == n) {
-      memset(&levels[n], 0, sizeof levels[n]);
-      levels[n].value = v;
-      levels[n].example = p;
-      n++;
-    }
+    memset(&levels[p], 0, sizeof levels[p]);
+    levels[p].value = r->values[p * r->n_axes + a];
+    levels[p].example = p;
   }
-  qsort(levels, n, sizeof *levels, cmp_levels);
+  qsort(levels, r->n_points, sizeof *levels, cmp_levels_first);
+  size_t n = 1;
+  for (size_t p = 1; p < r->n_points; p++)
+    if (cmp_level_value(levels[p].value, levels[n - 1].value) != 0) levels[n++] = levels[p];
   return n;
 }
 
@@ -440,6 +443,9 @@ int ana_grid2_compute(ana_grid2 *g, const ana_results *r, const ana_summary *s, 
   if (!lx || !ly) goto fail;
   g->nx = axis_levels(r, ax, lx);
   g->ny = axis_levels(r, ay, ly);
+  /* A grid's two axes have at most as many value pairs as it has points;
+   * pairs far past that (values that never repeat) are no grid to draw. */
+  if (g->nx && g->ny > (np + 64) / g->nx) goto fail;
   g->xv = malloc((g->nx ? g->nx : 1) * sizeof *g->xv);
   g->yv = malloc((g->ny ? g->ny : 1) * sizeof *g->yv);
   g->xex = malloc((g->nx ? g->nx : 1) * sizeof *g->xex);

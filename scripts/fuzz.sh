@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Fuzzes the sweep-file parser (tests/fuzz/fuzz_sweepfile.c) with libFuzzer
-# under AddressSanitizer + UndefinedBehaviorSanitizer for a bounded time.
+# Fuzzes the sweep-file parser (tests/fuzz/fuzz_sweepfile.c) or, with
+# -f resultfile, the result-file reader and the analysis behind it
+# (tests/fuzz/fuzz_resultfile.c: inputs are recipes for HDF5 files) with
+# libFuzzer under AddressSanitizer + UndefinedBehaviorSanitizer for a
+# bounded time.
 #
 # Builds with clang straight from the sources the parser needs
 # (sweeps/sweepfile.c, sweeps/grid.c, engine/config.c and the embedded seed
-# study) — no HDF5, no CMake build needed. Starts from the seed corpus in
-# tests/fuzz/corpus (read-only: new inputs go to BUILD_DIR/corpus, which
-# later runs reuse) with the dictionary tests/fuzz/sweepfile.dict.
+# study; plus analysis/*.c and HDF5 for resultfile) — no CMake build needed.
+# Starts from the seed corpus in tests/fuzz/corpus (corpus_result for
+# resultfile; read-only: new inputs go to BUILD_DIR/corpus, which later runs
+# reuse) with the dictionary tests/fuzz/sweepfile.dict (sweepfile only).
 #
 # A crash (a sanitizer report, a leak, or a broken round-trip invariant) is
 # saved as BUILD_DIR/artifacts/crash-*; copy it into tests/fuzz/regressions/
-# (ctest's fuzz_replay runs every file there with the normal gcc build), fix
+# (regressions_result/ for resultfile; ctest's fuzz_replay and
+# fuzz_replay_result run every file there with the normal gcc build), fix
 # the bug, and run this again.
 #
-# Usage: scripts/fuzz.sh [-t SECONDS] [-o BUILD_DIR] [-- LIBFUZZER_ARGS...]
+# Usage: scripts/fuzz.sh [-f TARGET] [-t SECONDS] [-o BUILD_DIR] [-- LIBFUZZER_ARGS...]
+#   -f TARGET    sweepfile (default) or resultfile
 #   -t SECONDS   total fuzzing time (default 60)
 #   -o DIR       build and work directory (default build-fuzz)
 # Exit status: 0 no crash, 1 the fuzzer found a crash, 2 bad usage or no
@@ -23,9 +29,11 @@ cd "$(dirname "$0")/.."
 src=$PWD
 seconds=60
 out=build-fuzz
+target=sweepfile
 while [ $# -gt 0 ]; do
   case "$1" in
     -t) seconds=${2:?-t needs SECONDS}; shift 2 ;;
+    -f) target=${2:?-f needs TARGET}; shift 2 ;;
     -o) out=${2:?-o needs DIR}; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
@@ -33,6 +41,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: -t expects whole seconds, got '$seconds'" >&2; exit 2 ;; esac
+case "$target" in
+  sweepfile)
+    seeds=tests/fuzz/corpus
+    extra=(-dict="$src/tests/fuzz/sweepfile.dict" -max_len=4096) ;;
+  resultfile)
+    seeds=tests/fuzz/corpus_result
+    extra=(-max_len=2048) ;;
+  *) echo "fuzz.sh: -f expects sweepfile or resultfile, got '$target'" >&2; exit 2 ;;
+esac
 
 CC=${CLANG:-}
 if [ -z "$CC" ]; then
@@ -54,16 +71,23 @@ flags=(-std=c11 -g -O1 -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L
   -DSTORMSWEEP_VERSION='"fuzz"' -I"$src/engine" -I"$src/sweeps"
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Wall -Wextra -Werror)
-echo "fuzz.sh: building $out/fuzz_sweepfile with $CC"
-"$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" \
-  "$src/tests/fuzz/fuzz_sweepfile.c" "$src/sweeps/sweepfile.c" "$src/sweeps/grid.c" \
-  "$src/engine/config.c" "$out/seed_study.c" -linih -lm
+echo "fuzz.sh: building $out/fuzz_$target with $CC"
+parser=("$src/sweeps/sweepfile.c" "$src/sweeps/grid.c" "$src/engine/config.c" "$out/seed_study.c")
+if [ "$target" = sweepfile ]; then
+  "$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" "$src/tests/fuzz/fuzz_sweepfile.c" "${parser[@]}" \
+    -linih -lm
+else
+  read -r -a h5 <<<"$(pkg-config --cflags --libs hdf5)"
+  "$CC" "${flags[@]}" -I"$src/analysis" -o "$out/fuzz_resultfile" \
+    "$src/tests/fuzz/fuzz_resultfile.c" "$src/analysis/reader.c" "$src/analysis/summarize.c" \
+    "$src/analysis/stats.c" "$src/analysis/recommend.c" "${parser[@]}" "${h5[@]}" -linih -lm
+fi
 
-echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + tests/fuzz/corpus)"
+echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + $seeds)"
 status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-  "$out/fuzz_sweepfile" "$out/corpus" "$src/tests/fuzz/corpus" \
-  -dict="$src/tests/fuzz/sweepfile.dict" -max_total_time="$seconds" -max_len=4096 \
+  "$out/fuzz_$target" "$out/corpus" "$src/$seeds" \
+  "${extra[@]}" -max_total_time="$seconds" \
   -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$out/artifacts/" "$@" 2>"$out/fuzz.log" || status=$?
 grep -E '^(stat::|#[0-9]+ *DONE)|INFO: (Loaded|seed corpus)' "$out/fuzz.log" || true
@@ -73,7 +97,7 @@ if [ "$status" -ne 0 ]; then
   echo "fuzz.sh: the fuzzer stopped with status $status; last lines of the log:" >&2
   tail -40 "$out/fuzz.log" >&2
   ls "$out/artifacts" >&2 || true
-  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions/ and fix the bug" >&2
+  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions$([ "$target" = resultfile ] && echo _result)/ and fix the bug" >&2
   exit 1
 fi
 echo "fuzz.sh: no crash in ${seconds}s"

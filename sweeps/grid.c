@@ -36,11 +36,6 @@
 /* Longest axis: a million values is far past any study, and bounds the
  * memory an axis list can ask for (lin(0, 1, 1000000) twice is refused). */
 #define SWP_AXIS_MAX_VALUES 1000000
-/* Most grid points: each is validated (about a microsecond) and listed
- * before anything runs, so a typo like lin(1, 1000, 1000) on four axes must
- * not stall for minutes before its message. Replicates bring the runs up to
- * SWP_MAX_RUNS. */
-#define SWP_MAX_POINTS 10000000LL
 
 void swp_seterr(char *err, size_t errlen, const char *fmt, ...) {
   if (!err || !errlen) return;
@@ -128,9 +123,11 @@ static int parse_number(const char *s, double *out) {
   return 0;
 }
 
-/* lin(START, STOP, N) / log(START, STOP, N): appends N formatted numbers. */
-static int expand_range(const eng_setting *s, const char *item, strlist *out, char *err,
-                        size_t errlen) {
+/* lin(START, STOP, N) / log(START, STOP, N): appends N formatted numbers,
+ * unless that would take the list past limit values: then the N values are
+ * only counted in *skipped (a range is counted before it is expanded). */
+static int expand_range(const eng_setting *s, const char *item, strlist *out, size_t limit,
+                        size_t *skipped, char *err, size_t errlen) {
   int is_log = item[1] == 'o';
   const char *fn = is_log ? "log" : "lin";
   size_t len = strlen(item);
@@ -162,6 +159,10 @@ static int expand_range(const eng_setting *s, const char *item, strlist *out, ch
     return -1;
   }
   int n = (int)nd;
+  if (*skipped || out->n + (size_t)n > limit) {
+    *skipped += (size_t)n;
+    return 0;
+  }
   int whole = s->type == ENG_SET_INT || s->type == ENG_SET_INT64;
   for (int i = 0; i < n; i++) {
     double f = n == 1 ? 0 : (double)i / (n - 1);
@@ -239,7 +240,24 @@ static size_t first_duplicate(char *const *keys, size_t n, int *oom) {
   return best;
 }
 
-int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
+int64_t swp_axis_count(const char *key, const char *spec) {
+  const eng_setting *s = eng_settings_find(key);
+  strlist items = {0}, none = {0};
+  size_t count = 0;
+  if (s && !split_items(spec, &items, NULL, 0))
+    for (size_t i = 0; i < items.n; i++) {
+      size_t before = count;
+      if (!is_range(items.v[i]) || expand_range(s, items.v[i], &none, 0, &count, NULL, 0) ||
+          count == before)
+        count = before + 1;
+    }
+  strlist_free(&items);
+  strlist_free(&none);
+  return (int64_t)count;
+}
+
+int swp_axis_expand(swp_axis *ax, const char *spec, int64_t other_points, char *err,
+                    size_t errlen) {
   const eng_setting *s = eng_settings_find(ax->key);
   if (!s) {
     swp_seterr(err, errlen, "unknown setting '%s'", ax->key);
@@ -254,6 +272,16 @@ int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
     return -1;
   }
   if (split_items(spec, &items, err, errlen)) goto out;
+  /* The running product of the grid is bounded before any value is made,
+   * so sixteen lin(..., 1000000) axes cost one axis's count, not 10^96. */
+  if (other_points < 1) other_points = 1;
+  size_t limit = SWP_AXIS_MAX_VALUES;
+  int by_grid = 0;
+  if (SWP_MAX_POINTS / other_points < (int64_t)limit) {
+    limit = (size_t)(SWP_MAX_POINTS / other_points);
+    by_grid = 1;
+  }
+  size_t skipped = 0;
   for (size_t i = 0; i < items.n; i++) {
     if (is_range(items.v[i])) {
       if (s->type != ENG_SET_INT && s->type != ENG_SET_INT64 && s->type != ENG_SET_DOUBLE &&
@@ -261,23 +289,33 @@ int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen) {
         swp_seterr(err, errlen, "%s: %s ranges need a numeric setting", s->key, items.v[i]);
         goto out;
       }
-      if (expand_range(s, items.v[i], &vals, err, errlen)) goto out;
+      if (expand_range(s, items.v[i], &vals, limit, &skipped, err, errlen)) goto out;
+    } else if (skipped || vals.n >= limit) {
+      skipped++;
     } else if (strlist_push(&vals, items.v[i], strlen(items.v[i]))) {
       swp_seterr(err, errlen, "out of memory");
       goto out;
     }
-    if (vals.n > SWP_AXIS_MAX_VALUES) {
+  }
+  if (skipped) {
+    if (by_grid)
+      swp_seterr(err, errlen,
+                 "%s: its %zu values take the grid past %lld points (the most a sweep may have; "
+                 "use fewer values or replicates instead)",
+                 s->key, vals.n + skipped, (long long)SWP_MAX_POINTS);
+    else
       swp_seterr(err, errlen, "%s: more than %d values in one axis", s->key, SWP_AXIS_MAX_VALUES);
-      goto out;
-    }
+    rc = by_grid ? -2 : -1;
+    goto out;
   }
   /* Parse every value; a value that does not parse is reported after any
    * duplicate before it, as a left-to-right reading would find them. */
   size_t bad = vals.n;
   char bad_msg[512] = "";
+  eng_config defaults;
+  eng_config_defaults(&defaults);
   for (size_t i = 0; i < vals.n; i++) {
-    eng_config cfg;
-    eng_config_defaults(&cfg);
+    eng_config cfg = defaults;
     if (eng_config_set(&cfg, s->key, vals.v[i], bad_msg, sizeof bad_msg)) {
       bad = i;
       break;

@@ -1230,6 +1230,22 @@ static int layout_read_info(hid_t f, const char *path, swp_h5info *info, char *e
     return -1;
   }
   if (crn) info->crn = 0;
+  /* Strings from a file somebody else wrote: the ones a merge needs must be
+   * printable text; the descriptive ones are dropped when they are not. */
+  const char *problem = swp_text_problem(info->tool_version, 256, 0);
+  if (problem) bad = "tool_version";
+  else if ((problem = swp_text_problem(info->sweep_text, SWP_MAX_TEXT, 1))) bad = "sweep_text";
+  if (bad) {
+    swp_seterr(err, errlen, "%s: root attribute '%s' %s (printable UTF-8 text only)", path, bad,
+               problem);
+    return -1;
+  }
+  char **optional[3] = {&info->sweep_source, &info->sweep_source_text, &info->command_line};
+  for (int i = 0; i < 3; i++)
+    if (*optional[i] && swp_text_problem(*optional[i], SWP_MAX_TEXT, i == 1)) {
+      free(*optional[i]);
+      *optional[i] = NULL;
+    }
   int si = attr_read_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
   int sc = attr_read_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
   if (si < 0 || sc < 0 || si != sc) {
@@ -1280,6 +1296,12 @@ static int layout_open_datasets(hid_t f, const char *path, const swp_h5info *inf
              H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs)
       snprintf(what, sizeof what, "/runs is not a list of n_runs = %lld rows",
                (long long)info->n_runs);
+    /* The writer allocates every row of /runs, uncompressed, when it
+     * creates the file: a part that stores less only declares its runs
+     * (and would make a merge allocate and scan them for nothing). */
+    else if ((double)H5Dget_storage_size(*runs) < (double)info->n_runs * (double)H5Tget_size(t))
+      snprintf(what, sizeof what, "/runs stores %llu bytes, less than its n_runs = %lld rows "
+               "take", (unsigned long long)H5Dget_storage_size(*runs), (long long)info->n_runs);
     if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);
     rc = what[0] != 0;
@@ -1595,6 +1617,12 @@ static void read_timing_info(hid_t f, swp_h5info *info) {
   attr_read_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
   attr_read_str(g, "started", &info->started);
   attr_read_str(g, "finished", &info->finished);
+  char **when[2] = {&info->started, &info->finished};
+  for (int i = 0; i < 2; i++)
+    if (*when[i] && swp_text_problem(*when[i], 64, 0)) {
+      free(*when[i]);
+      *when[i] = NULL;
+    }
   H5Gclose(g);
 }
 

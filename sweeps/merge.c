@@ -460,6 +460,22 @@ int cmd_merge(int argc, char **argv) {
                        : NULL;
 
   /* ---- coverage ---- */
+  /* The analysis reader's bound, before anything is allocated: what is
+   * held per run must fit in a quarter of memory (the parts' /runs were
+   * checked to store every row they declare). */
+  {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+    double need = (double)i0->n_runs * (double)(sizeof *owner + 1);
+    if (phys > 0 && need > phys / 4) {
+      fprintf(stderr,
+              "stormsweep merge: %s: %lld runs need about %.1f GB to merge, more than a quarter "
+              "of this machine's %.1f GB\n",
+              ma.parts[0], (long long)i0->n_runs, need / (1024.0 * 1024.0 * 1024.0),
+              phys / (1024.0 * 1024.0 * 1024.0));
+      goto done;
+    }
+  }
   owner = malloc((size_t)i0->n_runs * sizeof *owner);
   done = malloc((size_t)i0->n_runs);
   if (!owner || !done) {

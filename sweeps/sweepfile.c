@@ -410,6 +410,23 @@ static int entries_apply(swp_sweep *sw, parse_ctx *c, char *err, size_t errlen) 
   char msg[512];
   eng_config scratch;
   eng_config_defaults(&scratch);
+  /* The grid's size first, from counts alone: a text of a few hundred
+   * bytes must not make a million values per axis before it is refused. */
+  int64_t points = 1;
+  for (size_t i = 0; i < c->n; i++) {
+    const entry *e = &c->entries[i];
+    if (e->section != SEC_GRID) continue;
+    int64_t n = swp_axis_count(e->key, e->value);
+    if (n < 1) n = 1;
+    if (points > SWP_MAX_POINTS / n) {
+      swp_seterr(err, errlen,
+                 "%s:%d: %s: its %lld values take the grid past %lld points (the most a sweep "
+                 "may have; use fewer values or replicates instead)",
+                 c->source, e->line, e->key, (long long)n, (long long)SWP_MAX_POINTS);
+      return -1;
+    }
+    points *= n;
+  }
   for (size_t i = 0; i < c->n; i++) {
     entry *e = &c->entries[i];
     int rc = 0;
@@ -422,12 +439,15 @@ static int entries_apply(swp_sweep *sw, parse_ctx *c, char *err, size_t errlen) 
         rc = -1;
       }
     } else {
+      int64_t others = 1;
+      for (size_t k = 0; k < sw->n_axes && others <= SWP_MAX_POINTS; k++)
+        others *= sw->axes[k].count ? (int64_t)sw->axes[k].count : 1;
       swp_axis *a = axes_push(sw, e->key, e->line);
       if (!a) {
         swp_seterr(msg, sizeof msg, "out of memory");
         rc = -1;
       } else {
-        rc = swp_axis_expand(a, e->value, msg, sizeof msg);
+        rc = swp_axis_expand(a, e->value, others, msg, sizeof msg);
       }
     }
     if (rc) {
@@ -667,7 +687,16 @@ static int grid_apply(swp_sweep *sw, const char *assignment, const char *key, co
   char keybuf[128];
   snprintf(keybuf, sizeof keybuf, "%s", key);
   fresh.key = keybuf;
-  if (swp_axis_expand(&fresh, value, msg, msglen)) {
+  int64_t others = 1;
+  for (size_t k = 0; k < sw->n_axes && others <= SWP_MAX_POINTS; k++)
+    if (strcmp(sw->axes[k].key, key) != 0)
+      others *= sw->axes[k].count ? (int64_t)sw->axes[k].count : 1;
+  int erc = swp_axis_expand(&fresh, value, others, msg, msglen);
+  if (erc == -2) {
+    swp_seterr(err, errlen, "--grid %s=...: %s", key, msg);
+    return -1;
+  }
+  if (erc) {
     swp_seterr(err, errlen, "--grid %s: %s", assignment, msg);
     return -1;
   }
@@ -852,4 +881,45 @@ char *swp_sweep_format(const swp_sweep *sw) {
     return NULL;
   }
   return t.s;
+}
+
+/* ---- strings from files somebody else wrote ---- */
+
+const char *swp_text_problem(const char *s, size_t max_len, int multiline) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = 0;
+  while (p[n]) {
+    if (n >= max_len) return "is too long";
+    unsigned c = p[n];
+    if (c < 0x80) {
+      if ((c < 0x20 && !(multiline && (c == '\n' || c == '\t'))) || c == 0x7f)
+        return "holds a control character";
+      n++;
+      continue;
+    }
+    /* The length and the smallest code point of each lead byte: anything
+     * else (a stray continuation, an overlong form, a surrogate, past
+     * U+10FFFF) is not UTF-8. */
+    size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+                 : c >= 0xe0 && c <= 0xef ? 3
+                 : c >= 0xf0 && c <= 0xf4 ? 4
+                                          : 0;
+    if (!len) return "is not valid UTF-8";
+    uint32_t cp = c & (0x7f >> len);
+    for (size_t k = 1; k < len; k++) {
+      if ((p[n + k] & 0xc0) != 0x80) return "is not valid UTF-8";
+      cp = (cp << 6) | (p[n + k] & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+      return "is not valid UTF-8";
+    /* C1 controls, and the line separators and bidirectional overrides
+     * that make a terminal show other text than the bytes say. */
+    if (cp <= 0x9f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
+        (cp >= 0x2066 && cp <= 0x2069))
+      return "holds a control character";
+    if (n + len > max_len) return "is too long";
+    n += len;
+  }
+  return NULL;
 }

@@ -75,6 +75,20 @@
 #define SWP_DEFAULT_SEED 1
 #define SWP_MAX_RUNS 1000000000LL /* a sweep bigger than this is surely a typo */
 #define SWP_MAX_AXES 64
+/* Most grid points: each is validated (about a microsecond) and listed
+ * before anything runs, so a typo like lin(1, 1000, 1000) on four axes must
+ * not stall for minutes before its message; the analysis refuses a /points
+ * table longer than this too. Replicates bring the runs up to SWP_MAX_RUNS. */
+#define SWP_MAX_POINTS 10000000LL
+/* Longest sweep text stored in (and read back from) a result file. */
+#define SWP_MAX_TEXT (1u << 20)
+
+/* Strings read from files somebody else wrote: NULL when s is at most
+ * max_len bytes of valid, printable UTF-8 (no C0 or C1 control character,
+ * no DEL; newline and tab only when multiline), else what is wrong ("is not
+ * valid UTF-8", "holds control character 0x1b", "is longer than 64
+ * bytes"), for a message. */
+const char *swp_text_problem(const char *s, size_t max_len, int multiline);
 
 /* ---- sweeps ---- */
 

@@ -16,8 +16,15 @@ void swp_seterr(char *err, size_t errlen, const char *fmt, ...)
 
 /* Expands an axis list ("10, lin(1, 5, 3), inf") for setting key into
  * ax->values / ax->count and stores the normalised spec. ax->key must be set.
+ * other_points is the product of the other axes' counts: an axis that would
+ * take the grid past SWP_MAX_POINTS is refused before its values are made
+ * (returns -2 for that, -1 for any other problem).
  * Messages carry no file or line; the caller prefixes them. */
-int swp_axis_expand(swp_axis *ax, const char *spec, char *err, size_t errlen);
+int swp_axis_expand(swp_axis *ax, const char *spec, int64_t other_points, char *err,
+                    size_t errlen);
+/* How many values swp_axis_expand would make of spec, counted without
+ * making them (a range that does not parse counts as one value). */
+int64_t swp_axis_count(const char *key, const char *spec);
 void swp_axis_clear(swp_axis *ax);
 
 /* ---- driver.c: the pieces both drivers (OpenMP, MPI) are made of ---- */

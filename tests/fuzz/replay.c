@@ -76,7 +76,7 @@ static long replay_path(const char *path) {
     n++;
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  if (n) qsort(names, n, sizeof *names, cmp_str); /* an empty directory: names is NULL */
   long count = 0;
   for (size_t i = 0; i < n; i++) {
     if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode)) {
