@@ -413,6 +413,7 @@ int cmd_sim(int argc, char **argv) {
   else
     print_text(&cfg, &sum, wall_ms);
   rc = 0;
+  fflush(stdout); /* the summary first when --ticks-csv is /dev/stdout */
   if (csv_f && write_ticks_csv(run, &cfg, csv_f, csv)) rc = 1;
   eng_run_destroy(run);
   origins_free(&o);
