@@ -29,6 +29,7 @@
 
 #include "commands.h"
 #include "eng.h"
+#include "options.h"
 #include "swp.h"
 
 static double now_s(void) {
@@ -211,6 +212,7 @@ static void usage(FILE *out) {
           "          their ratio, share of wall time spent writing HDF5, bytes per run in\n"
           "          the file, peak memory; and the same at 4R replicates, to show peak\n"
           "          memory does not grow with the number of runs\n"
+          "Options take --opt VALUE or --opt=VALUE.\n"
           "  --engine-only        skip the sweeps\n"
           "  --set KEY=VALUE      change an engine setting for the engine part (repeatable),\n"
           "                       e.g. horizon_ms=100000 or load=2.8 for scaling checks\n"
@@ -224,41 +226,56 @@ int cmd_bench(int argc, char **argv) {
   char **kv = calloc((size_t)argc + 1, sizeof *kv);
   if (!kv) return 1;
   ov.kv = kv;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      free(kv);
-      return 0;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--engine-only")) {
-      engine_only = 1;
-    } else if (!strcmp(a, "--set")) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "stormsweep bench: --set needs KEY=VALUE\n");
+  enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_SET };
+  static const struct option longopts[] = {
+      {"runs", required_argument, NULL, O_RUNS},
+      {"replicates", required_argument, NULL, O_REPLICATES},
+      {"threads", required_argument, NULL, O_THREADS},
+      {"json", no_argument, NULL, O_JSON},
+      {"engine-only", no_argument, NULL, O_ENGINE_ONLY},
+      {"set", required_argument, NULL, O_SET},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int c;
+  cli_opts_begin(argc, argv);
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'h': usage(stdout); free(kv); return 0;
+    case O_JSON: json = 1; break;
+    case O_ENGINE_ONLY: engine_only = 1; break;
+    case O_SET:
+      if (!strchr(optarg, '=') || optarg[0] == '=') {
+        fprintf(stderr, "stormsweep bench: --set needs KEY=VALUE, got '%s'\n", optarg);
         free(kv);
         return 2;
       }
-      kv[ov.n++] = argv[++i];
-    } else if (!strcmp(a, "--runs") || !strcmp(a, "--replicates") || !strcmp(a, "--threads")) {
+      kv[ov.n++] = optarg;
+      break;
+    case O_RUNS:
+    case O_REPLICATES:
+    case O_THREADS: {
       char *end;
-      long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
-      if (i + 1 >= argc || *end || v < 1 || v > 100000) {
-        fprintf(stderr, "stormsweep bench: %s needs a whole number from 1 to 100000\n", a);
+      long v = strtol(optarg, &end, 10);
+      if (!*optarg || *end || v < 1 || v > 100000) {
+        fprintf(stderr, "stormsweep bench: --%s needs a whole number from 1 to 100000, got '%s'\n",
+                c == O_RUNS ? "runs" : c == O_REPLICATES ? "replicates" : "threads", optarg);
         free(kv);
         return 2;
       }
-      i++;
-      if (!strcmp(a, "--runs")) runs = (int)v;
-      else if (!strcmp(a, "--replicates")) replicates = (int)v;
+      if (c == O_RUNS) runs = (int)v;
+      else if (c == O_REPLICATES) replicates = (int)v;
       else threads = (int)v;
-    } else {
-      fprintf(stderr, "stormsweep bench: unknown option '%s' (see 'stormsweep bench --help')\n",
-              a);
-      free(kv);
-      return 2;
+      break;
     }
+    default: free(kv); return cli_opt_error("bench", c, argv, longopts);
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "stormsweep bench: unexpected argument '%s' (see 'stormsweep bench --help')\n",
+            argv[optind]);
+    free(kv);
+    return 2;
   }
   engine_figures g, n;
   char err[512];

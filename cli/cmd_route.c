@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "eng_config.h"
+#include "options.h"
 #include "rng.h"
 #include "router.h"
 
@@ -35,8 +36,10 @@ typedef struct route_args {
 } route_args;
 
 static void route_usage(FILE *out) {
+  eng_config d;
+  eng_config_defaults(&d);
   fprintf(out,
-          "usage: stormsweep route --shards M --vnodes V --capacity-factor C --keys N\n"
+          "usage: stormsweep route --keys N [--shards M] [--vnodes V] [--capacity-factor C]\n"
           "                        [--seed S] [--dump-ring FILE] [--csv]\n"
           "\n"
           "Routes N random keys through a fresh consistent-hash ring with bounded load\n"
@@ -50,17 +53,18 @@ static void route_usage(FILE *out) {
           "smaller C bounds the imbalance tighter at the price of moving more keys.\n"
           "C = inf is plain consistent hashing.\n"
           "\n"
-          "options:\n"
-          "  --shards M            shards on the ring, 1..%d\n"
-          "  --vnodes V            ring points per shard, 1..%d\n"
-          "  --capacity-factor C   C >= 1, or inf\n"
+          "options (--opt VALUE or --opt=VALUE; '_' and '-' alike in names, so\n"
+          "--capacity_factor works too; defaults are the engine's, as in sim and run):\n"
+          "  --shards M            shards on the ring, 1..%d (default %d)\n"
+          "  --vnodes V            ring points per shard, 1..%d (default %d)\n"
+          "  --capacity-factor C   C >= 1, or inf (default %g)\n"
           "  --keys N              keys to route, 1..%" PRId32 "\n"
           "  --seed S              seed of the ring and the keys, 0..2^64-1 (default 1)\n"
           "  --dump-ring FILE      also write the ring to FILE as CSV: index,hash,shard\n"
           "  --csv                 print one CSV line per key instead of the report:\n"
           "                        key,key_hash,shard,hops,cap (shard -1: refused)\n"
           "  -h, --help            show this help\n",
-          ENG_MAX_SHARDS, ENG_MAX_VNODES, INT32_MAX);
+          ENG_MAX_SHARDS, d.shards, ENG_MAX_VNODES, d.vnodes, d.capacity_factor, INT32_MAX);
 }
 
 /* ---- option values: the whole string must parse ------------------------- */
@@ -115,91 +119,73 @@ static int parse_factor(const char *s, double *out) {
   return 0;
 }
 
-/* Returns 0 to run, 1 when --help was printed, 2 on bad usage (reported). */
+/* Returns 0 to run, 1 when --help was printed, 2 on bad usage (reported).
+ * Shards, vnodes and the capacity factor default to the engine's (the seed
+ * study's), so route answers for the cluster sim and run model. */
 static int route_args_parse(route_args *a, int argc, char **argv) {
-  int have_shards = 0, have_vnodes = 0, have_factor = 0, have_keys = 0;
+  enum { O_SHARDS = 256, O_VNODES, O_FACTOR, O_KEYS, O_SEED, O_DUMP, O_CSV };
+  static const struct option longopts[] = {
+      {"shards", required_argument, NULL, O_SHARDS},
+      {"vnodes", required_argument, NULL, O_VNODES},
+      {"capacity-factor", required_argument, NULL, O_FACTOR},
+      {"keys", required_argument, NULL, O_KEYS},
+      {"seed", required_argument, NULL, O_SEED},
+      {"dump-ring", required_argument, NULL, O_DUMP},
+      {"csv", no_argument, NULL, O_CSV},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  eng_config d;
+  eng_config_defaults(&d);
   memset(a, 0, sizeof *a);
+  a->shards = d.shards;
+  a->vnodes = d.vnodes;
+  a->capacity_factor = d.capacity_factor;
   a->seed = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      route_usage(stdout);
-      return 1;
-    }
-    if (arg[0] != '-' || arg[1] == '\0') {
-      fprintf(stderr, "stormsweep route: unexpected argument '%s' (see 'stormsweep route --help')\n",
-              arg);
-      return 2;
-    }
-    /* --name VALUE or --name=VALUE */
-    const char *eq = strchr(arg, '=');
-    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-    char name[32] = ""; /* longer than any option: stays empty, so unknown */
-    if (len < sizeof name) {
-      memcpy(name, arg, len);
-      name[len] = '\0';
-    }
-
-    if (!strcmp(name, "--csv")) {
-      if (eq) {
-        fprintf(stderr, "stormsweep route: --csv takes no value, got '%s'\n", arg);
-        return 2;
-      }
-      a->csv = 1;
-      continue;
-    }
-    static const char *const valued[] = {"--shards", "--vnodes", "--capacity-factor",
-                                         "--keys",   "--seed",   "--dump-ring"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(name, valued[k]);
-    if (!known) {
-      fprintf(stderr, "stormsweep route: unknown option '%.*s' (see 'stormsweep route --help')\n",
-              (int)len, arg);
-      return 2;
-    }
-    const char *val = eq ? eq + 1 : NULL;
-    if (!val) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "stormsweep route: option %s needs a value\n", name);
-        return 2;
-      }
-      val = argv[++i];
-    }
-
-    int64_t v;
-    if (!strcmp(name, "--shards")) {
-      if (parse_int(name, val, 1, ENG_MAX_SHARDS, &v)) return 2;
+  int have_keys = 0, c;
+  int64_t v;
+  cli_opts_begin(argc, argv);
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'h': route_usage(stdout); return 1;
+    case O_CSV: a->csv = 1; break;
+    case O_SHARDS:
+      if (parse_int("--shards", optarg, 1, ENG_MAX_SHARDS, &v)) return 2;
       a->shards = (int32_t)v;
-      have_shards = 1;
-    } else if (!strcmp(name, "--vnodes")) {
-      if (parse_int(name, val, 1, ENG_MAX_VNODES, &v)) return 2;
+      break;
+    case O_VNODES:
+      if (parse_int("--vnodes", optarg, 1, ENG_MAX_VNODES, &v)) return 2;
       a->vnodes = (int32_t)v;
-      have_vnodes = 1;
-    } else if (!strcmp(name, "--keys")) {
+      break;
+    case O_KEYS:
       /* loads are int32: one shard may end up holding every key */
-      if (parse_int(name, val, 1, INT32_MAX, &v)) return 2;
+      if (parse_int("--keys", optarg, 1, INT32_MAX, &v)) return 2;
       a->keys = v;
       have_keys = 1;
-    } else if (!strcmp(name, "--capacity-factor")) {
-      if (parse_factor(val, &a->capacity_factor)) return 2;
-      have_factor = 1;
-    } else if (!strcmp(name, "--seed")) {
-      if (parse_seed(val, &a->seed)) return 2;
-    } else {
-      if (*val == '\0') {
+      break;
+    case O_FACTOR:
+      if (parse_factor(optarg, &a->capacity_factor)) return 2;
+      break;
+    case O_SEED:
+      if (parse_seed(optarg, &a->seed)) return 2;
+      break;
+    case O_DUMP:
+      if (*optarg == '\0') {
         fprintf(stderr, "stormsweep route: --dump-ring needs a file name\n");
         return 2;
       }
-      a->dump_ring = val;
+      a->dump_ring = optarg;
+      break;
+    default: return cli_opt_error("route", c, argv, longopts);
     }
   }
-  const char *missing = !have_shards   ? "--shards"
-                        : !have_vnodes ? "--vnodes"
-                        : !have_factor ? "--capacity-factor"
-                        : !have_keys   ? "--keys"
-                                       : NULL;
-  if (missing) {
-    fprintf(stderr, "stormsweep route: missing %s (see 'stormsweep route --help')\n", missing);
+  if (optind < argc) {
+    fprintf(stderr, "stormsweep route: unexpected argument '%s' (see 'stormsweep route --help')\n",
+            argv[optind]);
+    return 2;
+  }
+  if (!have_keys) {
+    fprintf(stderr, "stormsweep route: missing --keys (see 'stormsweep route --help')\n");
     return 2;
   }
   return 0;

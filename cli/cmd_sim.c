@@ -3,6 +3,7 @@
  * optionally its per-tick metrics as CSV. With no scenario file it runs the
  * seed study's scenario (SPEC §3), which is also the engine's defaults.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,37 +12,47 @@
 
 #include "commands.h"
 #include "eng.h"
+#include "options.h"
 #include "scenario_file.h"
+#include "textsafe.h"
 
 static void sim_usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
-          "                      [--seed N] [--ticks-csv FILE] [--json] [--list-settings]\n\n"
+          "                      [--seed N] [--ticks-csv FILE] [--json] [--show-settings]\n"
+          "                      [--list-settings]\n\n"
           "Simulates one run and prints its summary: outcome (recovered / slow / metastable /\n"
           "collapsed / undetermined; README \"The outcome rule\") and why, recovery time after\n"
           "the last fault clears or time to collapse, retry amplification, goodput, router\n"
           "balance and the Little's Law check. Without SCENARIO.ini it runs the built-in seed\n"
           "study's scenario (16 shards x 8 workers, 0.7 load, 5x surge and one shard stalled\n"
           "for 500 ms from 2 s).\n\n"
-          "  SCENARIO.ini        settings in a [scenario] section (key = value)\n"
+          "  SCENARIO.ini        settings in a [scenario] section (key = value); a sweep file's\n"
+          "                      [grid] and [sweep] are ignored, with a warning\n"
           "  --policy NAME       naive (immediate retries, no budget) or guarded (10%% retry\n"
           "                      budget, full-jitter backoff 10 ms..1 s); default naive\n"
           "  --set KEY=VALUE     change one setting (repeatable; applied after the file)\n"
           "  --seed N            run seed (default 1)\n"
           "  --ticks-csv FILE    write every per-tick metric as CSV (one row per tick)\n"
-          "  --json              print the summary as one JSON object\n"
-          "  --list-settings     list every setting with its default and meaning\n");
+          "  --json              print the summary as one JSON object (with the effective\n"
+          "                      settings and where each came from)\n"
+          "  --show-settings     print the effective settings, each with where it came from\n"
+          "                      (default, FILE:LINE, --policy, --set), and do not simulate\n"
+          "  --list-settings     list every setting with its default and meaning\n"
+          "Options take --opt VALUE or --opt=VALUE.\n");
 }
 
 static void list_settings(void) {
   eng_config d;
   eng_config_defaults(&d);
+  printf("# defaults (a scenario file and --set change them; 'sim --show-settings' shows the\n"
+         "# effective values)\n");
   const char *group = "";
   for (size_t i = 0; i < eng_settings_count(); i++) {
     const eng_setting *s = eng_settings_at(i);
     if (strcmp(group, s->group)) {
       group = s->group;
-      printf("%s[%s]\n", i ? "\n" : "", group);
+      printf("\n[%s]\n", group);
     }
     char val[256];
     eng_config_get(&d, s->key, val, sizeof val);
@@ -49,12 +60,76 @@ static void list_settings(void) {
   }
 }
 
-static int write_ticks_csv(const eng_run *run, const eng_config *cfg, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    perror(path);
-    return -1;
+/* ---- where each effective setting came from ---------------------------- */
+
+/* One entry per setting: its printed value when last marked and the origin
+ * of that value. A stage (the file's line, --policy, one --set) claims the
+ * key it names and every setting whose value it changed (a preset such as
+ * policy sets several). */
+typedef struct origins {
+  size_t n;
+  char (*val)[256];
+  char (*from)[320];
+} origins;
+
+static int origins_init(origins *o, const eng_config *cfg) {
+  o->n = eng_settings_count();
+  o->val = calloc(o->n, sizeof *o->val);
+  o->from = calloc(o->n, sizeof *o->from);
+  if (!o->val || !o->from) return -1;
+  for (size_t i = 0; i < o->n; i++) {
+    eng_config_get(cfg, eng_settings_at(i)->key, o->val[i], sizeof o->val[i]);
+    snprintf(o->from[i], sizeof o->from[i], "default");
   }
+  return 0;
+}
+
+static void origins_free(origins *o) {
+  free(o->val);
+  free(o->from);
+}
+
+static void origins_mark(origins *o, const eng_config *cfg, const char *key, const char *from) {
+  const eng_setting *named = key ? eng_settings_find(key) : NULL;
+  for (size_t i = 0; i < o->n; i++) {
+    const eng_setting *s = eng_settings_at(i);
+    char v[256];
+    eng_config_get(cfg, s->key, v, sizeof v);
+    if (s == named || strcmp(v, o->val[i])) {
+      snprintf(o->from[i], sizeof o->from[i], "%s", from);
+      memcpy(o->val[i], v, sizeof v);
+    }
+  }
+}
+
+typedef struct file_trace {
+  origins *o;
+  const eng_config *cfg;
+  const char *path;
+} file_trace;
+
+static void on_file_key(void *user, const char *key, int line) {
+  file_trace *t = user;
+  char from[320];
+  snprintf(from, sizeof from, "%s:%d", t->path, line);
+  origins_mark(t->o, t->cfg, key, from);
+}
+
+static void show_settings(const origins *o) {
+  printf("# effective settings: value, then where it came from (default, FILE:LINE, --policy,\n"
+         "# --set)\n");
+  const char *group = "";
+  for (size_t i = 0; i < o->n; i++) {
+    const eng_setting *s = eng_settings_at(i);
+    if (strcmp(group, s->group)) {
+      group = s->group;
+      printf("\n[%s]\n", group);
+    }
+    printf("  %-24s = %-12s %s\n", s->key, o->val[i], o->from[i]);
+  }
+}
+
+static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, const char *path) {
   fprintf(f, "tick,time_ms");
   for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%s", eng_metric_get_info(m)->name);
   fputc('\n', f);
@@ -67,7 +142,7 @@ static int write_ticks_csv(const eng_run *run, const eng_config *cfg, const char
     fputc('\n', f);
   }
   if (fclose(f)) {
-    perror(path);
+    fprintf(stderr, "stormsweep sim: --ticks-csv: cannot write '%s': %s\n", path, strerror(errno));
     return -1;
   }
   return 0;
@@ -80,7 +155,8 @@ static void json_num(const char *key, double v, int last) {
     printf("  \"%s\": null%s\n", key, last ? "" : ",");
 }
 
-static void print_json(const eng_config *cfg, const eng_summary *s, double wall_ms) {
+static void print_json(const eng_config *cfg, const eng_summary *s, double wall_ms,
+                       const origins *o) {
   char pol[32];
   eng_config_get(cfg, "policy", pol, sizeof pol);
   printf("{\n  \"seed\": %llu,\n  \"policy\": \"%s\",\n  \"outcome\": \"%s\",\n"
@@ -95,6 +171,7 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_num("amplification", s->amplification, 0);
   json_num("amplification_after", s->amplification_after, 0);
   json_num("goodput_baseline", s->goodput_baseline, 0);
+  json_num("goodput_baseline_per_s", s->goodput_baseline * 1000 / cfg->tick_ms, 0);
   json_num("goodput_during", s->goodput_during, 0);
   json_num("goodput_after", s->goodput_after, 0);
   json_num("late_queue_trend", s->late_queue_trend, 0);
@@ -102,6 +179,8 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_num("mean_hops", s->mean_hops, 0);
   json_num("little_L", s->little_L, 0);
   json_num("little_lambda_w", s->little_lambda_w, 0);
+  json_num("little_lambda", s->little_lambda, 0);
+  json_num("little_w_ms", s->little_w_ms, 0);
   json_num("little_rel_error", s->little_rel_error, 0);
   json_num("keys_remapped", s->keys_remapped, 0);
   json_num("successor_peak_load", s->successor_peak_load, 0);
@@ -121,6 +200,17 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_num("late_wasted_share", s->late_wasted_share, 0);
   json_num("drain_ms", s->drain_ms, 0);
   json_num("late_load", s->late_load, 0);
+  /* the effective settings as printed by eng_config_get, and their origins */
+  for (int pass = 0; pass < 2; pass++) {
+    printf("  \"%s\": {", pass ? "settings_from" : "settings");
+    for (size_t i = 0; i < o->n; i++) {
+      printf("%s\n    ", i ? "," : "");
+      ana_json_string(stdout, eng_settings_at(i)->key);
+      printf(": ");
+      ana_json_string(stdout, pass ? o->from[i] : o->val[i]);
+    }
+    printf("\n  },\n");
+  }
   json_num("wall_ms", wall_ms, 1);
   printf("}\n");
 }
@@ -164,11 +254,13 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
   }
   printf("  queue depth          baseline %.1f, recovered at <= %.0f, peak %.0f\n",
          s->baseline_queue, s->recovery_threshold, s->peak_queue);
-  printf("  retry amplification  %.2fx over the run, %.2fx after the faults\n", s->amplification,
-         s->amplification_after);
-  printf("  goodput              %.1f/tick at baseline; %.0f%% of it during the faults, %.0f%% "
-         "after\n",
-         s->goodput_baseline, 100 * s->goodput_during, 100 * s->goodput_after);
+  printf("  retry amplification  %.2fx over the run, %.2fx after the faults (attempts sent per "
+         "request)\n",
+         s->amplification, s->amplification_after);
+  printf("  goodput              %.0f/s answered in time at baseline; %.0f%% of it during the "
+         "faults, %.0f%% after\n",
+         s->goodput_baseline * 1000 / cfg->tick_ms, 100 * s->goodput_during,
+         100 * s->goodput_after);
   printf("  requests             %lld new, %lld attempts, %lld answered in time, %lld failed\n",
          (long long)s->new_requests, (long long)s->attempts, (long long)s->successes,
          (long long)s->failed_requests);
@@ -177,111 +269,189 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
   if (cfg->crash.count)
     printf("  failover             %.1f%% of keys remapped, successor peak load %.2fx baseline\n",
            100 * s->keys_remapped, s->successor_peak_load);
-  printf("  Little's Law         L = %.3f, lambda W = %.3f, relative error %.2e\n", s->little_L,
-         s->little_lambda_w, s->little_rel_error);
+  printf("  Little's Law         over the baseline window (before the first fault): L = %.3f,\n"
+         "                       lambda W = %.3f (%.3f/ms x %.3f ms), relative error %.2e\n",
+         s->little_L, s->little_lambda_w, s->little_lambda, s->little_w_ms, s->little_rel_error);
   printf("  cost                 %.1f ms wall, %lld events\n", wall_ms, (long long)s->events);
 }
 
-int cmd_sim(int argc, char **argv) {
-  eng_config cfg;
-  eng_config_defaults(&cfg);
-  const char *file = NULL, *csv = NULL, *policy = NULL;
-  uint64_t seed = 1;
-  int json = 0;
+/* Applies the file, then --policy, then each --set in order, recording
+ * where each setting came from. Returns 0 or an exit status (reported). */
+static int sim_configure(eng_config *cfg, origins *o, const char *file, const char *policy,
+                         char **sets, int n_sets) {
   char err[512];
-  /* The file is applied first, then --policy, then --set in order. */
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      sim_usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--list-settings")) {
-      list_settings();
-      return 0;
-    } else if (a[0] != '-' && !file) {
-      file = a;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--set") || !strcmp(a, "--seed") || !strcmp(a, "--ticks-csv") ||
-               !strcmp(a, "--policy")) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "stormsweep sim: %s needs a value\n", a);
-        return 2;
-      }
-      i++;
-      if (!strcmp(a, "--seed")) {
-        char *end;
-        unsigned long long v = strtoull(argv[i], &end, 10);
-        if (!*argv[i] || *end || argv[i][0] == '-') {
-          fprintf(stderr, "stormsweep sim: --seed: expected a non-negative whole number, got '%s'\n",
-                  argv[i]);
-          return 2;
-        }
-        seed = v;
-      } else if (!strcmp(a, "--ticks-csv")) {
-        csv = argv[i];
-      } else if (!strcmp(a, "--policy")) {
-        policy = argv[i];
-      }
-    } else {
-      fprintf(stderr, "stormsweep sim: unknown option '%s' (see 'stormsweep sim --help')\n", a);
+  if (file) {
+    file_trace t = {o, cfg, file};
+    eng_scenario_skipped sk;
+    if (eng_scenario_load_traced(cfg, file, on_file_key, &t, &sk, err, sizeof err)) {
+      fprintf(stderr, "stormsweep sim: %s\n", err);
       return 2;
     }
+    if (sk.grid_line || sk.sweep_line)
+      fprintf(stderr,
+              "stormsweep sim: warning: %s:%d: [%s] ignored: sim runs the [scenario] section "
+              "once (sweep the file with 'stormsweep run %s')\n",
+              file, sk.grid_line ? sk.grid_line : sk.sweep_line,
+              sk.grid_line && sk.sweep_line ? "grid] and [sweep" : sk.grid_line ? "grid" : "sweep",
+              file);
   }
-  if (file && eng_scenario_load(&cfg, file, err, sizeof err)) {
-    fprintf(stderr, "stormsweep sim: %s\n", err);
-    return 2;
-  }
-  if (policy && eng_config_set(&cfg, "policy", policy, err, sizeof err)) {
-    fprintf(stderr, "stormsweep sim: --policy: %s\n", err);
-    return 2;
-  }
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--set")) {
-      if (!strcmp(argv[i], "--seed") || !strcmp(argv[i], "--ticks-csv") ||
-          !strcmp(argv[i], "--policy"))
-        i++;
-      continue;
-    }
-    const char *kv = argv[++i];
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) {
-      fprintf(stderr, "stormsweep sim: --set: expected KEY=VALUE, got '%s'\n", kv);
+  if (policy) {
+    if (eng_config_set(cfg, "policy", policy, err, sizeof err)) {
+      fprintf(stderr, "stormsweep sim: --policy: %s\n", err);
       return 2;
     }
+    origins_mark(o, cfg, "policy", "--policy");
+  }
+  for (int i = 0; i < n_sets; i++) {
+    const char *eq = strchr(sets[i], '=');
     char key[128];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-    if (eng_config_set(&cfg, key, eq + 1, err, sizeof err)) {
+    snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i]), sets[i]);
+    if (eng_config_set(cfg, key, eq + 1, err, sizeof err)) {
       fprintf(stderr, "stormsweep sim: --set: %s\n", err);
       return 2;
     }
+    origins_mark(o, cfg, key, "--set");
   }
-  if (eng_config_validate(&cfg, err, sizeof err)) {
+  if (eng_config_validate(cfg, err, sizeof err)) {
     fprintf(stderr, "stormsweep sim: %s\n", err);
     return 2;
+  }
+  return 0;
+}
+
+int cmd_sim(int argc, char **argv) {
+  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW };
+  static const struct option longopts[] = {
+      {"policy", required_argument, NULL, O_POLICY},
+      {"set", required_argument, NULL, O_SET},
+      {"seed", required_argument, NULL, O_SEED},
+      {"ticks-csv", required_argument, NULL, O_CSV},
+      {"json", no_argument, NULL, O_JSON},
+      {"list-settings", no_argument, NULL, O_LIST},
+      {"show-settings", no_argument, NULL, O_SHOW},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *file = NULL, *csv = NULL, *policy = NULL;
+  uint64_t seed = 1;
+  int json = 0, list = 0, show = 0, n_sets = 0, c;
+  char **sets = calloc((size_t)argc + 1, sizeof *sets);
+  if (!sets) {
+    fprintf(stderr, "stormsweep sim: out of memory\n");
+    return 1;
+  }
+  cli_opts_begin(argc, argv);
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'h': sim_usage(stdout); free(sets); return 0;
+    case O_JSON: json = 1; break;
+    case O_LIST: list = 1; break;
+    case O_SHOW: show = 1; break;
+    case O_POLICY: policy = optarg; break;
+    case O_CSV: csv = optarg; break;
+    case O_SET: {
+      const char *eq = strchr(optarg, '=');
+      if (!eq || eq == optarg) {
+        /* "--set breaker fail_fast": the value would be taken for a file */
+        const char *next = optind < argc && argv[optind][0] != '-' && !eq ? argv[optind] : NULL;
+        if (next)
+          fprintf(stderr,
+                  "stormsweep sim: --set needs KEY=VALUE, got '%s' (did you mean --set %s=%s?)\n",
+                  optarg, optarg, next);
+        else
+          fprintf(stderr, "stormsweep sim: --set needs KEY=VALUE, got '%s'\n", optarg);
+        free(sets);
+        return 2;
+      }
+      sets[n_sets++] = optarg;
+      break;
+    }
+    case O_SEED: {
+      char *end;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (!*optarg || *end || optarg[0] == '-') {
+        fprintf(stderr, "stormsweep sim: --seed: expected a non-negative whole number, got '%s'\n",
+                optarg);
+        free(sets);
+        return 2;
+      }
+      seed = v;
+      break;
+    }
+    default: free(sets); return cli_opt_error("sim", c, argv, longopts);
+    }
+  }
+  if (optind < argc) file = argv[optind++];
+  if (optind < argc) {
+    fprintf(stderr, "stormsweep sim: unexpected argument '%s' (one SCENARIO.ini at most)\n",
+            argv[optind]);
+    free(sets);
+    return 2;
+  }
+  if (list) {
+    list_settings();
+    if (file || policy || n_sets)
+      fprintf(stderr, "stormsweep sim: note: --list-settings lists the defaults; "
+                      "--show-settings shows the settings with your file and options applied\n");
+    free(sets);
+    return 0;
+  }
+
+  eng_config cfg;
+  eng_config_defaults(&cfg);
+  origins o;
+  if (origins_init(&o, &cfg)) {
+    fprintf(stderr, "stormsweep sim: out of memory\n");
+    free(sets);
+    origins_free(&o);
+    return 1;
+  }
+  int rc = sim_configure(&cfg, &o, file, policy, sets, n_sets);
+  free(sets);
+  if (rc || show) {
+    if (!rc) show_settings(&o);
+    origins_free(&o);
+    return rc;
+  }
+  /* Opened before simulating: a bad path fails at once, not after the run. */
+  FILE *csv_f = NULL;
+  if (csv && !(csv_f = fopen(csv, "w"))) {
+    fprintf(stderr, "stormsweep sim: --ticks-csv: cannot write '%s': %s\n", csv, strerror(errno));
+    origins_free(&o);
+    return 1;
   }
   eng_run *run = eng_run_create();
   if (!run) {
     fprintf(stderr, "stormsweep sim: out of memory\n");
+    if (csv_f) fclose(csv_f);
+    origins_free(&o);
     return 1;
   }
   eng_summary sum;
+  char err[512];
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = eng_run_simulate(run, &cfg, seed, &sum, err, sizeof err);
+  rc = eng_run_simulate(run, &cfg, seed, &sum, err, sizeof err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (rc) {
     fprintf(stderr, "stormsweep sim: %s\n", err);
+    if (csv_f) {
+      fclose(csv_f);
+      remove(csv); /* created empty above */
+    }
     eng_run_destroy(run);
+    origins_free(&o);
     return 2;
   }
   double wall_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   if (json)
-    print_json(&cfg, &sum, wall_ms);
+    print_json(&cfg, &sum, wall_ms, &o);
   else
     print_text(&cfg, &sum, wall_ms);
   rc = 0;
-  if (csv && write_ticks_csv(run, &cfg, csv)) rc = 1;
+  fflush(stdout); /* the summary first when --ticks-csv is /dev/stdout */
+  if (csv_f && write_ticks_csv(run, &cfg, csv_f, csv)) rc = 1;
   eng_run_destroy(run);
+  origins_free(&o);
   return rc;
 }

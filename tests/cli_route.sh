@@ -117,8 +117,23 @@ bad shards_junk --shards --shards 16x --vnodes 150 --capacity-factor 1.25 --keys
 bad keys_zero --keys --shards 16 --vnodes 150 --capacity-factor 1.25 --keys 0
 bad seed_neg --seed "${ok[@]}" --capacity-factor 1.25 --seed -1
 bad bogus --bogus "${ok[@]}" --capacity-factor 1.25 --bogus
-bad missing --capacity-factor "${ok[@]}"
+bad missing --keys --shards 16 --vnodes 150 --capacity-factor 1.25
+bad csv_value "--csv takes no value" "${ok[@]}" --csv=1
+bad extra "unexpected argument 'stray'" "${ok[@]}" stray
 bad no_value --keys --shards 16 --vnodes 150 --capacity-factor 1.25 --keys
+
+# --- one grammar (issue 17): --opt=value, '_' or '-', the engine's defaults ----
+# Without --shards, --vnodes and --capacity-factor route uses the seed study's
+# (the engine defaults: 16 x 150, c = 1.25).
+if run defaults 0 --keys=1000; then
+  expect_in "$tmp/defaults.out" "16 shards x 150 vnodes (2400 ring points), capacity factor 1.25, 1000 keys" "defaults"
+fi
+run spaced 0 --shards 8 --vnodes 40 --capacity-factor 1.1 --keys 3000 --csv &&
+  run equals 0 --shards=8 --vnodes=40 --capacity-factor=1.1 --keys=3000 --csv &&
+  run underscore 0 --capacity_factor 1.1 --shards 8 --keys 3000 --vnodes=40 --csv &&
+  { cmp -s "$tmp/spaced.out" "$tmp/equals.out" || fail "--opt=value routes differently from --opt value"
+    cmp -s "$tmp/spaced.out" "$tmp/underscore.out" || fail "--capacity_factor routes differently from --capacity-factor"; }
+bad underscore_bad --capacity-factor --capacity_factor=0.5 --keys 10
 
 # --- help -------------------------------------------------------------------------
 if run help 0 --help; then

@@ -113,7 +113,7 @@ usage_error set_load "load: must be between 0 and 1e+06, got -1" sim --set load=
 usage_error set_c "capacity_factor: must be >= 1 or inf, got 0.5" sim --set capacity_factor=0.5
 usage_error set_vnodes "vnodes: must be between 1 and 65536, got 0" sim --set vnodes=0
 usage_error set_rate "rate_rps: must be between 0 and 1e+12, got -5" sim --set rate_rps=-5
-usage_error set_noeq "--set: expected KEY=VALUE, got 'load'" sim --set load
+usage_error set_noeq "--set needs KEY=VALUE, got 'load'" sim --set load
 usage_error set_malformed "load: expected a number, got 'abc'" sim --set load=abc
 usage_error set_missing "--set needs a value" sim --set
 usage_error nonsense "unknown option '--nonsense'" sim --nonsense
@@ -165,6 +165,89 @@ if run list 0 sim --list-settings; then
     grep -qE "^  $key +=" "$tmp/list.out" || fail "--list-settings: no line for $key"
   done
   expect_in "$tmp/list.out" "capacity_factor          = 1.25" "--list-settings default of capacity_factor"
+fi
+
+# ---- one grammar (issue 17): --opt=value, '_' or '-' in names ------------------
+if run eq_form 0 sim --json --seed=3 --policy=guarded --set=horizon_ms=4000 &&
+  run space_form 0 sim --json --seed 3 --policy guarded --set horizon_ms=4000; then
+  python3 - "$tmp/eq_form.out" "$tmp/space_form.out" <<'EOF' || fail "sim --opt=value and --opt value differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for d in (a, b):
+    d.pop("wall_ms")
+assert a == b and a["seed"] == 3 and a["policy"] == "guarded", (a.get("seed"), a.get("policy"))
+EOF
+fi
+run underscore_opt 0 sim --set horizon_ms=3000 --ticks_csv="$tmp/u.csv" &&
+  { [ -f "$tmp/u.csv" ] || fail "--ticks_csv=FILE wrote no file"; }
+usage_error json_value "--json takes no value" sim --json=1
+usage_error two_files "unexpected argument" sim "$tmp/good.ini" "$tmp/good.ini"
+if run bench_eq 0 bench --engine-only --runs=2 --set=horizon_ms=3000 --json; then
+  python3 -c 'import json, sys; assert json.load(sys.stdin)["engine"]["runs_per_policy"] == 2' \
+    <"$tmp/bench_eq.out" || fail "bench --runs=2: not 2 runs per policy"
+fi
+usage_error bench_set "--set needs KEY=VALUE, got 'load'" bench --engine-only --set load
+
+# ---- what sim simulated (issue 17): --show-settings, settings in --json ---------
+cat >"$tmp/sweep.ini" <<'EOF'
+; a sweep file: sim runs its [scenario] and ignores [grid] and [sweep]
+[scenario]
+load = 0.5
+vnodes = 40
+
+[grid]
+policy = naive, guarded
+
+[sweep]
+replicates = 3
+EOF
+if run show 0 sim "$tmp/sweep.ini" --policy guarded --set vnodes=10 --show-settings; then
+  grep -qE "^  vnodes +=  ?10 +--set$" "$tmp/show.out" || fail "--show-settings: vnodes not 10 from --set: $(grep vnodes "$tmp/show.out")"
+  grep -qF "$tmp/sweep.ini:3" <(grep -E '^  load +=  ?0.5 ' "$tmp/show.out") || fail "--show-settings: load not 0.5 from sweep.ini:3: $(grep -E '^  load ' "$tmp/show.out")"
+  grep -qE "^  budget_ratio +=  ?0.1 +--policy$" "$tmp/show.out" || fail "--show-settings: budget_ratio not from --policy: $(grep budget_ratio "$tmp/show.out")"
+  grep -qE "^  shards +=  ?16 +default$" "$tmp/show.out" || fail "--show-settings: shards not a default: $(grep -E '^  shards ' "$tmp/show.out")"
+  expect_in "$tmp/show.err" "$tmp/sweep.ini:7: [grid] and [sweep] ignored" "sim SWEEP.ini warns about [grid]"
+  ! grep -q "outcome" "$tmp/show.out" || fail "--show-settings simulated"
+fi
+if run json_settings 0 sim --json "$tmp/good.ini" --set vnodes=10; then
+  python3 - "$tmp/json_settings.out" "$tmp/good.ini" <<'EOF' || fail "sim --json: effective settings or their origins wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, f = d["settings"], d["settings_from"]
+assert s["vnodes"] == "10" and f["vnodes"] == "--set", (s["vnodes"], f["vnodes"])
+assert s["max_retries"] == "0" and f["max_retries"] == sys.argv[2] + ":2", f["max_retries"]
+assert s["shards"] == "16" and f["shards"] == "default", f["shards"]
+EOF
+fi
+if run list_after_set 0 sim --set vnodes=10 --list-settings; then
+  expect_in "$tmp/list_after_set.out" "# defaults" "--list-settings says it lists defaults"
+  expect_in "$tmp/list_after_set.err" "--show-settings" "--list-settings with --set points to --show-settings"
+fi
+
+# ---- errors (issue 17) ----------------------------------------------------------
+usage_error set_space "--set needs KEY=VALUE, got 'breaker' (did you mean --set breaker=fail_fast?)" sim --set breaker fail_fast
+printf '\211HDF\r\n\032\n\000\000\000\000\377\377binary' >"$tmp/results.h5"
+usage_error hdf5 "$tmp/results.h5: an HDF5 result file, not a scenario" sim "$tmp/results.h5"
+# an unwritable --ticks-csv fails before simulating: no summary, the sim: prefix
+if run csv_early 1 sim --ticks-csv "$tmp/no/such/dir/x.csv"; then
+  [ ! -s "$tmp/csv_early.out" ] || fail "--ticks-csv to a missing directory simulated first: $(head -c 200 "$tmp/csv_early.out")"
+  expect_in "$tmp/csv_early.err" "stormsweep sim: --ticks-csv: cannot write '$tmp/no/such/dir/x.csv'" "--ticks-csv error"
+fi
+
+# ---- units and definitions (issue 17) ---------------------------------------------
+if run units 0 sim --set horizon_ms=4000 && run units_tick 0 sim --set horizon_ms=4000 --set tick_ms=0.5 --json &&
+  run units_json 0 sim --set horizon_ms=4000 --json; then
+  expect_in "$tmp/units.out" "Little's Law         over the baseline window" "Little's Law line"
+  expect_in "$tmp/units.out" "(attempts sent per request)" "amplification line"
+  grep -qE "goodput +[0-9]+/s answered in time at baseline" "$tmp/units.out" || fail "goodput not per second: $(grep goodput "$tmp/units.out")"
+  python3 - "$tmp/units_json.out" "$tmp/units_tick.out" <<'EOF' || fail "sim --json: little_lambda, little_w_ms or goodput_baseline_per_s wrong"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert abs(a["little_lambda"] * a["little_w_ms"] - a["little_L"]) < 0.05 * a["little_L"], a
+# per second does not depend on the tick: 17.92 requests/ms offered at load 0.7
+for d in (a, b):
+    assert 0.9 * 17920 < d["goodput_baseline_per_s"] < 1.1 * 17920, d["goodput_baseline_per_s"]
+EOF
 fi
 
 if [ "$fails" -ne 0 ]; then
