@@ -305,6 +305,19 @@ static int build_sweep(verify_state *v) {
             v->sw.source, (long long)v->sw.n_points, axes);
     return 2;
   }
+  /* A run that is not back by the horizon needs hold + trend after the
+   * clearance to be classed (README "The outcome rule"); otherwise it would
+   * be undetermined, and a verdict must not guess. */
+  const eng_config *c = &v->sw.base;
+  double tail = c->horizon_ms - eng_config_fault_clear_ms(c);
+  if (eng_config_fault_clear_ms(c) > 0 && tail < c->recovery_hold_ms + c->trend_ms) {
+    fprintf(stderr,
+            "stormsweep verify: horizon_ms %g leaves %g ms after the last fault clears; a run "
+            "not back by then could not be classed (needs recovery_hold_ms + trend_ms = %g ms): "
+            "raise horizon_ms\n",
+            c->horizon_ms, tail, c->recovery_hold_ms + c->trend_ms);
+    return 2;
+  }
   /* The label: where the configuration comes from and what changed it. */
   size_t used = (size_t)snprintf(v->label, sizeof v->label, "%s",
                                  a->scenario ? a->scenario : "seed study scenario");
@@ -603,9 +616,7 @@ static void format_evidence(const verify_state *v, int interrupted, char *buf, s
     if (listed < VERIFY_MAX_LISTED) {
       listed++;
       ADD("  %lld: seed %llu, %s", (long long)r, (unsigned long long)x->seed,
-          x->outcome >= 0 && x->outcome <= ENG_OUTCOME_METASTABLE
-              ? eng_outcome_name((eng_outcome)x->outcome)
-              : "collapsed");
+          eng_outcome_name((eng_outcome)x->outcome));
       if (x->outcome == ENG_OUTCOME_RECOVERED) ADD(" in %.0f ms (over the SLO)", x->recovery_ms);
       ADD("\n");
     }

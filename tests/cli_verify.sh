@@ -54,6 +54,9 @@ expect_exit 2 "$BIN" verify --no-such-option
 expect_exit 2 "$BIN" verify small.ini --min-pass 1.5
 expect_exit 2 "$BIN" verify small.ini --alpha 0.7
 expect_in "$T/err" "alpha"
+# A horizon too short after the faults to class a run that is not back: refused, never guessed.
+expect_exit 2 "$BIN" verify --set horizon_ms=3000
+expect_in "$T/err" "could not be classed"
 expect_exit 2 "$BIN" verify small.ini --max-runs 0
 expect_exit 2 "$BIN" verify small.ini --resume
 expect_exit 2 "$BIN" verify small.ini --set vnode=3
