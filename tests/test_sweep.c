@@ -438,7 +438,7 @@ static void test_seed_study_is_seed_ini(void **state) {
   for (int i = 0; i < 4; i++) assert_string_equal(sw.axes[i].key, keys[i]);
   assert_true(swp_sweep_runs(&sw) >= 1000);
   /* It crosses from naive (no budget, no backoff) to guarded. */
-  assert_values(&sw, "budget_ratio", "0.05|0.1|0.2|0.5|inf");
+  assert_values(&sw, "budget_ratio", "0.1|0.5|0.75|1|inf");
   assert_string_equal(axis(&sw, "backoff_cap_ms")->values[0], "0");
   assert_int_equal(sw.base.backoff, ENG_BACKOFF_FULL);
   swp_sweep_free(&sw);
