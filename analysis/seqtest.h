@@ -94,6 +94,10 @@ int64_t ana_seq_runs_to_prove(const ana_seq_design *d);
  * without a failure" — one line for reports. */
 void ana_seq_describe(const ana_seq_design *d, char *buf, unsigned long len);
 
+/* "P(pass) >= 0.99: open, LLR 1.234 in (-2.251, 2.890); P(metastable) <= 0.01:
+ * ..." — where each target's test stands, for evidence printouts. */
+void ana_seq_status(const ana_seq *s, char *buf, unsigned long len);
+
 const char *ana_seq_state_name(ana_seq_state s); /* "open", "proven", "refuted" */
 
 #endif
