@@ -89,8 +89,13 @@ int ana_rp_init(ana_rp *rp, const ana_rp_point *pts, size_t n, const ana_seq_des
     /* alpha / 2^(i+1); ldexp underflows to 0 only past rank ~1070, where a
      * test could never prove anything anyway: keep it positive. */
     c->alpha = ldexp(rp->d.alpha, -(int)(i < 1000 ? i + 1 : 1000));
+    /* Wald's boundary ln((1 - beta) / a) bounds the false-proof rate only
+     * approximately (by a / (1 - beta)); at a = alpha_i (1 - beta) it is
+     * ln(1 / alpha_i), and Ville's inequality bounds the rate by alpha_i
+     * exactly (the likelihood ratio is a nonnegative supermartingale for
+     * any bad rate >= q0). */
     ana_seq_design di = rp->d;
-    di.alpha = c->alpha;
+    di.alpha = c->alpha * (1.0 - rp->d.beta);
     ana_seq_init(&c->seq, &di);
   }
   free(keys);
@@ -114,17 +119,12 @@ int64_t ana_rp_runs_to_go(const ana_seq *s) {
   return a > b ? a : b;
 }
 
-/* How far a test got towards the proof (for "closest"): the larger of its
- * targets' shortfalls, as a fraction of the distance from start to proof. */
+/* How close a refuted candidate came (for "closest"): the share of its
+ * confirmation runs that passed (screening's when it has none). */
 static double progress(const ana_seq *s) {
-  double worst = 1.0;
-  const ana_sprt *t[2] = {&s->pass, &s->meta};
-  for (int i = 0; i < 2; i++) {
-    if (!t[i]->enabled || t[i]->state == ANA_SEQ_PROVEN) continue;
-    double f = t[i]->llr / t[i]->upper;
-    if (f < worst) worst = f;
-  }
-  return worst;
+  if (s->n <= 0) return -1.0;
+  int64_t bad = s->pass.enabled ? s->pass.bad : s->meta.bad;
+  return 1.0 - (double)bad / (double)s->n;
 }
 
 ana_rp_step ana_rp_decide(const ana_rp *rp, int k, int64_t *batch) {
