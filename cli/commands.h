@@ -15,5 +15,7 @@ int cmd_analyze(int argc, char **argv);
 int cmd_recommend(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_refine(int argc, char **argv);     /* analysis/cmd_refine.c */
+int cmd_run_refine(int argc, char **argv); /* run, and run --refine */
 
 #endif

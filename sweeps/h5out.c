@@ -1583,6 +1583,42 @@ static int attr_set_i64(hid_t obj, const char *name, int64_t v) {
   return rc;
 }
 
+/* Appends first_row to /refine/round_start: the round's rows start there. */
+static int record_round(hid_t f, int64_t first_row) {
+  hid_t g = H5Lexists(f, "refine", H5P_DEFAULT) > 0
+                ? H5Gopen2(f, "refine", H5P_DEFAULT)
+                : H5Gcreate2(f, "refine", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return -1;
+  hid_t ds;
+  hsize_t n = 0;
+  if (H5Lexists(g, "round_start", H5P_DEFAULT) > 0) {
+    ds = H5Dopen2(g, "round_start", H5P_DEFAULT);
+    hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
+    if (sp < 0 || H5Sget_simple_extent_dims(sp, &n, NULL) != 1) n = (hsize_t)-1;
+    if (sp >= 0) H5Sclose(sp);
+    hsize_t n1 = n + 1;
+    if (ds >= 0 && (n == (hsize_t)-1 || H5Dset_extent(ds, &n1) < 0)) {
+      H5Dclose(ds);
+      ds = -1;
+    }
+  } else {
+    ds = dataset_1d(g, "round_start", H5T_STD_I64LE, 1, 64, NULL, 0, 1);
+  }
+  int rc = ds < 0 ? -1 : 0;
+  if (!rc) {
+    hid_t fs = H5Dget_space(ds);
+    hsize_t one = 1;
+    hid_t ms = H5Screate_simple(1, &one, NULL);
+    rc = fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &n, NULL, &one, NULL) < 0 ||
+         H5Dwrite(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &first_row) < 0;
+    if (fs >= 0) H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+    H5Dclose(ds);
+  }
+  H5Gclose(g);
+  return rc;
+}
+
 /* Grows every per-run dataset by n rows and writes the new /runs rows (not
  * done, with their point, replicate and seed) and /run values; the flush
  * after it makes the append one commit. An append cut off before that flush
@@ -1662,6 +1698,7 @@ static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
     rc = attr_set_i64(o->file, "n_runs", n1) || a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &zero) < 0;
     if (a >= 0) H5Aclose(a);
   }
+  if (!rc) step = "/refine/round_start", rc = record_round(o->file, n0);
   char why[256] = "";
   if (!rc) step = "reserve", rc = h5out_reserve(o, why, sizeof why);
   if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;

@@ -56,7 +56,8 @@ void swp_sweep_free(swp_sweep *sw) {
 
 enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
 static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
-static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", NULL};
+static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "refine",
+                                         NULL};
 
 /* A raw entry as read: validated after the whole file is read. */
 typedef struct entry {
@@ -260,7 +261,8 @@ static int handler(void *user, const char *section, const char *name, const char
     if (sug)
       return fail(c, c->line, "unknown key '%s' in [sweep] (did you mean '%s'?)", name, sug);
     return fail(c, c->line,
-                "unknown key '%s' in [sweep] (expected name, description, replicates or seed)",
+                "unknown key '%s' in [sweep] (expected name, description, replicates, seed or "
+                "refine)",
                 name);
   }
   if (sec != SEC_SWEEP && !eng_settings_find(name)) {
@@ -356,6 +358,17 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
       return -1;
     }
     sw->seed = s;
+  } else if (!strcmp(key, "refine")) {
+    if (!strcmp(value, "on") || !strcmp(value, "yes") || !strcmp(value, "true") ||
+        !strcmp(value, "1"))
+      sw->refine = 1;
+    else if (!strcmp(value, "off") || !strcmp(value, "no") || !strcmp(value, "false") ||
+             !strcmp(value, "0"))
+      sw->refine = 0;
+    else {
+      swp_seterr(msg, len, "refine: expected on or off, got '%s'", value);
+      return -1;
+    }
   } else {
     char **dst = !strcmp(key, "name") ? &sw->name : &sw->description;
     char *v = strdup(value);
@@ -835,6 +848,7 @@ char *swp_sweep_format(const swp_sweep *sw) {
   tb_str(&t, num);
   snprintf(num, sizeof num, "seed = %llu\n", (unsigned long long)sw->seed);
   tb_str(&t, num);
+  if (sw->refine) tb_str(&t, "refine = on\n"); /* only when set: older texts stay equal */
   tb_str(&t, "\n[scenario]\n");
   for (size_t i = 0; i < sw->n_settings; i++)
     tb_wrapped(&t, sw->settings[i].key, sw->settings[i].value, 0);

@@ -21,6 +21,7 @@
  *   description = free text
  *   replicates  = 20          ; runs per grid point (default 20)
  *   seed        = 1           ; master seed, decimal or 0x hex (default 1)
+ *   refine      = off         ; on: `run` then refines the file (stormsweep refine)
  *
  *   [scenario]                ; fixed settings: any key of the engine
  *   load        = 0.7         ; settings table ('stormsweep sim --list-settings')
@@ -97,6 +98,7 @@ typedef struct swp_sweep {
   char *name, *description;
   int64_t replicates;
   uint64_t seed;
+  int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
