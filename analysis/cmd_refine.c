@@ -605,6 +605,26 @@ static void print_decision(const evaluation *e, const refine_opts *o, const swp_
            o->d.min_pass, o->d.max_meta, (long long)c->seq.n, (long long)c->seq.pass.bad,
            (long long)c->seq.meta.bad, st->decided + 1, c->alpha, st->decided + 1, e->rp.n_cand,
            o->d.alpha);
+  } else if (st->status == ANA_RP_NONE && e->rp.n_cand == 0) {
+    /* Screening already rules every point out: name the nearest. */
+    size_t best = 0;
+    for (size_t i = 1; i < e->r.n_points; i++) {
+      const ana_rp_point *a = &e->pts[i], *b = &e->pts[best];
+      if (a->n_collapsed < b->n_collapsed ||
+          (a->n_collapsed == b->n_collapsed &&
+           (a->n_pass > b->n_pass || (a->n_pass == b->n_pass && a->n_meta < b->n_meta))))
+        best = i;
+    }
+    printf("NO POINT QUALIFIES: no point's screening runs are consistent with P(pass) >= %g and "
+           "P(metastable) <= %g (exact 95%% bounds), so there is nothing to confirm",
+           o->d.min_pass, o->d.max_meta);
+    if (e->r.n_points) {
+      printf("; closest: ");
+      print_point(stdout, e, best, sw);
+      printf(", %lld of %lld screening runs passing, %lld metastable",
+             (long long)e->pts[best].n_pass, (long long)e->pts[best].n, (long long)e->pts[best].n_meta);
+    }
+    printf("\n");
   } else if (st->status == ANA_RP_NONE) {
     printf("NO POINT QUALIFIES: every candidate was refuted");
     if (st->closest >= 0) {

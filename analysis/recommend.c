@@ -336,6 +336,10 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
             (long long)ri.rounds,
             c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
             refuted);
+  } else if (!strcmp(ri.status, "none") && ri.n_cand == 0) {
+    fprintf(f, "NO POINT QUALIFIES (refined): no point's %lld screening runs are consistent with "
+               "the targets (exact 95%% bounds), so refine had nothing to confirm.\n",
+            (long long)ri.r0);
   } else if (!strcmp(ri.status, "none")) {
     fprintf(f, "NO POINT QUALIFIES (refined): all %zu candidates were refuted by their fresh runs "
                "(%lld runs in %lld rounds).\n",

@@ -1415,9 +1415,9 @@ static int chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
 /* Checks that every run marked done has all its chunks; clears the flag of
  * one that lacks some (it is run again). Returns the number cleared, or -1
  * when the chunk index cannot be read at all. */
-static int64_t verify_done_chunks(swp_h5out *o, char *why, size_t whylen) {
+static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t whylen) {
   int64_t cleared = 0;
-  for (int64_t r = 0; r < o->n_runs; r++) {
+  for (int64_t r = from; r < o->n_runs; r++) {
     if (!o->done[r]) continue;
     for (int m = 0; m < ENG_M_COUNT; m++) {
       hsize_t size = 0;
@@ -1551,7 +1551,9 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
                "--force)", path, why);
     goto fail;
   }
-  if (verify_done_chunks(o, why, sizeof why) < 0) {
+  /* Appending (refine) checks only the appended rows: the sweep's own runs
+   * were all committed (refine requires it) before any append. */
+  if (verify_done_chunks(o, append ? o->base_runs : 0, why, sizeof why) < 0) {
     swp_seterr(err, errlen,
                "%s: damaged: %s. It was cut off while being written and cannot be continued; "
                "start over with --force",
