@@ -93,6 +93,8 @@ expect_in "$T/err" "void the error bound"
 # ---- refined files and the other commands ----
 expect_exit 2 "$BIN" run tiny.ini -o j2.h5 --resume
 expect_in "$T/err" "stormsweep refine j2.h5"
+expect_exit 2 "$BIN" merge j2.h5 j1.h5 -o nope.h5
+expect_in "$T/err" "appended by refine"
 expect_exit 0 "$BIN" recommend j2.h5
 expect_in "$T/out" "RECOMMENDED (proven)"
 expect_in "$T/out" "fresh runs"
