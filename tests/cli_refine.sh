@@ -7,7 +7,7 @@
 # command that continues, and continuing gives the uninterrupted file; so
 # does SIGKILL; `run --resume` and `merge` refuse a refined file by name; a
 # slice file and changed targets are refused (exit 2); recommend names the
-# proven point with its proof.
+# proven point with its proof and the report lists the refined points.
 # Usage: bash cli_refine.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
 # shellcheck source=lib/cli_common.sh
@@ -98,6 +98,11 @@ expect_in "$T/err" "appended by refine"
 expect_exit 0 "$BIN" recommend j2.h5
 expect_in "$T/out" "RECOMMENDED (proven)"
 expect_in "$T/out" "fresh runs"
+if command -v gnuplot >/dev/null; then
+  expect_exit 0 "$BIN" report j2.h5 -o rep
+  expect_in rep/index.html "Refined points"
+  expect_in rep/index.html "(recommended)"
+fi
 
 # ---- interrupted rounds resume to the same file ----
 # The kill lands a third of the way into refine's growth of the file:
