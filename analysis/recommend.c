@@ -331,7 +331,7 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
     for (size_t i = 0; i < ri.n_cand; i++) refuted += ri.cand[i].state == ANA_SEQ_REFUTED;
     fprintf(f,
             "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
-            "runs in %lld rounds; %s (%zu refuted in all).\n",
+            "runs in %lld round(s); %s (%zu refuted in all).\n",
             ri.n_cand, r->n_points, (long long)ri.r0, (long long)ri.runs_appended,
             (long long)ri.rounds,
             c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
