@@ -261,7 +261,7 @@ static int sweep_of_file(const char *path, swp_sweep *sw, int64_t *rows, char *e
   char msg[1024];
   if (swp_sweep_parse_string(sw, text, path, msg, sizeof msg) ||
       swp_sweep_check(sw, msg, sizeof msg)) {
-    snprintf(err, errlen, "%s: its sweep text does not parse: %s", path, msg);
+    snprintf(err, errlen, "%s: its sweep text does not parse: %.400s", path, msg);
     goto done;
   }
   rc = 0;
