@@ -44,8 +44,8 @@
  *
  * N = n_runs = n_points x replicates; T = ticks (the most of any point);
  * run r = point * replicates + replicate — for the sweep's own runs: `refine`
- * appends rows past them (h5out_append: /runs, /ticks/*, /run and /timing/*
- * have an unlimited run dimension; n_runs then counts the appended rows too,
+ * appends rows past them (h5out_append: /runs, /ticks/<metric>, /run and
+ * /timing/run_<x> have an unlimited run dimension; n_runs then counts the appended rows too,
  * whose point and replicate are in their columns, and /refine/round_start
  * records where each round's rows begin; see analysis/refine.h for /refine);
  * point p = the cartesian product of

@@ -120,8 +120,8 @@ static void test_unknown_keys(void **state) {
                "t.ini:2: unknown key 'replicate' in [sweep] (did you mean 'replicates'?)");
   expect_error("[sweep]\nnmae = x\n", "t.ini:2: unknown key 'nmae' in [sweep] (did you mean 'name'?)");
   expect_error("[sweep]\ncolour = red\n",
-               "t.ini:2: unknown key 'colour' in [sweep] (expected name, description, replicates "
-               "or seed)");
+               "t.ini:2: unknown key 'colour' in [sweep] (expected name, description, replicates, "
+               "seed or refine)");
   expect_error("[scenario]\nreplicats = 3\n",
                "t.ini:2: unknown setting 'replicats' in [scenario] (did you mean 'replicates' in "
                "[sweep]?)");
