@@ -53,16 +53,16 @@ backoff = full
 load = 0.5, 0.8
 budget_ratio = 0.1, inf
 EOF
-LOOSE="--min-pass 0.9 --max-metastable 0.1"
+LOOSE=(--min-pass 0.9 --max-metastable 0.1)
 
 # ---- thread count, slices + merge, run --refine ----
 expect_exit 0 "$BIN" run tiny.ini -o screen.h5 -j 2 -q
 cp screen.h5 j1.h5
 cp screen.h5 j2.h5
-expect_exit 0 "$BIN" refine j2.h5 $LOOSE -j 2
+expect_exit 0 "$BIN" refine j2.h5 "${LOOSE[@]}" -j 2
 expect_in "$T/out" "PROVEN: point"
 expect_in "$T/out" "proven by SPRT on"
-expect_exit 0 "$BIN" refine j1.h5 $LOOSE -j 1 -q
+expect_exit 0 "$BIN" refine j1.h5 "${LOOSE[@]}" -j 1 -q
 same_results j1.h5 j2.h5
 n=$(h5dump -a /n_runs j2.h5 | grep '(0)' | awk '{print $2}')
 [ "${n:-0}" -gt 40 ] || fail "refine appended no runs (n_runs = $n)"
@@ -70,16 +70,16 @@ h5dump -a /complete j2.h5 | grep -q '(0): 1' || fail "a refined file is not mark
 
 for k in 0 1 2; do expect_exit 0 "$BIN" run tiny.ini --slice $k/3 -o part-$k.h5 -q; done
 expect_exit 0 "$BIN" merge part-0.h5 part-1.h5 part-2.h5 -o merged.h5
-expect_exit 2 "$BIN" refine part-1.h5 $LOOSE
+expect_exit 2 "$BIN" refine part-1.h5 "${LOOSE[@]}"
 expect_in "$T/err" "merge the slices first"
-expect_exit 0 "$BIN" refine merged.h5 $LOOSE -q
-expect_exit 0 "$BIN" run tiny.ini -o oneshot.h5 --refine $LOOSE -q
+expect_exit 0 "$BIN" refine merged.h5 "${LOOSE[@]}" -q
+expect_exit 0 "$BIN" run tiny.ini -o oneshot.h5 --refine "${LOOSE[@]}" -q
 same_results merged.h5 oneshot.h5
 same_results j2.h5 oneshot.h5
 
 # [sweep] refine = on does the same as --refine.
 sed 's/^seed = 3$/seed = 3\nrefine = on/' tiny.ini >on.ini
-expect_exit 0 "$BIN" run on.ini -o on.h5 $LOOSE -q
+expect_exit 0 "$BIN" run on.ini -o on.h5 "${LOOSE[@]}" -q
 h5ls on.h5/refine >/dev/null 2>&1 || fail "refine = on did not refine"
 
 # ---- a decided file: nothing to do ----
@@ -114,7 +114,7 @@ start=$(size_of base.h5)
 target=$((start + (full - start) / 3))
 for sig in INT KILL; do
   cp base.h5 $sig.h5
-  "$BIN" refine $sig.h5 $LOOSE -j 1 >"$T/bg.out" 2>"$T/bg.err" &
+  "$BIN" refine $sig.h5 "${LOOSE[@]}" -j 1 >"$T/bg.out" 2>"$T/bg.err" &
   pid=$!
   while kill -0 $pid 2>/dev/null && [ "$(size_of $sig.h5)" -lt $target ]; do sleep 0.02; done
   if ! kill -0 $pid 2>/dev/null; then
@@ -128,7 +128,7 @@ for sig in INT KILL; do
     [ $rc = 130 ] || fail "refine after SIGINT exited $rc, want 130"
     expect_in "$T/bg.err" "stormsweep refine $sig.h5"
   fi
-  expect_exit 0 "$BIN" refine $sig.h5 $LOOSE -j 2 -q
+  expect_exit 0 "$BIN" refine $sig.h5 "${LOOSE[@]}" -j 2 -q
   same_results ref.h5 $sig.h5
 done
 
