@@ -340,6 +340,11 @@ int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
 char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary *s,
                     const ana_reco_opts *o);
 
+/* The recommendation of a file `refine` worked on: the proven point with its
+ * SPRT evidence (or why none qualifies, or what is still open). NULL when
+ * the file has no refine data. Returns a malloc'd string. */
+char *ana_reco_refined_text(const ana_results *r, const ana_summary *s);
+
 /* Writes /analysis (replacing an existing one); opens the file read-write. */
 int ana_analysis_store(const char *path, const ana_results *r, const ana_summary *s,
                        const char *recommendation, char *err, size_t errlen);

@@ -193,6 +193,8 @@ static char *recommendation_make(const cli_opts *o, const ana_results *r, const 
                                  ana_reco *rec) {
   ana_reco_opts ro = {o->max_meta, o->min_pass};
   if (ana_recommend(rec, r, s, &ro) != 0) return NULL;
+  char *refined = ana_reco_refined_text(r, s); /* a refined file: its proof */
+  if (refined) return refined;
   return ana_reco_text(rec, r, s, &ro);
 }
 

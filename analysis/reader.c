@@ -629,7 +629,11 @@ static int cmp_i64_pair(const void *x, const void *y) {
  * declared count, and a point with more finished runs than the file
  * declares (replicates; when the file does not say, /runs rows / points). */
 static int runs_unique_check(const ana_results *r, int has_run, int has_replicate,
-                             int64_t replicates, char *err, size_t errlen) {
+                             int64_t replicates, int64_t appended, char *err, size_t errlen) {
+  /* A refined file (refine appends fresh replicates R0, R0+1, ... after the
+   * sweep's own rows): a point may hold its appended replicates too, never
+   * more than there are appended rows. */
+  int64_t limit = replicates + appended;
   size_t n = r->n_runs;
   if (n == 0) return 0;
   int64_t *v = malloc(n * 2 * sizeof *v);
@@ -641,20 +645,20 @@ static int runs_unique_check(const ana_results *r, int has_run, int has_replicat
   }
   for (size_t i = 0; i < n; i++) {
     size_t p = r->point_of_run[i];
-    if (++per[p] > (size_t)replicates) {
+    if (++per[p] > (size_t)limit) {
       snprintf(err, errlen, "%s: %s: point %lld has more than the %lld finished runs the file "
                "declares; the file is damaged", r->path, DSET_RUNS, (long long)r->point_ids[p],
-               (long long)replicates);
+               (long long)limit);
       goto out;
     }
   }
   if (has_replicate) {
     for (size_t i = 0; i < n; i++) {
       int64_t rep = r->runs[i].replicate;
-      if (rep < 0 || rep >= replicates) {
+      if (rep < 0 || rep >= limit) {
         snprintf(err, errlen, "%s: %s: point %lld has replicate %lld; the file declares %lld "
                  "replicates (0 to %lld)", r->path, DSET_RUNS, (long long)r->runs[i].point,
-                 (long long)rep, (long long)replicates, (long long)replicates - 1);
+                 (long long)rep, (long long)limit, (long long)limit - 1);
         goto out;
       }
       v[2 * i] = (int64_t)r->point_of_run[i];
@@ -688,7 +692,8 @@ out:
 
 /* replicates: what the file declares (its root attribute), 0 when it does
  * not say. */
-static int runs_read(ana_results *r, hid_t fid, int64_t replicates, char *err, size_t errlen) {
+static int runs_read(ana_results *r, hid_t fid, int64_t replicates, int refined, char *err,
+                     size_t errlen) {
   int rc = -1;
   hid_t ft, sp, mt = -1, msp = -1;
   hsize_t n = 0;
@@ -806,7 +811,9 @@ static int runs_read(ana_results *r, hid_t fid, int64_t replicates, char *err, s
       r->n_runs++;
     }
   }
-  if (runs_unique_check(r, has[0], has[2], replicates, err, errlen)) goto done;
+  int64_t base = (int64_t)r->n_points * replicates;
+  int64_t appended = refined && (int64_t)n > base ? (int64_t)n - base : 0;
+  if (runs_unique_check(r, has[0], has[2], replicates, appended, err, errlen)) goto done;
   /* Callers index these even when no run is written. */
   if (!r->runs && runs_reserve(r, &cap)) goto oom;
   rc = 0;
@@ -1283,6 +1290,9 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
   double reps = 0, chunk_bytes = 0;
   hsize_t chunk_ticks = 0;
   int64_t replicates = 0;
+  /* refine appends fresh replicates after the sweep's own rows and records
+   * its rounds under /refine (sweeps/h5out.c). */
+  int refined = H5Lexists(fid, "refine", H5P_DEFAULT) > 0;
   if (attr_double(root, ATTR_REPLICATES, &reps) == 0) {
     if (!(reps >= 1 && reps <= (double)SWP_MAX_RUNS && reps == floor(reps))) {
       snprintf(err, errlen, "%s: the '%s' attribute is %g, not a whole number from 1 to %lld",
@@ -1293,15 +1303,20 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
   }
 
   if (points_read(r, fid, err, errlen) != 0 ||
-      runs_read(r, fid, replicates, err, errlen) != 0 ||
+      runs_read(r, fid, replicates, refined, err, errlen) != 0 ||
       attr_agrees(r, root, ATTR_N_POINTS, (double)r->n_points, DSET_POINTS, err, errlen) != 0 ||
       attr_agrees(r, root, ATTR_N_RUNS, (double)(r->n_runs + r->n_skipped), DSET_RUNS, err,
                   errlen) != 0 ||
       ticks_read(r, fid, &chunk_bytes, &chunk_ticks, err, errlen) != 0 ||
       (r->n_ticks > 0 && attr_agrees(r, root, ATTR_TICKS, (double)r->n_ticks, "/ticks", err,
                                      errlen) != 0) ||
-      (replicates && attr_agrees(r, root, ATTR_N_RUNS, (double)r->n_points * (double)replicates,
-                                 "n_points x replicates", err, errlen) != 0))
+      (replicates && !refined &&
+       attr_agrees(r, root, ATTR_N_RUNS, (double)r->n_points * (double)replicates,
+                   "n_points x replicates", err, errlen) != 0) ||
+      (replicates && refined &&
+       (double)(r->n_runs + r->n_skipped) < (double)r->n_points * (double)replicates &&
+       attr_agrees(r, root, ATTR_N_RUNS, (double)r->n_points * (double)replicates,
+                   "at least n_points x replicates", err, errlen) != 0))
     goto fail;
   labels_read(r, fid);
   if (sweep_text) sweep_apply(r, sweep_text);

@@ -33,12 +33,19 @@
  * candidates, and, when the file has too few runs per point for any point to
  * prove the targets (20 runs of 20 passing show at best P(pass) >= 0.832;
  * the default targets need 368), says how many runs per point it would take.
+ *
+ * These bounds hold for one point fixed in advance, not for the cheapest of
+ * many that happened to qualify (the text says so). A file `refine` worked
+ * on carries a proof that does hold for the choice (refine_plan.h): then
+ * ana_reco_refined_text names the point refine proved, with its SPRT
+ * evidence on fresh runs and its alpha_i.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ana.h"
+#include "refine.h"
 
 typedef struct cost_key {
   double amp, lost, vnodes;
@@ -227,6 +234,11 @@ char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary
               "%zu %s collapsed without any fault in some run and never qualify (counted as "
               "refuted).\n",
               rec->n_collapsed_points, rec->n_collapsed_points == 1 ? "point" : "points");
+    if (judged > 1)
+      fprintf(f, "Note: these 95%% bounds hold for one point chosen in advance; they are not "
+                 "corrected for picking the cheapest of %zu points. 'stormsweep refine' proves "
+                 "a choice on fresh runs.\n",
+              judged);
   } else if (judged == 0) {
     fprintf(f, "NO POINT QUALIFIES: the file has no finished runs to judge.\n");
   } else {
@@ -281,6 +293,106 @@ char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary
               (long long)ps->n_meta, ps->amp.mean);
     }
   }
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The proof of a refined file                                               */
+/* ------------------------------------------------------------------------ */
+
+static long stats_of(const ana_summary *s, int64_t id) {
+  for (size_t p = 0; p < s->n_points; p++)
+    if (s->points[p].point == id) return (long)p;
+  return -1;
+}
+
+char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
+  ana_refine_info ri;
+  char err[512];
+  if (ana_refine_info_read(r->path, &ri, err, sizeof err) != 0) return NULL;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) {
+    ana_refine_info_free(&ri);
+    return NULL;
+  }
+  fprintf(f,
+          "Targets (refine's design): P(pass %.0f ms SLO) >= %g and P(metastable) <= %g, each "
+          "proven by a Wald SPRT (bad rate q0 at the target vs q0/%g, beta %g) on fresh runs; "
+          "the candidate of cost rank i is tested at alpha_i = alpha/2^i, so the claim's "
+          "family-wise error is <= alpha = %g.\n",
+          s->slo_ms, ri.d.min_pass, ri.d.max_meta, ri.d.ratio, ri.d.beta, ri.d.alpha);
+  const ana_refine_cand *c = ri.decided_point >= 0 ? ana_refine_find(&ri, ri.decided_point) : NULL;
+  if (!strcmp(ri.status, "proven") && c) {
+    long li = ana_results_point_index(r, c->point);
+    char where[1024] = "";
+    if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
+    fprintf(f,
+            "RECOMMENDED (proven): point %lld: %s — P(pass) >= %g and P(metastable) <= %g proven "
+            "by SPRT on %lld fresh runs (%lld not passing, %lld metastable), alpha_%d = %.3g "
+            "(rank %d of %zu candidates; family alpha = %g)\n",
+            (long long)c->point, where, ri.d.min_pass, ri.d.max_meta, (long long)c->runs,
+            (long long)c->not_passing, (long long)c->metastable, c->rank, c->alpha, c->rank,
+            ri.n_cand, ri.d.alpha);
+    fprintf(f,
+            "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
+            "%.1f%%\n",
+            c->amplification, 100.0 * c->goodput_lost);
+    long sp = stats_of(s, c->point);
+    if (sp >= 0) {
+      fprintf(f, "    all its runs (screening + fresh): ");
+      evidence_print(f, r, &s->points[sp], s->slo_ms);
+    }
+    size_t refuted = 0;
+    for (size_t i = 0; i < ri.n_cand; i++) refuted += ri.cand[i].state == ANA_SEQ_REFUTED;
+    fprintf(f,
+            "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
+            "runs in %lld round(s); %s (%zu refuted in all).\n",
+            ri.n_cand, r->n_points, (long long)ri.r0, (long long)ri.runs_appended,
+            (long long)ri.rounds,
+            c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
+            refuted);
+  } else if (!strcmp(ri.status, "none") && ri.n_cand == 0) {
+    fprintf(f, "NO POINT QUALIFIES (refined): no point's %lld screening runs are consistent with "
+               "the targets (exact 95%% bounds), so refine had nothing to confirm.\n",
+            (long long)ri.r0);
+  } else if (!strcmp(ri.status, "none")) {
+    fprintf(f, "NO POINT QUALIFIES (refined): all %zu candidates were refuted by their fresh runs "
+               "(%lld runs in %lld rounds).\n",
+            ri.n_cand, (long long)ri.runs_appended, (long long)ri.rounds);
+    const ana_refine_cand *cl =
+        ri.closest_point >= 0 ? ana_refine_find(&ri, ri.closest_point) : NULL;
+    if (cl) {
+      long li = ana_results_point_index(r, cl->point);
+      char where[1024] = "";
+      if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
+      fprintf(f, "Closest: point %lld: %s — %lld of %lld fresh runs not passing, %lld "
+                 "metastable.\n",
+              (long long)cl->point, where, (long long)cl->not_passing, (long long)cl->runs,
+              (long long)cl->metastable);
+    }
+  } else {
+    fprintf(f, "UNDECIDED: refine stopped at its run budget (%lld fresh runs); continue with "
+               "'stormsweep refine %s --max-runs N'. Open candidates, cheapest first:\n",
+            (long long)ri.runs_appended, r->path);
+    int shown = 0;
+    for (size_t i = 0; i < ri.n_cand && shown < 5; i++) {
+      if (ri.cand[i].state != ANA_SEQ_OPEN) continue;
+      long li = ana_results_point_index(r, ri.cand[i].point);
+      char where[1024] = "";
+      if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
+      fprintf(f, "    rank %d: point %lld: %s (%lld fresh runs, %lld not passing)\n",
+              ri.cand[i].rank, (long long)ri.cand[i].point, where, (long long)ri.cand[i].runs,
+              (long long)ri.cand[i].not_passing);
+      shown++;
+    }
+  }
+  ana_refine_info_free(&ri);
   if (fclose(f) != 0) {
     free(text);
     return NULL;

@@ -52,6 +52,7 @@
 
 #include "ana.h"
 #include "textsafe.h"
+#include "refine.h"
 
 enum { MAX_CURVE_POINTS = 8, BAND_BINS = 1000 };
 
@@ -766,7 +767,11 @@ static int effects_plot_write(const ana_results *r, const ana_summary *s, const 
     if (file_close(f, dir, name, err, errlen) != 0) goto fail;
   }
   char path[4096];
-  snprintf(path, sizeof path, "%s/plots.gp", dir);
+  int w = snprintf(path, sizeof path, "%s/plots.gp", dir);
+  if (w < 0 || (size_t)w >= sizeof path) {
+    snprintf(err, errlen, "report directory name too long");
+    goto fail;
+  }
   gp = fopen(path, "a");
   if (!gp) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -841,6 +846,44 @@ static void effects_html(FILE *f, const ana_results *r, const ana_summary *s, co
   }
 }
 
+/* The refined points of a file `refine` worked on: one row per candidate,
+ * cheapest first, with its test's state; nothing for other files. */
+static void html_refine_section(FILE *f, const ana_results *r) {
+  ana_refine_info ri;
+  char err[512];
+  if (ana_refine_info_read(r->path, &ri, err, sizeof err) != 0) return;
+  fprintf(f, "<h2>Refined points</h2>\n<p>refine: %zu candidates of %zu points after %lld "
+             "screening replicates each; %lld fresh runs in %lld rounds; status: ",
+          ri.n_cand, r->n_points, (long long)ri.r0, (long long)ri.runs_appended,
+          (long long)ri.rounds);
+  html_text(f, ri.status);
+  fprintf(f, ". Targets P(pass) &ge; %g, P(metastable) &le; %g; rank i tested at alpha/2^i, "
+             "family alpha %g.</p>\n",
+          ri.d.min_pass, ri.d.max_meta, ri.d.alpha);
+  fprintf(f, "<table><tr><th>rank</th><th>point</th><th>settings</th><th>alpha_i</th>"
+             "<th>fresh runs</th><th>not passing</th><th>metastable</th><th>state</th>"
+             "<th>screening pass</th><th>amplification</th></tr>\n");
+  static const char *const states[] = {"open", "proven", "refuted"};
+  for (size_t i = 0; i < ri.n_cand; i++) {
+    const ana_refine_cand *c = &ri.cand[i];
+    long li = ana_results_point_index(r, c->point);
+    char where[1024] = "";
+    if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
+    int decided = c->point == ri.decided_point && !strcmp(ri.status, "proven");
+    fprintf(f, "<tr%s><td>%d</td><td>%lld</td><td style=\"text-align:left\">",
+            decided ? " style=\"background:#dfd\"" : "", c->rank, (long long)c->point);
+    html_text(f, where);
+    fprintf(f, "</td><td>%.3g</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%s%s</td>"
+               "<td>%lld/%lld</td><td>%.3f</td></tr>\n",
+            c->alpha, (long long)c->runs, (long long)c->not_passing, (long long)c->metastable,
+            c->state >= 0 && c->state <= 2 ? states[c->state] : "?",
+            decided ? " (recommended)" : "", (long long)c->screen_pass,
+            (long long)c->screen_runs, c->amplification);
+  }
+  fprintf(f, "</table>\n");
+  ana_refine_info_free(&ri);
+}
+
 static int html_write(const ana_results *r, const ana_summary *s, const char *dir,
                       const char *reco_text, char *err, size_t errlen) {
   FILE *f = file_open(dir, "index.html", err, errlen);
@@ -858,7 +901,9 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
   fprintf(f, "; SLO %.0f ms; intervals 95%% %s.</p>\n", s->slo_ms, ana_method_name(s->method));
   fprintf(f, "<h2>Recommendation</h2>\n<pre>");
   html_text(f, reco_text ? reco_text : "");
-  fprintf(f, "</pre>\n<h2>Plots</h2>\n");
+  fprintf(f, "</pre>\n");
+  html_refine_section(f, r);
+  fprintf(f, "<h2>Plots</h2>\n");
   html_image(f, dir, "heatmap_metastable", "P(metastable) over two axes, the others pooled");
   effects_html(f, r, s, dir);
   html_image(f, dir, "recovery_survival", "Recovery after clearance: Kaplan-Meier curves");
@@ -952,6 +997,11 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   if (ana_recommend(&rec, r, s, &o->reco) != 0 || !(text = ana_reco_text(&rec, r, s, &o->reco))) {
     snprintf(err, errlen, "out of memory");
     goto done;
+  }
+  char *refined = ana_reco_refined_text(r, s); /* a refined file: its proof */
+  if (refined) {
+    free(text);
+    text = refined;
   }
   long ax, ay;
   axes_choose(s, o, &ax, &ay);

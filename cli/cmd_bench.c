@@ -11,7 +11,10 @@
  * threads with output on, the share of wall time the HDF5 writer held the
  * writing lock, bytes per run in the file, and the peak memory of each sweep
  * (run in a child process, so its peak is its own) for two sweep sizes: it
- * must not grow with the number of runs.
+ * must not grow with the number of runs. Decision (unless --no-decision: it
+ * takes minutes): the whole seed study from nothing to a proven
+ * recommendation (`run --refine`, then `recommend`) against today's fixed
+ * sweep (`run`), both as child processes of this binary, side by side.
  */
 /* wait4() (a child's own peak RSS) is a BSD/GNU call */
 #define _DEFAULT_SOURCE
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,10 +203,64 @@ static void print_engine(const engine_figures *g, const engine_figures *n, int r
          n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
 }
 
+/* Runs this binary with args (stdout to out_path, or /dev/null), timing it.
+ * Returns its exit status, or -1. */
+static int time_self(char *const args[], const char *out_path, double *wall_s) {
+  double t0 = now_s();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int null = open("/dev/null", O_WRONLY);
+    if (fd >= 0) dup2(fd, STDOUT_FILENO);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    execv("/proc/self/exe", args);
+    _exit(127);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) < 0) return -1;
+  *wall_s = now_s() - t0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+typedef struct decision_figures {
+  double fixed_s, decision_s;
+  int proven;
+} decision_figures;
+
+/* The fixed 4,800-run seed study, then the seed study to a decision. */
+static int bench_decision(int threads, const char *dir, decision_figures *d) {
+  char fixed[600], dec[600], out[600], j[16];
+  snprintf(fixed, sizeof fixed, "%s/fixed.h5", dir);
+  snprintf(dec, sizeof dec, "%s/decision.h5", dir);
+  snprintf(out, sizeof out, "%s/recommend.txt", dir);
+  snprintf(j, sizeof j, "%d", threads);
+  char *run_fixed[] = {"stormsweep", "run", "-o", fixed, "-j", j, "-q", NULL};
+  char *run_dec[] = {"stormsweep", "run", "-o", dec, "-j", j, "-q", "--refine", NULL};
+  char *reco[] = {"stormsweep", "recommend", dec, NULL};
+  double reco_s = 0;
+  int rc = time_self(run_fixed, NULL, &d->fixed_s) != 0 ||
+           time_self(run_dec, NULL, &d->decision_s) != 0 ||
+           time_self(reco, out, &reco_s) != 0;
+  d->decision_s += reco_s;
+  d->proven = 0;
+  FILE *f = fopen(out, "r");
+  if (f) {
+    char line[4096];
+    while (fgets(line, sizeof line, f))
+      if (strstr(line, "RECOMMENDED (proven)")) d->proven = 1;
+    fclose(f);
+  }
+  unlink(fixed);
+  unlink(dec);
+  unlink(out);
+  return rc ? -1 : 0;
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep bench [--runs N] [--replicates R] [--threads N] [--json]\n"
-          "                        [--engine-only] [--set KEY=VALUE]...\n\n"
+          "                        [--engine-only] [--no-decision] [--set KEY=VALUE]...\n\n"
           "Measures, in one invocation, on the built-in seed study:\n"
           "  engine  wall time per run (1 thread) for the guarded and naive policies, median\n"
           "          and 10-90%% spread over N seeds (default 30); ns per simulated attempt;\n"
@@ -212,8 +270,12 @@ static void usage(FILE *out) {
           "          their ratio, share of wall time spent writing HDF5, bytes per run in\n"
           "          the file, peak memory; and the same at 4R replicates, to show peak\n"
           "          memory does not grow with the number of runs\n"
+          "  decision the whole seed study from nothing to a proven recommendation (run\n"
+          "          --refine, recommend: decision_s) and today's fixed 4,800-run sweep\n"
+          "          (fixed_sweep_s), at N threads, side by side (minutes)\n"
           "Options take --opt VALUE or --opt=VALUE.\n"
           "  --engine-only        skip the sweeps\n"
+          "  --no-decision        skip the decision timing\n"
           "  --set KEY=VALUE      change an engine setting for the engine part (repeatable),\n"
           "                       e.g. horizon_ms=100000 or load=2.8 for scaling checks\n"
           "Compare ratios measured in the same invocation: absolute times on a shared\n"
@@ -221,18 +283,20 @@ static void usage(FILE *out) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0;
+  int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0,
+      decision = 1;
   overrides ov = {0, NULL};
   char **kv = calloc((size_t)argc + 1, sizeof *kv);
   if (!kv) return 1;
   ov.kv = kv;
-  enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_SET };
+  enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_NO_DECISION, O_SET };
   static const struct option longopts[] = {
       {"runs", required_argument, NULL, O_RUNS},
       {"replicates", required_argument, NULL, O_REPLICATES},
       {"threads", required_argument, NULL, O_THREADS},
       {"json", no_argument, NULL, O_JSON},
       {"engine-only", no_argument, NULL, O_ENGINE_ONLY},
+      {"no-decision", no_argument, NULL, O_NO_DECISION},
       {"set", required_argument, NULL, O_SET},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -244,6 +308,7 @@ int cmd_bench(int argc, char **argv) {
     case 'h': usage(stdout); free(kv); return 0;
     case O_JSON: json = 1; break;
     case O_ENGINE_ONLY: engine_only = 1; break;
+    case O_NO_DECISION: decision = 0; break;
     case O_SET:
       if (!strchr(optarg, '=') || optarg[0] == '=') {
         fprintf(stderr, "stormsweep bench: --set needs KEY=VALUE, got '%s'\n", optarg);
@@ -305,6 +370,12 @@ int cmd_bench(int argc, char **argv) {
   int rc = bench_sweep(1, replicates, dir, &s1) || bench_sweep(threads, replicates, dir, &sn);
   if (!rc && !json) fprintf(stderr, "bench: a sweep of %d replicates for peak memory...\n", 4 * replicates);
   if (!rc) rc = bench_sweep(threads, 4 * replicates, dir, &sbig);
+  decision_figures dec = {0, 0, 0};
+  if (!rc && decision) {
+    if (!json)
+      fprintf(stderr, "bench: the fixed seed study, then the seed study to a decision...\n");
+    rc = bench_decision(threads, dir, &dec);
+  }
   rmdir(dir);
   if (rc) {
     fprintf(stderr, "stormsweep bench: sweep failed\n");
@@ -325,7 +396,13 @@ int cmd_bench(int argc, char **argv) {
     printf("    \"bytes_per_run\": %.0f,\n", sn.bytes_per_run);
     printf("    \"peak_rss_kb\": %ld,\n    \"peak_rss_kb_4x_runs\": %lld,\n    \"runs_4x\": %lld\n",
            sn.peak_kb, (long long)sbig.peak_kb, (long long)sbig.runs);
-    printf("  }\n}\n");
+    printf("  }");
+    if (decision)
+      printf(",\n  \"decision_s\": %.2f,\n  \"fixed_sweep_s\": %.2f,\n  \"decision_ratio\": %.3f,\n"
+             "  \"decision_proven\": %s",
+             dec.decision_s, dec.fixed_s, dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0,
+             dec.proven ? "true" : "false");
+    printf("\n}\n");
     return 0;
   }
   printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
@@ -342,5 +419,9 @@ int cmd_bench(int argc, char **argv) {
   printf("  speedup %d threads / 1 thread: %.2fx\n", threads, speedup);
   printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
          sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
+  if (decision)
+    printf("\ndecision: seed study from nothing to %s: %.1f s; the fixed sweep: %.1f s (%.2fx)\n",
+           dec.proven ? "a proven recommendation" : "refine's answer (no point proven)",
+           dec.decision_s, dec.fixed_s, dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0);
   return 0;
 }

@@ -17,5 +17,7 @@ int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_verify(int argc, char **argv); /* also exits 3: undecided */
 int cmd_boundary(int argc, char **argv);
+int cmd_refine(int argc, char **argv);     /* analysis/cmd_refine.c */
+int cmd_run_refine(int argc, char **argv); /* run, and run --refine */
 
 #endif

@@ -94,6 +94,7 @@ int64_t swp_subset_count(const swp_sweep *sw, const swp_subset *s) {
 int swp_runlist_build(swp_runlist *l, const swp_sweep *sw, const swp_subset *s) {
   int64_t n_runs = swp_sweep_runs(sw), n = swp_subset_count(sw, s);
   l->n = 0;
+  l->refs = NULL;
   l->runs = malloc((size_t)(n ? n : 1) * sizeof *l->runs);
   if (!l->runs) return -1;
   for (int64_t r = 0; r < n_runs; r++)
@@ -104,6 +105,7 @@ int swp_runlist_build(swp_runlist *l, const swp_sweep *sw, const swp_subset *s) 
 void swp_runlist_free(swp_runlist *l) {
   free(l->runs);
   l->runs = NULL;
+  l->refs = NULL;
   l->n = 0;
 }
 
@@ -131,8 +133,15 @@ void swp_worker_free(swp_worker *w) {
 
 int swp_worker_simulate(swp_worker *w, const swp_sweep *sw, int64_t r, int32_t thread,
                         swp_run_record *rec, double *encode_s, char *msg, size_t msglen) {
-  int64_t point = r / sw->replicates;
-  int32_t rep = (int32_t)(r % sw->replicates);
+  swp_run_ref ref = {r, r / sw->replicates, (int32_t)(r % sw->replicates)};
+  return swp_worker_simulate_ref(w, sw, &ref, thread, rec, encode_s, msg, msglen);
+}
+
+int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_ref *ref,
+                            int32_t thread, swp_run_record *rec, double *encode_s, char *msg,
+                            size_t msglen) {
+  int64_t r = ref->run, point = ref->point;
+  int32_t rep = ref->replicate;
   memset(rec, 0, sizeof *rec);
   rec->run = r;
   rec->point = point;
@@ -210,6 +219,11 @@ void swp_sink_init(swp_sink *sk, const swp_sweep *sw, swp_h5out *out,
 }
 
 int64_t swp_sink_next(swp_sink *sk) {
+  int64_t j = swp_sink_next_index(sk);
+  return j < 0 ? -1 : sk->list->runs[j];
+}
+
+int64_t swp_sink_next_index(swp_sink *sk) {
   int halt;
 #pragma omp atomic read
   halt = sk->halt;
@@ -219,7 +233,7 @@ int64_t swp_sink_next(swp_sink *sk) {
   int64_t j;
 #pragma omp atomic capture
   j = sk->next++;
-  return j < sk->list->n ? sk->list->runs[j] : -1;
+  return j < sk->list->n ? j : -1;
 }
 
 void swp_sink_halt(swp_sink *sk) {
@@ -291,7 +305,17 @@ int swp_execute_begin(const swp_sweep *sw, swp_h5out *out, const swp_driver_opti
     snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
     return -1;
   }
-  if (swp_runlist_build(list, sw, opt->subset)) {
+  if (opt->runs) {
+    /* An explicit list (refine's appended rows): run exactly these. */
+    list->n = 0;
+    list->refs = opt->runs;
+    list->runs = malloc((size_t)(opt->n_runs > 0 ? opt->n_runs : 1) * sizeof *list->runs);
+    if (!list->runs) {
+      snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
+      return -1;
+    }
+    for (int64_t i = 0; i < opt->n_runs; i++) list->runs[list->n++] = opt->runs[i].run;
+  } else if (swp_runlist_build(list, sw, opt->subset)) {
     snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
     return -1;
   }
@@ -320,13 +344,16 @@ int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_opti
       alloc_failed = 1;
       swp_sink_halt(&sk);
     }
-    int64_t r;
-    while ((r = swp_sink_next(&sk)) >= 0) {
+    int64_t j;
+    while ((j = swp_sink_next_index(&sk)) >= 0) {
       swp_run_record rec;
       char msg[256] = "";
       double encode_s = 0;
-      int failed = swp_worker_simulate(&w, sw, r, (int32_t)omp_get_thread_num(), &rec,
-                                       &encode_s, msg, sizeof msg) != 0;
+      swp_run_ref ref = list.refs ? list.refs[j]
+                                  : (swp_run_ref){list.runs[j], list.runs[j] / sw->replicates,
+                                                  (int32_t)(list.runs[j] % sw->replicates)};
+      int failed = swp_worker_simulate_ref(&w, sw, &ref, (int32_t)omp_get_thread_num(), &rec,
+                                           &encode_s, msg, sizeof msg) != 0;
 #pragma omp critical(swp_writer)
       swp_sink_record(&sk, &rec, failed, encode_s, msg);
     }

@@ -43,7 +43,12 @@
  * ## Layout (format "stormsweep-results", format_version 1)
  *
  * N = n_runs = n_points x replicates; T = ticks (the most of any point);
- * run r = point * replicates + replicate; point p = the cartesian product of
+ * run r = point * replicates + replicate — for the sweep's own runs: `refine`
+ * appends rows past them (h5out_append: /runs, /ticks/<metric>, /run and
+ * /timing/run_<x> have an unlimited run dimension; n_runs then counts the appended rows too,
+ * whose point and replicate are in their columns, and /refine/round_start
+ * records where each round's rows begin; see analysis/refine.h for /refine);
+ * point p = the cartesian product of
  * the axes with the first axis varying slowest. Strings are ASCII: attributes
  * and /axes variable-length, /points_text fixed-length NUL-terminated.
  *
@@ -192,6 +197,9 @@ struct swp_h5out {
   int64_t reserved_to;    /* file bytes [0, reserved_to) known to have disk blocks */
   int64_t done_before;    /* runs the file held when opened */
   int32_t ticks_n;
+  int64_t base_runs;      /* the sweep's own runs: points x replicates */
+  uint64_t master_seed;
+  int64_t replicates;
   int failed;             /* a write failed: the file is frozen at its last commit */
   int resumed;
   uint8_t *done;          /* n_runs flags, as found when opened */
@@ -399,8 +407,10 @@ static void fill_time(const void *user, hsize_t i0, hsize_t n, void *buf) {
 /* early: allocate (and fill) the storage now, so later writes never change
  * the dataset's metadata. */
 static hid_t dataset_1d(hid_t loc, const char *name, hid_t type, hsize_t n, hsize_t chunk,
-                        const void *fill, int early) {
-  hid_t sp = H5Screate_simple(1, &n, NULL);
+                        const void *fill, int early, int grow) {
+  /* Per-run datasets may grow: refine appends runs (h5out_append). */
+  hsize_t maxn = chunk && grow ? H5S_UNLIMITED : n;
+  hid_t sp = H5Screate_simple(1, &n, &maxn);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   if (chunk) {
     if (chunk > n) chunk = n ? n : 1;
@@ -455,7 +465,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
   H5Tinsert(t, "point", 0, H5T_NATIVE_INT64);
   for (size_t a = 0; a < sw->n_axes; a++) H5Tinsert(t, sw->axes[a].key, 8 + 8 * a, H5T_NATIVE_DOUBLE);
   hsize_t chunk = (hsize_t)(sw->n_points < 4096 ? sw->n_points : 4096);
-  hid_t ds = dataset_1d(file, "points", t, (hsize_t)sw->n_points, chunk, NULL, 0);
+  hid_t ds = dataset_1d(file, "points", t, (hsize_t)sw->n_points, chunk, NULL, 0, 0);
   points_ctx pc = {sw, rowsize, NULL, 0, 0};
   int rc = ds < 0 ? -1 : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
   if (ds >= 0) H5Dclose(ds);
@@ -482,7 +492,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
     H5Tinsert(t, sw->axes[a].key, off[a], s);
     H5Tclose(s);
   }
-  ds = dataset_1d(file, "points_text", t, (hsize_t)sw->n_points, chunk, NULL, 0);
+  ds = dataset_1d(file, "points_text", t, (hsize_t)sw->n_points, chunk, NULL, 0, 0);
   pc = (points_ctx){sw, rowsize, off, 0, 1};
   rc = ds < 0 ? -1 : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
   if (ds >= 0) H5Dclose(ds);
@@ -572,8 +582,8 @@ static int create_runs(swp_h5out *o) {
   run_row fill;
   runs_fill_row(&fill);
   hsize_t n = (hsize_t)o->n_runs;
-  hsize_t chunk = n < RUNS_CHUNK_ROWS ? n : RUNS_CHUNK_ROWS;
-  hid_t sp = H5Screate_simple(1, &n, NULL);
+  hsize_t chunk = n < RUNS_CHUNK_ROWS ? n : RUNS_CHUNK_ROWS, maxn = H5S_UNLIMITED;
+  hid_t sp = H5Screate_simple(1, &n, &maxn);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, 1, &chunk);
   /* Every chunk allocated (and filled) now: later row writes then change
@@ -608,8 +618,8 @@ static int create_runs(swp_h5out *o) {
 
 static int create_ticks(swp_h5out *o, double tick_ms) {
   hsize_t n = (hsize_t)o->n_runs, t = (hsize_t)o->ticks_n;
-  hid_t run_ds = dataset_1d(o->file, "run", H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0);
-  hid_t time_ds = dataset_1d(o->file, "time_ms", H5T_IEEE_F64LE, t, 0, NULL, 0);
+  hid_t run_ds = dataset_1d(o->file, "run", H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
+  hid_t time_ds = dataset_1d(o->file, "time_ms", H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
   int rc = run_ds < 0 || time_ds < 0 ? -1 : 0;
   if (!rc) rc = write_blocks(run_ds, H5T_NATIVE_INT64, 8, n, fill_run_index, NULL);
   if (!rc) rc = write_blocks(time_ds, H5T_NATIVE_DOUBLE, 8, t, fill_time, &tick_ms);
@@ -618,11 +628,11 @@ static int create_ticks(swp_h5out *o, double tick_ms) {
                 attr_str(time_ds, "long_name", "start of the tick");
   hid_t g = rc ? -1 : H5Gcreate2(o->file, "ticks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) rc = -1;
-  hsize_t dims[2] = {n, t}, chunk[2] = {1, t};
+  hsize_t dims[2] = {n, t}, chunk[2] = {1, t}, maxdims[2] = {H5S_UNLIMITED, t};
   int32_t fill = TICKS_FILL;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
     const eng_metric_info *info = eng_metric_get_info((eng_metric)m);
-    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t sp = H5Screate_simple(2, dims, maxdims);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, chunk);
     H5Pset_shuffle(dcpl);
@@ -652,8 +662,8 @@ static int create_timing(swp_h5out *o) {
   hsize_t n = (hsize_t)o->n_runs;
   double nan = NAN;
   int32_t none = -1;
-  o->wall = dataset_1d(g, "run_wall_s", H5T_IEEE_F64LE, n, 4096, &nan, 1);
-  o->thread = dataset_1d(g, "run_thread", H5T_STD_I32LE, n, 4096, &none, 1);
+  o->wall = dataset_1d(g, "run_wall_s", H5T_IEEE_F64LE, n, 4096, &nan, 1, 1);
+  o->thread = dataset_1d(g, "run_thread", H5T_STD_I32LE, n, 4096, &none, 1, 1);
   int rc = o->wall < 0 || o->thread < 0 ? -1 : 0;
   if (!rc) rc = attr_str(o->wall, "units", "s");
   H5Gclose(g);
@@ -714,7 +724,7 @@ static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   o->runs = o->runs_mem = o->runs_space = -1;
   o->wall = o->thread = o->timing_space = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
-  o->n_runs = n_runs;
+  o->n_runs = o->base_runs = n_runs;
   o->ticks_n = ticks;
   o->path = strdup(path);
   o->done = calloc((size_t)(n_runs > 0 ? n_runs : 1), 1);
@@ -748,6 +758,8 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     swp_seterr(err, errlen, "%s: out of memory", path);
     return -1;
   }
+  o->master_seed = sw->seed;
+  o->replicates = sw->replicates;
   hid_t fapl = file_access();
   o->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl);
   char why[256];
@@ -1255,8 +1267,8 @@ static int layout_read_info(hid_t f, const char *path, swp_h5info *info, char *e
   if (si) info->slice_index = info->slice_count = 0;
   if (info->n_points < 1 || info->replicates < 1 || info->n_runs < 1 ||
       info->n_runs > SWP_MAX_RUNS || info->n_points > info->n_runs ||
-      info->n_runs / info->replicates != info->n_points ||
-      info->n_runs % info->replicates != 0) {
+      info->n_runs / info->replicates < info->n_points ||
+      info->n_points > SWP_MAX_RUNS / info->replicates) {
     swp_seterr(err, errlen,
                "%s: impossible dimensions: n_runs %lld, n_points %lld, replicates %lld", path,
                (long long)info->n_runs, (long long)info->n_points, (long long)info->replicates);
@@ -1450,9 +1462,9 @@ static int chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
 /* Checks that every run marked done has all its chunks; clears the flag of
  * one that lacks some (it is run again). Returns the number cleared, or -1
  * when the chunk index cannot be read at all. */
-static int64_t verify_done_chunks(swp_h5out *o, char *why, size_t whylen) {
+static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t whylen) {
   int64_t cleared = 0;
-  for (int64_t r = 0; r < o->n_runs; r++) {
+  for (int64_t r = from; r < o->n_runs; r++) {
     if (!o->done[r]) continue;
     for (int m = 0; m < ENG_M_COUNT; m++) {
       hsize_t size = 0;
@@ -1474,7 +1486,8 @@ static int64_t verify_done_chunks(swp_h5out *o, char *why, size_t whylen) {
 }
 
 static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_sweep *sw,
-                          int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
+                          int64_t slice_index, int64_t slice_count, int append, char *err,
+                          size_t errlen) {
   *out = NULL;
   if (!sw->checked) {
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
@@ -1490,6 +1503,8 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     return -1;
   }
   o->resumed = 1;
+  o->master_seed = sw->seed;
+  o->replicates = sw->replicates;
   swp_h5info info;
   memset(&info, 0, sizeof info);
   char why[512];
@@ -1537,6 +1552,23 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
                path, why);
     goto fail;
   }
+  if (append && info.n_runs > o->n_runs && info.ticks == o->ticks_n) {
+    /* Rows appended by an earlier refine: the file is longer than the sweep. */
+    uint8_t *d = realloc(o->done, (size_t)info.n_runs);
+    if (!d) {
+      swp_seterr(err, errlen, "%s: out of memory", path);
+      goto fail;
+    }
+    memset(d, 0, (size_t)info.n_runs);
+    o->done = d;
+    o->n_runs = info.n_runs;
+  }
+  if (!append && info.n_runs > o->n_runs && info.ticks == o->ticks_n) {
+    swp_seterr(err, errlen, "%s: holds %lld runs, more than this sweep's %lld: runs were "
+               "appended by refine; continue it with 'stormsweep refine %s'", path,
+               (long long)info.n_runs, (long long)o->n_runs, path);
+    goto fail;
+  }
   if (info.n_runs != o->n_runs || info.ticks != o->ticks_n) {
     swp_seterr(err, errlen, "%s: holds %lld runs of %d ticks; this sweep has %lld of %d", path,
                (long long)info.n_runs, info.ticks, (long long)o->n_runs, o->ticks_n);
@@ -1566,7 +1598,9 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
                "--force)", path, why);
     goto fail;
   }
-  if (verify_done_chunks(o, why, sizeof why) < 0) {
+  /* Appending (refine) checks only the appended rows: the sweep's own runs
+   * were all committed (refine requires it) before any append. */
+  if (verify_done_chunks(o, append ? o->base_runs : 0, why, sizeof why) < 0) {
     swp_seterr(err, errlen,
                "%s: damaged: %s. It was cut off while being written and cannot be continued; "
                "start over with --force",
@@ -1583,6 +1617,205 @@ fail:
     return -1;
   }
   *out = o;
+  return 0;
+}
+
+
+/* ---- appending runs (refine) ---- */
+
+int64_t swp_h5out_rows(const swp_h5out *o) { return o->n_runs; }
+
+static int attr_set_i64(hid_t obj, const char *name, int64_t v) {
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  int rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
+  if (a >= 0) H5Aclose(a);
+  return rc;
+}
+
+/* Appends first_row to /refine/round_start: the round's rows start there. */
+static int record_round(hid_t f, int64_t first_row) {
+  hid_t g = H5Lexists(f, "refine", H5P_DEFAULT) > 0
+                ? H5Gopen2(f, "refine", H5P_DEFAULT)
+                : H5Gcreate2(f, "refine", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return -1;
+  hid_t ds;
+  hsize_t n = 0;
+  if (H5Lexists(g, "round_start", H5P_DEFAULT) > 0) {
+    ds = H5Dopen2(g, "round_start", H5P_DEFAULT);
+    hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
+    if (sp < 0 || H5Sget_simple_extent_dims(sp, &n, NULL) != 1) n = (hsize_t)-1;
+    if (sp >= 0) H5Sclose(sp);
+    hsize_t n1 = n + 1;
+    if (ds >= 0 && (n == (hsize_t)-1 || H5Dset_extent(ds, &n1) < 0)) {
+      H5Dclose(ds);
+      ds = -1;
+    }
+  } else {
+    ds = dataset_1d(g, "round_start", H5T_STD_I64LE, 1, 64, NULL, 0, 1);
+  }
+  int rc = ds < 0 ? -1 : 0;
+  if (!rc) {
+    hid_t fs = H5Dget_space(ds);
+    hsize_t one = 1;
+    hid_t ms = H5Screate_simple(1, &one, NULL);
+    rc = fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &n, NULL, &one, NULL) < 0 ||
+         H5Dwrite(ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &first_row) < 0;
+    if (fs >= 0) H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+    H5Dclose(ds);
+  }
+  H5Gclose(g);
+  return rc;
+}
+
+/* Grows every per-run dataset by n rows and writes the new /runs rows (not
+ * done, with their point, replicate and seed) and /run values; the flush
+ * after it makes the append one commit. An append cut off before that flush
+ * leaves the file as it was (the new extent is metadata, written only by
+ * the flush), so the rows are simply planned again. */
+static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
+                              const int32_t *replicate, int64_t *first, char *err,
+                              size_t errlen) {
+  *first = o->n_runs;
+  if (o->failed) {
+    swp_seterr(err, errlen, "%s: an earlier write failed", o->path);
+    return -1;
+  }
+  if (n <= 0) return 0;
+  if (o->n_runs + n > SWP_MAX_RUNS) {
+    swp_seterr(err, errlen, "%s: appending %lld runs would pass %lld rows", o->path,
+               (long long)n, (long long)SWP_MAX_RUNS);
+    return -1;
+  }
+  if (o->n_pend && h5out_commit(o, err, errlen)) return -1;
+  int64_t n0 = o->n_runs, n1 = n0 + n;
+  uint8_t *d = realloc(o->done, (size_t)n1);
+  run_row *rows = malloc((size_t)n * sizeof *rows);
+  int64_t *ids = malloc((size_t)n * sizeof *ids);
+  if (!d || !rows || !ids) {
+    if (d) o->done = d;
+    free(rows);
+    free(ids);
+    swp_seterr(err, errlen, "%s: out of memory appending %lld runs", o->path, (long long)n);
+    return -1;
+  }
+  o->done = d;
+  memset(o->done + n0, 0, (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    runs_fill_row(&rows[i]);
+    rows[i].run = ids[i] = n0 + i;
+    rows[i].point = point[i];
+    rows[i].replicate = replicate[i];
+    rows[i].s.seed = eng_seed_derive(o->master_seed, (uint64_t)point[i], (uint64_t)replicate[i]);
+  }
+  hsize_t dim = (hsize_t)n1, dims2[2] = {(hsize_t)n1, (hsize_t)o->ticks_n};
+  hsize_t start = (hsize_t)n0, cnt = (hsize_t)n;
+  const char *step = "extending /runs";
+  int rc = H5Dset_extent(o->runs, &dim) < 0;
+  for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
+    step = "extending /ticks";
+    rc = H5Dset_extent(o->ticks[m], dims2) < 0;
+  }
+  if (!rc) step = "extending /timing", rc = H5Dset_extent(o->wall, &dim) < 0 ||
+                                         H5Dset_extent(o->thread, &dim) < 0;
+  if (!rc) {
+    H5Sclose(o->runs_space);
+    H5Sclose(o->timing_space);
+    o->runs_space = o->timing_space = -1;
+    step = "/runs";
+    rc = h5out_spaces(o);
+  }
+  hid_t ms = H5Screate_simple(1, &cnt, NULL);
+  if (!rc)
+    rc = H5Sselect_hyperslab(o->runs_space, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0 ||
+         H5Dwrite(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, rows) < 0;
+  if (!rc) {
+    step = "/run";
+    hid_t run_ds = H5Dopen2(o->file, "run", H5P_DEFAULT);
+    hid_t fs = -1;
+    rc = run_ds < 0 || H5Dset_extent(run_ds, &dim) < 0 || (fs = H5Dget_space(run_ds)) < 0 ||
+         H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0 ||
+         H5Dwrite(run_ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, ids) < 0;
+    if (fs >= 0) H5Sclose(fs);
+    if (run_ds >= 0) H5Dclose(run_ds);
+  }
+  if (ms >= 0) H5Sclose(ms);
+  if (!rc) {
+    step = "root attributes";
+    hid_t a = H5Aopen(o->file, "complete", H5P_DEFAULT);
+    int32_t zero = 0;
+    rc = attr_set_i64(o->file, "n_runs", n1) || a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &zero) < 0;
+    if (a >= 0) H5Aclose(a);
+  }
+  if (!rc) step = "/refine/round_start", rc = record_round(o->file, n0);
+  char why[256] = "";
+  if (!rc) step = "reserve", rc = h5out_reserve(o, why, sizeof why);
+  if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
+  free(rows);
+  free(ids);
+  if (rc) {
+    if (!why[0]) h5_reason(why);
+    swp_seterr(err, errlen, "%s: appending %lld runs (%s): %s", o->path, (long long)n, step, why);
+    h5out_fail(o);
+    return -1;
+  }
+  o->n_runs = n1;
+  return 0;
+}
+
+/* Rows not done: the sweep's own runs derive (point, replicate) from the
+ * row; appended rows carry them in their columns. */
+static int swp_h5out_pending_q(swp_h5out *o, swp_run_ref **refs, int64_t *n, char *err,
+                               size_t errlen) {
+  *refs = NULL;
+  *n = 0;
+  int64_t count = 0;
+  for (int64_t r = 0; r < o->n_runs; r++) count += !o->done[r];
+  if (!count) return 0;
+  swp_run_ref *l = malloc((size_t)count * sizeof *l);
+  typedef struct pr {
+    int64_t point;
+    int32_t replicate;
+  } pr;
+  hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(pr));
+  H5Tinsert(mt, "point", offsetof(pr, point), H5T_NATIVE_INT64);
+  H5Tinsert(mt, "replicate", offsetof(pr, replicate), H5T_NATIVE_INT32);
+  int64_t extra = o->n_runs - o->base_runs;
+  pr *cols = extra > 0 ? malloc((size_t)extra * sizeof *cols) : NULL;
+  int rc = !l || (extra > 0 && !cols);
+  if (!rc && extra > 0) {
+    hsize_t start = (hsize_t)o->base_runs, cnt = (hsize_t)extra;
+    hid_t fs = H5Dget_space(o->runs), ms = H5Screate_simple(1, &cnt, NULL);
+    rc = fs < 0 || ms < 0 ||
+         H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0 ||
+         H5Dread(o->runs, mt, ms, fs, H5P_DEFAULT, cols) < 0;
+    if (fs >= 0) H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+  }
+  H5Tclose(mt);
+  int64_t k = 0;
+  for (int64_t r = 0; r < o->n_runs && !rc; r++) {
+    if (o->done[r]) continue;
+    l[k].run = r;
+    if (r < o->base_runs) {
+      l[k].point = r / o->replicates;
+      l[k].replicate = (int32_t)(r % o->replicates);
+    } else {
+      l[k].point = cols[r - o->base_runs].point;
+      l[k].replicate = cols[r - o->base_runs].replicate;
+    }
+    k++;
+  }
+  free(cols);
+  if (rc) {
+    char why[256];
+    h5_reason(why);
+    swp_seterr(err, errlen, "%s: reading the appended rows of /runs: %s", o->path, why);
+    free(l);
+    return -1;
+  }
+  *refs = l;
+  *n = k;
   return 0;
 }
 
@@ -1860,7 +2093,7 @@ int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_open_resume_q(out, path, sw, slice_index, slice_count, err, errlen);
+  int rc = swp_h5out_open_resume_q(out, path, sw, slice_index, slice_count, 0, err, errlen);
   quiet_end(&q);
   return rc;
 }
@@ -1910,6 +2143,32 @@ double swp_h5in_ticks_bytes(swp_h5in *in) {
   h5_quiet q;
   quiet_begin(&q);
   double rc = swp_h5in_ticks_bytes_q(in);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5out_open_append(swp_h5out **out, const char *path, const swp_sweep *sw, char *err,
+                          size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_open_resume_q(out, path, sw, 0, 0, 1, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5out_append(swp_h5out *o, int64_t n, const int64_t *point, const int32_t *replicate,
+                     int64_t *first, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_append_q(o, n, point, replicate, first, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int swp_h5out_pending(swp_h5out *o, swp_run_ref **refs, int64_t *n, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_pending_q(o, refs, n, err, errlen);
   quiet_end(&q);
   return rc;
 }

@@ -428,6 +428,14 @@ int cmd_merge(int argc, char **argv) {
       fprintf(stderr, "stormsweep merge: %s\n", err);
       goto done;
     }
+    const swp_h5info *ip = swp_h5in_info(in[p]);
+    if (ip->n_runs != ip->n_points * ip->replicates) {
+      /* Rows appended by refine: merge joins the slices of one sweep. */
+      fprintf(stderr, "stormsweep merge: %s holds %lld runs appended by refine; merge joins "
+                      "slices of a sweep before refine (refine the merged file)\n",
+              ma.parts[p], (long long)(ip->n_runs - ip->n_points * ip->replicates));
+      goto done;
+    }
     if (p && parts_consistent(in, &ma, p)) goto done;
   }
   const swp_h5info *i0 = swp_h5in_info(in[0]);

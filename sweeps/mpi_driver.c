@@ -189,6 +189,14 @@ int swp_mpi_execute_root(const swp_sweep *sw, swp_h5out *out, const swp_driver_o
   MPI_Comm_size(comm, &ranks);
   res->ranks = ranks;
   int local = opt->threads > 0 ? opt->threads : omp_get_max_threads();
+  if (opt->runs) {
+    /* Workers derive (point, replicate) from the run id; appended rows need
+     * the explicit list, which the protocol does not carry (yet). */
+    snprintf(res->first_error, sizeof res->first_error,
+             "refine does not run under MPI with several ranks yet: run refine (or run "
+             "--refine) without mpirun; the file is the same");
+    return -1;
+  }
   swp_runlist list;
   swp_sink sk;
   if (swp_execute_begin(sw, out, opt, res, &list, &sk)) return -1;

@@ -56,7 +56,8 @@ void swp_sweep_free(swp_sweep *sw) {
 
 enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
 static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
-static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "crn", NULL};
+static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "crn",
+                                         "refine", NULL};
 
 /* A raw entry as read: validated after the whole file is read. */
 typedef struct entry {
@@ -260,7 +261,8 @@ static int handler(void *user, const char *section, const char *name, const char
     if (sug)
       return fail(c, c->line, "unknown key '%s' in [sweep] (did you mean '%s'?)", name, sug);
     return fail(c, c->line,
-                "unknown key '%s' in [sweep] (expected name, description, replicates, seed or crn)",
+                "unknown key '%s' in [sweep] (expected name, description, replicates, seed, crn or "
+                "refine)",
                 name);
   }
   if (sec != SEC_SWEEP && !eng_settings_find(name)) {
@@ -362,6 +364,17 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
       return -1;
     }
     sw->crn = !strcmp(value, "on");
+  } else if (!strcmp(key, "refine")) {
+    if (!strcmp(value, "on") || !strcmp(value, "yes") || !strcmp(value, "true") ||
+        !strcmp(value, "1"))
+      sw->refine = 1;
+    else if (!strcmp(value, "off") || !strcmp(value, "no") || !strcmp(value, "false") ||
+             !strcmp(value, "0"))
+      sw->refine = 0;
+    else {
+      swp_seterr(msg, len, "refine: expected on or off, got '%s'", value);
+      return -1;
+    }
   } else {
     char **dst = !strcmp(key, "name") ? &sw->name : &sw->description;
     char *v = strdup(value);
@@ -871,6 +884,7 @@ char *swp_sweep_format(const swp_sweep *sw) {
   snprintf(num, sizeof num, "seed = %llu\n", (unsigned long long)sw->seed);
   tb_str(&t, num);
   if (sw->crn) tb_str(&t, "crn = on\n"); /* off is left out: older files' text is unchanged */
+  if (sw->refine) tb_str(&t, "refine = on\n"); /* only when set: older texts stay equal */
   tb_str(&t, "\n[scenario]\n");
   for (size_t i = 0; i < sw->n_settings; i++)
     tb_wrapped(&t, sw->settings[i].key, sw->settings[i].value, 0);

@@ -24,6 +24,7 @@
  *   replicates  = 20          ; runs per grid point (default 20)
  *   seed        = 1           ; master seed, decimal or 0x hex (default 1)
  *   crn         = off         ; on: common random numbers across points
+ *   refine      = off         ; on: `run` then refines the file (stormsweep refine)
  *
  *   [scenario]                ; fixed settings: any key of the engine
  *   load        = 0.7         ; settings table ('stormsweep sim --list-settings')
@@ -115,6 +116,7 @@ typedef struct swp_sweep {
   int64_t replicates;
   uint64_t seed;
   int crn;           /* common random numbers: the seed ignores the point */
+  int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
@@ -211,6 +213,14 @@ size_t swp_chunk_encode(swp_chunk_encoder *e, const int32_t *values, uint8_t *ou
  *
  * done (n_runs flags, may be NULL) removes the runs a file already holds:
  * --resume runs only the rest. */
+/* One run named explicitly: its row in the file, point and replicate. Runs
+ * of the sweep's own shape have run = point * replicates + replicate; runs
+ * `refine` appends have any row past those (swp_h5out_append). */
+typedef struct swp_run_ref {
+  int64_t run, point;
+  int32_t replicate;
+} swp_run_ref;
+
 typedef struct swp_subset {
   int64_t slice_index, slice_count; /* slice_count 0 (or 1): every run */
   const uint8_t *done;
@@ -261,6 +271,23 @@ int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, s
  * lacks one is run again). */
 int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen);
+/* Reopens a complete whole-sweep file to append runs to it (refine): like
+ * open_resume, but the file may hold more rows than the sweep's own runs
+ * (earlier appends). Files written before the run dimension became
+ * extendable are refused with a message. */
+int swp_h5out_open_append(swp_h5out **out, const char *path, const swp_sweep *sw, char *err,
+                          size_t errlen);
+/* Appends n rows (point[i], replicate[i]) at the end of every per-run
+ * dataset, not done (done = 0), updates the root n_runs and commits; the
+ * rows' run ids are first, first + 1, ... The driver then runs them like any
+ * other (swp_driver_options.runs). */
+int swp_h5out_append(swp_h5out *o, int64_t n, const int64_t *point, const int32_t *replicate,
+                     int64_t *first, char *err, size_t errlen);
+/* The rows not done yet, in row order, as a malloc'd list (*refs NULL when
+ * none). */
+int swp_h5out_pending(swp_h5out *o, swp_run_ref **refs, int64_t *n, char *err, size_t errlen);
+/* Rows in the file (the sweep's runs plus appended ones). */
+int64_t swp_h5out_rows(const swp_h5out *o);
 /* n_runs flags: the runs the file held when opened (all 0 for a new file). */
 const uint8_t *swp_h5out_done(const swp_h5out *o);
 int64_t swp_h5out_done_count(const swp_h5out *o);
@@ -302,6 +329,9 @@ typedef struct swp_driver_options {
   double flush_interval_s;          /* H5Fflush at most this often (default 2 s) */
   const volatile sig_atomic_t *stop; /* when it turns nonzero, no new runs start */
   const swp_subset *subset;         /* NULL: every run */
+  const swp_run_ref *runs;          /* non-NULL: exactly these runs, in this order (subset is
+                                       ignored; refine); not supported by the MPI driver */
+  int64_t n_runs;                   /* entries of runs */
 } swp_driver_options;
 
 typedef struct swp_driver_result {

@@ -33,6 +33,7 @@ void swp_axis_clear(swp_axis *ax);
 typedef struct swp_runlist {
   int64_t n;
   int64_t *runs;
+  const swp_run_ref *refs; /* explicit runs (driver options), else NULL */
 } swp_runlist;
 
 /* Builds the list of subset s (NULL: every run). Cost: one pass over n_runs. */
@@ -59,6 +60,10 @@ void swp_worker_free(swp_worker *w);
  * worker's arena, valid until its next run). Returns 0 or -1 with msg. */
 int swp_worker_simulate(swp_worker *w, const swp_sweep *sw, int64_t r, int32_t thread,
                         swp_run_record *rec, double *encode_s, char *msg, size_t msglen);
+/* The same for a run named by reference (an appended row). */
+int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_ref *ref,
+                            int32_t thread, swp_run_record *rec, double *encode_s, char *msg,
+                            size_t msglen);
 
 /* The state the threads of one process share: the run list, the next index
  * (omp atomics) and the writer side (only inside critical(swp_writer)). */
@@ -84,6 +89,8 @@ int swp_execute_begin(const swp_sweep *sw, swp_h5out *out, const swp_driver_opti
 /* The next run to simulate, or -1 when none is left or the sweep stops.
  * Thread-safe. */
 int64_t swp_sink_next(swp_sink *sk);
+/* The same as an index into the list (-1: none). */
+int64_t swp_sink_next_index(swp_sink *sk);
 /* Stores one finished (or failed) run; call inside critical(swp_writer). */
 void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double encode_s,
                      const char *msg);

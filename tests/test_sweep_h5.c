@@ -560,6 +560,97 @@ static void test_stop_flag_leaves_readable_file(void **state) {
   swp_sweep_free(&sw);
 }
 
+
+/* Refine's appends: rows allocated not done (with point, replicate and
+ * seed), listed as pending until run, then the same data as the same
+ * replicate in a sweep that had it from the start. */
+static void test_append_rows(void **state) {
+  (void)state;
+  swp_sweep sw, big;
+  sweep_load(&sw, small_sweep);
+  char path[512], bigpath[512], err[1024];
+  tmp_path(path, sizeof path, "append.h5");
+  tmp_path(bigpath, sizeof bigpath, "append_big.h5");
+  run_sweep(&sw, path, 1);
+  swp_h5out *o;
+  assert_int_equal(swp_h5out_open_append(&o, path, &sw, err, sizeof err), 0);
+  int64_t pts[3] = {1, 0, 1}, first = -1;
+  int32_t reps[3] = {2, 2, 3};
+  assert_int_equal(swp_h5out_append(o, 3, pts, reps, &first, err, sizeof err), 0);
+  assert_int_equal(first, 4);
+  assert_int_equal(swp_h5out_rows(o), 7);
+  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0); /* "interrupted" */
+
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(f >= 0);
+  assert_int_equal(attr_int(f, "n_runs"), 7);
+  assert_int_equal(attr_int(f, "complete"), 0);
+  int64_t n;
+  run_view *v = read_runs(f, &n);
+  assert_int_equal(n, 7);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(v[4 + i].run, 4 + i);
+    assert_int_equal(v[4 + i].point, pts[i]);
+    assert_int_equal(v[4 + i].replicate, reps[i]);
+    assert_int_equal(v[4 + i].done, 0);
+    assert_true(v[4 + i].seed == eng_seed_derive(sw.seed, (uint64_t)pts[i], (uint64_t)reps[i]));
+  }
+  free(v);
+  H5Fclose(f);
+  /* run --resume refuses it; refine's open lists the rows and runs them. */
+  assert_int_equal(swp_h5out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), -1);
+  assert_non_null(strstr(err, "refine"));
+  assert_int_equal(swp_h5out_open_append(&o, path, &sw, err, sizeof err), 0);
+  swp_run_ref *refs = NULL;
+  int64_t np = 0;
+  assert_int_equal(swp_h5out_pending(o, &refs, &np, err, sizeof err), 0);
+  assert_int_equal(np, 3);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(refs[i].run, 4 + i);
+    assert_int_equal(refs[i].point, pts[i]);
+    assert_int_equal(refs[i].replicate, reps[i]);
+  }
+  swp_driver_options opt = {0};
+  opt.threads = 2;
+  opt.runs = refs;
+  opt.n_runs = np;
+  swp_driver_result res;
+  assert_int_equal(swp_sweep_execute(&sw, o, &opt, &res), 0);
+  assert_int_equal(res.totals.done, 3);
+  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  free(refs);
+
+  /* The same replicates in a sweep of 4 replicates per point. */
+  sweep_load(&big, small_sweep);
+  big.replicates = 4;
+  run_sweep(&big, bigpath, 1);
+  hid_t a = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), b = H5Fopen(bigpath, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_int_equal(attr_int(a, "complete"), 1);
+  int64_t na, nb;
+  run_view *va = read_runs(a, &na), *vb = read_runs(b, &nb);
+  hsize_t ticks = (hsize_t)attr_int(a, "ticks");
+  int32_t *ra = malloc(ticks * sizeof *ra), *rb = malloc(ticks * sizeof *rb);
+  for (int i = 0; i < 3; i++) {
+    const run_view *x = &va[4 + i], *y = &vb[pts[i] * 4 + reps[i]];
+    assert_int_equal(x->done, 1);
+    assert_true(x->seed == y->seed);
+    assert_int_equal(x->events, y->events);
+    assert_int_equal(x->attempts, y->attempts);
+    assert_int_equal(x->outcome, y->outcome);
+    read_tick_row(a, "queue_depth", 4 + i, ra, ticks);
+    read_tick_row(b, "queue_depth", pts[i] * 4 + reps[i], rb, ticks);
+    assert_memory_equal(ra, rb, ticks * sizeof *ra);
+  }
+  free(ra);
+  free(rb);
+  free(va);
+  free(vb);
+  H5Fclose(a);
+  H5Fclose(b);
+  swp_sweep_free(&big);
+  swp_sweep_free(&sw);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chunk_matches_hdf5_filters),
@@ -568,6 +659,7 @@ int main(void) {
       cmocka_unit_test(test_runs_equal_direct_simulation),
       cmocka_unit_test(test_thread_count_does_not_matter),
       cmocka_unit_test(test_stop_flag_leaves_readable_file),
+      cmocka_unit_test(test_append_rows),
   };
   return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

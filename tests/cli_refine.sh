@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# cli_refine.sh — `refine` and `run --refine` from the outside, on a small
+# sweep (4 points x 10 replicates of 2 s on 4 shards): the result does not
+# depend on the thread count (-j1 = -j2) nor on how the screening sweep was
+# made (run --slice x3 + merge + refine = run --refine); a second refine of
+# a decided file changes nothing; SIGINT mid-round exits 130, prints the
+# command that continues, and continuing gives the uninterrupted file; so
+# does SIGKILL; `run --resume` and `merge` refuse a refined file by name; a
+# slice file and changed targets are refused (exit 2); recommend names the
+# proven point with its proof and the report lists the refined points.
+# Usage: bash cli_refine.sh STORMSWEEP_BIN SOURCE_DIR
+set -u
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
+BIN=$1
+T=$(mktemp -d /tmp/cli_refine.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+failures=0
+
+# Everything but /timing and the root attributes created and command_line.
+same_results() {
+  local obj
+  for obj in /runs /points /points_text /axes /run /time_ms /refine; do
+    h5diff "$1" "$2" "$obj" "$obj" >"$T/diff" 2>&1 || fail "h5diff $obj: $1 and $2 differ: $(head -c 400 "$T/diff")"
+  done
+  for m in $(h5ls "$1/ticks" | awk '{print $1}'); do
+    h5diff "$1" "$2" "/ticks/$m" "/ticks/$m" >/dev/null 2>&1 || fail "h5diff /ticks/$m: $1 and $2 differ"
+  done
+  for a in n_runs complete sweep_text; do
+    [ "$(h5dump -a /$a "$1" | grep '(0)')" = "$(h5dump -a /$a "$2" | grep '(0)')" ] ||
+      fail "root attribute $a differs between $1 and $2"
+  done
+}
+
+size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
+
+cat >tiny.ini <<'EOF'
+[sweep]
+name = refine-test
+replicates = 10
+seed = 3
+
+[scenario]
+shards = 4
+horizon_ms = 2000
+surge = 800+300
+brownout = 800+300
+deadline_drop = on
+backoff = full
+
+[grid]
+load = 0.5, 0.8
+budget_ratio = 0.1, inf
+EOF
+LOOSE=(--min-pass 0.9 --max-metastable 0.1)
+
+# ---- thread count, slices + merge, run --refine ----
+expect_exit 0 "$BIN" run tiny.ini -o screen.h5 -j 2 -q
+cp screen.h5 j1.h5
+cp screen.h5 j2.h5
+expect_exit 0 "$BIN" refine j2.h5 "${LOOSE[@]}" -j 2
+expect_in "$T/out" "PROVEN: point"
+expect_in "$T/out" "proven by SPRT on"
+expect_exit 0 "$BIN" refine j1.h5 "${LOOSE[@]}" -j 1 -q
+same_results j1.h5 j2.h5
+n=$(h5dump -a /n_runs j2.h5 | grep '(0)' | awk '{print $2}')
+[ "${n:-0}" -gt 40 ] || fail "refine appended no runs (n_runs = $n)"
+h5dump -a /complete j2.h5 | grep -q '(0): 1' || fail "a refined file is not marked complete"
+
+for k in 0 1 2; do expect_exit 0 "$BIN" run tiny.ini --slice $k/3 -o part-$k.h5 -q; done
+expect_exit 0 "$BIN" merge part-0.h5 part-1.h5 part-2.h5 -o merged.h5
+expect_exit 2 "$BIN" refine part-1.h5 "${LOOSE[@]}"
+expect_in "$T/err" "merge the slices first"
+expect_exit 0 "$BIN" refine merged.h5 "${LOOSE[@]}" -q
+expect_exit 0 "$BIN" run tiny.ini -o oneshot.h5 --refine "${LOOSE[@]}" -q
+same_results merged.h5 oneshot.h5
+same_results j2.h5 oneshot.h5
+
+# [sweep] refine = on does the same as --refine.
+sed 's/^seed = 3$/seed = 3\nrefine = on/' tiny.ini >on.ini
+expect_exit 0 "$BIN" run on.ini -o on.h5 "${LOOSE[@]}" -q
+h5ls on.h5/refine >/dev/null 2>&1 || fail "refine = on did not refine"
+
+# ---- a decided file: nothing to do ----
+before=$(md5sum <(h5dump -d /runs j2.h5))
+expect_exit 0 "$BIN" refine j2.h5 -q
+expect_in "$T/out" "PROVEN"
+[ "$before" = "$(md5sum <(h5dump -d /runs j2.h5))" ] || fail "a second refine changed /runs"
+expect_exit 2 "$BIN" refine j2.h5 --min-pass 0.95
+expect_in "$T/err" "void the error bound"
+
+# ---- refined files and the other commands ----
+expect_exit 2 "$BIN" run tiny.ini -o j2.h5 --resume
+expect_in "$T/err" "stormsweep refine j2.h5"
+expect_exit 2 "$BIN" merge j2.h5 j1.h5 -o nope.h5
+expect_in "$T/err" "appended by refine"
+expect_exit 0 "$BIN" recommend j2.h5
+expect_in "$T/out" "RECOMMENDED (proven)"
+expect_in "$T/out" "fresh runs"
+if command -v gnuplot >/dev/null; then
+  expect_exit 0 "$BIN" report j2.h5 -o rep
+  expect_in rep/index.html "Refined points"
+  expect_in rep/index.html "(recommended)"
+fi
+
+# ---- interrupted rounds resume to the same file ----
+# The kill lands a third of the way into refine's growth of the file:
+# inside a round or between two; either way continuing must give the same.
+cp screen.h5 base.h5
+cp j2.h5 ref.h5
+full=$(size_of ref.h5)
+start=$(size_of base.h5)
+target=$((start + (full - start) / 3))
+for sig in INT KILL; do
+  cp base.h5 $sig.h5
+  "$BIN" refine $sig.h5 "${LOOSE[@]}" -j 1 >"$T/bg.out" 2>"$T/bg.err" &
+  pid=$!
+  while kill -0 $pid 2>/dev/null && [ "$(size_of $sig.h5)" -lt $target ]; do sleep 0.02; done
+  if ! kill -0 $pid 2>/dev/null; then
+    fail "refine of $sig.h5 ended before it could be interrupted"
+    continue
+  fi
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  if [ $sig = INT ]; then
+    [ $rc = 130 ] || fail "refine after SIGINT exited $rc, want 130"
+    expect_in "$T/bg.err" "stormsweep refine $sig.h5"
+  fi
+  expect_exit 0 "$BIN" refine $sig.h5 "${LOOSE[@]}" -j 2 -q
+  same_results ref.h5 $sig.h5
+done
+
+if [ "$failures" -gt 0 ]; then
+  echo "cli_refine: $failures failure(s)" >&2
+  exit 1
+fi
+echo "cli_refine: ok"
