@@ -71,12 +71,12 @@ run_case() { # TITLE ARGS...
   summarise "$tmp/case.jsonl" "$title"
 }
 run_case "naive" --policy naive
-run_case "guarded" --policy guarded
+run_case "guarded (budget + jitter + deadline drop)" --policy guarded
+run_case "budget + jitter alone (guarded, deadline_drop=off)" --policy guarded --set deadline_drop=off
 run_case "no retries (max_retries=0)" --set max_retries=0
-run_case "guarded, deadline_drop=on" --policy guarded --set deadline_drop=on
 run_case "naive, deadline_drop=on" --policy naive --set deadline_drop=on
-run_case "guarded, queue_capacity=512" --policy guarded --set queue_capacity=512
-run_case "guarded, queue_capacity=256" --policy guarded --set queue_capacity=256
+run_case "budget + jitter, queue_capacity=512" --policy guarded --set deadline_drop=off --set queue_capacity=512
+run_case "budget + jitter, queue_capacity=256" --policy guarded --set deadline_drop=off --set queue_capacity=256
 run_case "naive, breaker=fail_fast" --policy naive --set breaker=fail_fast
 
 echo "== Issue 16 cases (seed 1)"
