@@ -174,6 +174,8 @@ typedef struct ana_results {
   size_t *point_of_run;    /* n_runs: index into the points (not the id) */
   size_t n_skipped;        /* rows of /runs not used (not run yet, unknown point) */
   int complete;            /* root attribute "complete": 1, 0, or -1 when absent */
+  int64_t replicates;      /* the sweep's own runs per point (root attribute); 0 when
+                              unknown. refine appends replicates >= this one. */
 } ana_results;
 
 /* Reads everything but /ticks. Returns 0; or -1 with a one-line message
@@ -216,6 +218,10 @@ typedef struct ana_point_stats {
   size_t index;  /* into ana_results points */
   int64_t point; /* point id */
   int64_t n, n_recovered, n_slow, n_meta, n_pass;
+  /* The sweep's own replicates only (all runs when the file does not say):
+   * what effects and heat maps pool, so the fresh runs refine adds to a few
+   * points do not make those points weigh more than the others. */
+  int64_t n_pooled, n_pooled_meta, n_pooled_pass;
   double p_meta, p_pass;
   ana_interval meta_wilson, meta_exact, pass_wilson, pass_exact;
   double censor_ms;  /* where not-recovered runs are censored (horizon - clearance) */

@@ -1300,6 +1300,7 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
       goto fail;
     }
     replicates = (int64_t)reps;
+    r->replicates = replicates;
   }
 
   if (points_read(r, fid, err, errlen) != 0 ||

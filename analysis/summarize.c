@@ -204,9 +204,9 @@ static void level_finish(ana_level *l, ana_method m) {
 }
 
 static void level_add(ana_level *l, const ana_point_stats *ps) {
-  l->n += ps->n;
-  l->n_meta += ps->n_meta;
-  l->n_pass += ps->n_pass;
+  l->n += ps->n_pooled;
+  l->n_meta += ps->n_pooled_meta;
+  l->n_pass += ps->n_pooled_pass;
 }
 
 static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_summary *s,
@@ -328,6 +328,11 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
       rec_sum += run->recovery_ms;
     }
     if (run_passes(run, slo_ms)) ps->n_pass++;
+    if (r->replicates <= 0 || run->replicate < r->replicates) {
+      ps->n_pooled++;
+      ps->n_pooled_meta += run->outcome == ANA_METASTABLE;
+      ps->n_pooled_pass += run_passes(run, slo_ms);
+    }
   }
   ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
   ps->p_pass = n ? (double)ps->n_pass / (double)n : NAN;

@@ -210,11 +210,72 @@ static void test_analysis_collapse_figures(void **state) {
   ana_summary_free(&s);
 }
 
+/* Effects pool only the sweep's own replicates: refine's fresh runs (replicate
+ * >= the declared count) must not make their point weigh more. Point 0 has 2
+ * own runs (1 passing) plus 8 fresh passing runs; point 1 has 2 own runs, none
+ * passing. Pooled over the one axis with both points at the same value, P(pass)
+ * is 1/4 — counting every run it would be 9/12. */
+static void test_effects_pool_own_replicates(void **state) {
+  (void)state;
+  ana_run runs[12];
+  size_t of[12];
+  memset(runs, 0, sizeof runs);
+  for (int i = 0; i < 12; i++) {
+    ana_run *u = &runs[i];
+    u->run = i;
+    of[i] = i < 10 ? 0 : 1;
+    u->point = (int64_t)of[i];
+    u->replicate = i < 10 ? i : i - 10;
+    int pass = i == 0 || (i >= 2 && i < 10);
+    u->outcome = ANA_RECOVERED;
+    u->recovery_ms = pass ? 100 : 5000;
+    u->passed_slo = pass;
+    u->amplification = 1;
+    u->collapse_ms = NAN;
+  }
+  char *axes[] = {"vnodes", "load"};
+  int64_t ids[2] = {0, 1};
+  double values[4] = {10, 0.5, 10, 0.7};
+  ana_results r;
+  memset(&r, 0, sizeof r);
+  r.path = "memory";
+  r.tick_ms = 1;
+  r.slo_ms = 1500;
+  r.n_axes = 2;
+  r.axes = axes;
+  r.n_points = 2;
+  r.point_ids = ids;
+  r.values = values;
+  r.n_runs = 12;
+  r.runs = runs;
+  r.point_of_run = of;
+  r.replicates = 2;
+  ana_summary s;
+  char err[256] = "";
+  if (ana_summary_compute(&s, &r, 1500, ANA_INTERVAL_EXACT, err, sizeof err)) fail_msg("%s", err);
+  assert_int_equal(s.points[0].n, 10); /* the point's own table keeps every run */
+  assert_int_equal(s.points[0].n_pass, 9);
+  for (size_t k = 0; k < s.n_axes; k++) {
+    const ana_axis_effect *e = &s.effects[k];
+    if (e->axis != 0) continue;
+    assert_int_equal(e->n_levels, 1);
+    assert_int_equal(e->levels[0].n, 4);
+    assert_int_equal(e->levels[0].n_pass, 1);
+  }
+  ana_summary_free(&s);
+  r.replicates = 0; /* undeclared: every run counts, as before */
+  if (ana_summary_compute(&s, &r, 1500, ANA_INTERVAL_EXACT, err, sizeof err)) fail_msg("%s", err);
+  for (size_t k = 0; k < s.n_axes; k++)
+    if (s.effects[k].axis == 0) assert_int_equal(s.effects[k].levels[0].n, 12);
+  ana_summary_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metafor_example_collapses),
       cmocka_unit_test(test_no_retries_healthy_matches_mm1k),
       cmocka_unit_test(test_analysis_collapse_figures),
+      cmocka_unit_test(test_effects_pool_own_replicates),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
