@@ -78,9 +78,14 @@ if [ "$target" = sweepfile ]; then
     -linih -lm
 else
   read -r -a h5 <<<"$(pkg-config --cflags --libs hdf5)"
-  "$CC" "${flags[@]}" -I"$src/analysis" -o "$out/fuzz_resultfile" \
-    "$src/tests/fuzz/fuzz_resultfile.c" "$src/analysis/reader.c" "$src/analysis/summarize.c" \
-    "$src/analysis/stats.c" "$src/analysis/recommend.c" "${parser[@]}" "${h5[@]}" -linih -lm
+  # The analysis library links the sweep layer (recommend reads refine's
+  # state), so the target takes every library source, as CMake links them.
+  libs=("$src"/analysis/*.c "$src"/engine/*.c "$out/seed_study.c")
+  for f in "$src"/sweeps/*.c; do
+    [ "$(basename "$f")" = mpi_driver.c ] || libs+=("$f")
+  done
+  "$CC" "${flags[@]}" -fopenmp -I"$src/analysis" -o "$out/fuzz_resultfile" \
+    "$src/tests/fuzz/fuzz_resultfile.c" "${libs[@]}" "${h5[@]}" -lhdf5_hl -linih -lxxhash -lz -lm
 fi
 
 echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + $seeds)"
