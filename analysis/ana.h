@@ -317,6 +317,18 @@ void ana_ms_format(double ms, double censor_ms, char *buf, size_t len);
 /* Recommendation (recommend.c)                                              */
 /* ======================================================================== */
 
+/* The cost order of a recommendation, shared by recommend and refine (its
+ * candidates' ranks): mean retry amplification, then goodput lost during
+ * the fault (both rounded to 0.01, so noise does not reorder near-ties),
+ * then vnodes (ring memory), then the point id; NaN sorts last. */
+typedef struct ana_cost_key {
+  double amp, lost, vnodes;
+  int64_t id;
+  size_t index; /* the caller's: not compared */
+} ana_cost_key;
+ana_cost_key ana_cost_key_make(double amp, double lost, double vnodes, int64_t id, size_t index);
+int ana_cost_compare(const void *x, const void *y); /* qsort comparator on ana_cost_key */
+
 typedef struct ana_reco_opts {
   double max_meta; /* exact upper bound of P(metastable) must be <= this */
   double min_pass; /* exact lower bound of P(pass) must be >= this */

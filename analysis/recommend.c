@@ -47,17 +47,17 @@
 #include "ana.h"
 #include "refine.h"
 
-typedef struct cost_key {
-  double amp, lost, vnodes;
-  int64_t id;
-  size_t index;
-} cost_key;
+typedef ana_cost_key cost_key;
 
 static double round2(double v) { return isnan(v) ? INFINITY : round(v * 100.0) / 100.0; }
 
 static int cmp_double_asc(double a, double b) { return (a > b) - (a < b); }
 
-static int cmp_cost(const void *x, const void *y) {
+ana_cost_key ana_cost_key_make(double amp, double lost, double vnodes, int64_t id, size_t index) {
+  return (ana_cost_key){round2(amp), round2(lost), isnan(vnodes) ? INFINITY : vnodes, id, index};
+}
+
+int ana_cost_compare(const void *x, const void *y) {
   const cost_key *a = x, *b = y;
   int c = cmp_double_asc(a->amp, b->amp);
   if (!c) c = cmp_double_asc(a->lost, b->lost);
@@ -73,14 +73,8 @@ static long axis_find(const ana_results *r, const char *name) {
 }
 
 static cost_key cost_of(const ana_results *r, const ana_point_stats *ps, long vnodes_axis) {
-  cost_key k;
-  k.amp = round2(ps->amp.mean);
-  k.lost = round2(1.0 - ps->gp_during.mean);
-  k.vnodes = vnodes_axis >= 0 ? r->values[ps->index * r->n_axes + (size_t)vnodes_axis] : 0.0;
-  if (isnan(k.vnodes)) k.vnodes = INFINITY;
-  k.id = ps->point;
-  k.index = ps->index;
-  return k;
+  double vn = vnodes_axis >= 0 ? r->values[ps->index * r->n_axes + (size_t)vnodes_axis] : 0.0;
+  return ana_cost_key_make(ps->amp.mean, 1.0 - ps->gp_during.mean, vn, ps->point, ps->index);
 }
 
 static int qualifies(const ana_point_stats *ps, const ana_reco_opts *o) {
@@ -100,7 +94,7 @@ static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_
   if ((a->n_coll > 0) != (b->n_coll > 0)) return b->n_coll > 0; /* collapsing: never nearest */
   if (a->pass_exact.lo != b->pass_exact.lo) return a->pass_exact.lo > b->pass_exact.lo;
   if (a->meta_exact.hi != b->meta_exact.hi) return a->meta_exact.hi < b->meta_exact.hi;
-  return cmp_cost(ka, kb) < 0;
+  return ana_cost_compare(ka, kb) < 0;
 }
 
 int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
@@ -130,7 +124,7 @@ int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
   out->n_qualifying = nq;
   out->runs_needed = ana_runs_needed(o->max_meta, o->min_pass, ANA_CONF);
   if (nq > 0) {
-    qsort(keys, nq, sizeof *keys, cmp_cost);
+    qsort(keys, nq, sizeof *keys, ana_cost_compare);
     out->best = (long)keys[0].index;
     if (nq > 1) out->runner_up = (long)keys[1].index;
     free(keys);

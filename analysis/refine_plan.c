@@ -36,33 +36,12 @@ int ana_rp_screen_ok(const ana_rp_point *p, const ana_seq_design *d) {
   return 1;
 }
 
-static double key(double v) { return isnan(v) ? INFINITY : v; }
-static double round2(double v) { return isnan(v) ? INFINITY : round(v * 100.0) / 100.0; }
-
-typedef struct rank_key {
-  double amp, lost, vnodes;
-  int64_t id;
-  size_t index;
-} rank_key;
-
-static int cmp_d(double a, double b) { return (a > b) - (a < b); }
-
-/* The order of recommend.c's cost ranking. */
-static int cmp_rank(const void *x, const void *y) {
-  const rank_key *a = x, *b = y;
-  int c = cmp_d(a->amp, b->amp);
-  if (!c) c = cmp_d(a->lost, b->lost);
-  if (!c) c = cmp_d(a->vnodes, b->vnodes);
-  if (!c) c = (a->id > b->id) - (a->id < b->id);
-  return c;
-}
-
 int ana_rp_init(ana_rp *rp, const ana_rp_point *pts, size_t n, const ana_seq_design *d,
                 char *err, unsigned long errlen) {
   memset(rp, 0, sizeof *rp);
   rp->d = *d;
   if (ana_seq_design_check(&rp->d, err, errlen)) return -1;
-  rank_key *keys = malloc((n ? n : 1) * sizeof *keys);
+  ana_cost_key *keys = malloc((n ? n : 1) * sizeof *keys);
   rp->cand = malloc((n ? n : 1) * sizeof *rp->cand);
   if (!keys || !rp->cand) {
     free(keys);
@@ -74,14 +53,10 @@ int ana_rp_init(ana_rp *rp, const ana_rp_point *pts, size_t n, const ana_seq_des
   size_t nc = 0;
   for (size_t i = 0; i < n; i++) {
     if (!ana_rp_screen_ok(&pts[i], &rp->d)) continue;
-    keys[nc].amp = round2(pts[i].amp);
-    keys[nc].lost = round2(pts[i].lost);
-    keys[nc].vnodes = key(pts[i].vnodes);
-    keys[nc].id = pts[i].id;
-    keys[nc].index = i;
-    nc++;
+    /* recommend's cost order, so refine's rank 1 is what recommend would pick */
+    keys[nc++] = ana_cost_key_make(pts[i].amp, pts[i].lost, pts[i].vnodes, pts[i].id, i);
   }
-  qsort(keys, nc, sizeof *keys, cmp_rank);
+  qsort(keys, nc, sizeof *keys, ana_cost_compare);
   rp->n_cand = nc;
   for (size_t i = 0; i < nc; i++) {
     ana_rp_cand *c = &rp->cand[i];
