@@ -299,11 +299,55 @@ static void test_sample_quantiles(void **state) {
   assert_true(isnan(ana_quantile_sorted(x, 0, 0.5)));
 }
 
+/* Coverage of the proportion intervals every P(...) in analyze and
+ * recommend carries, computed exactly (the sum of the binomial pmf over the
+ * k whose interval contains p) on a grid of true p, so it is the true error
+ * rate, not a lucky sample. Clopper-Pearson must never cover less than 95%;
+ * Wilson is approximate: its mean coverage over p must be near 95% and its
+ * worst dip bounded. The same check with z = 1 (a 68% interval) must fail. */
+static double binom_pmf(int64_t k, int64_t n, double p) {
+  return exp(lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) +
+             (double)k * log(p) + (double)(n - k) * log1p(-p));
+}
+
+static double coverage(int kind, int64_t n, double p, double z) {
+  double cov = 0;
+  for (int64_t k = 0; k <= n; k++) {
+    ana_interval ci = kind ? ana_clopper_pearson(k, n, ANA_CONF) : ana_wilson(k, n, z);
+    if (ci.lo <= p && p <= ci.hi) cov += binom_pmf(k, n, p);
+  }
+  return cov;
+}
+
+static void test_interval_coverage(void **state) {
+  (void)state;
+  const int64_t ns[] = {20, 100, 368};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+    double cp_min = 1, w_min = 1, w_sum = 0, narrow_sum = 0;
+    int m = 0;
+    for (double p = 0.005; p < 1; p += 0.005, m++) {
+      double cp = coverage(1, ns[i], p, 0), w = coverage(0, ns[i], p, ANA_Z95);
+      cp_min = cp < cp_min ? cp : cp_min;
+      w_min = w < w_min ? w : w_min;
+      w_sum += w;
+      narrow_sum += coverage(0, ns[i], p, 1.0);
+    }
+    print_message("n = %3lld: Clopper-Pearson min coverage %.4f; Wilson mean %.4f, min %.4f; "
+                  "z = 1: mean %.4f\n",
+                  (long long)ns[i], cp_min, w_sum / m, w_min, narrow_sum / m);
+    assert_true(cp_min >= 0.95 - 1e-9);
+    assert_true(w_sum / m >= 0.94 && w_sum / m <= 0.97);
+    assert_true(w_min >= 0.88);
+    assert_true(narrow_sum / m < 0.9); /* the check can fail */
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_beta_inc),
       cmocka_unit_test(test_clopper_pearson_known),
       cmocka_unit_test(test_wilson_known),
+      cmocka_unit_test(test_interval_coverage),
       cmocka_unit_test(test_runs_needed),
       cmocka_unit_test(test_t_quantile),
       cmocka_unit_test(test_mean_interval),
