@@ -27,6 +27,9 @@ static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", NU
 static const char *const shed_reply_names[] = {"error", "silent", NULL};
 static const char *const router_load_names[] = {"sent", "admitted", NULL};
 static const char *const breaker_reject_names[] = {"fail", "retry", NULL};
+static const char *const client_model_names[] = {"open", "closed", NULL};
+static const char *const limiter_names[] = {"token_bucket", "grpc",         "finagle",
+                                            "envoy",        "sre_adaptive", "aws", NULL};
 
 #define OFF(f) offsetof(eng_config, f)
 #define BIG 1e15
@@ -89,6 +92,15 @@ static const eng_setting settings[] = {
     {"zipf_s", ENG_SET_DOUBLE, OFF(zipf_s), 0, 10, NULL, "traffic", "Zipf exponent s"},
     {"clients", ENG_SET_INT, OFF(clients), 1, 1e6, NULL, "traffic",
      "client processes sharing the load; budgets and breakers are per client"},
+    {"client_model", ENG_SET_ENUM, OFF(client_model), 0, 0, client_model_names, "traffic",
+     "open: a Poisson source at the load's rate; closed: each client process has users who "
+     "send their next request only when the previous one ended (success or final failure) "
+     "plus a think time (docs/clients.md)"},
+    {"concurrency", ENG_SET_INT, OFF(concurrency), 0, 1e6, NULL, "traffic",
+     "closed: users per client process; 0 = as many users (over all clients) as give "
+     "load x capacity when nothing queues: load x capacity x (service_mean_ms + think_ms)"},
+    {"think_ms", ENG_SET_DOUBLE, OFF(think_ms), 0, BIG, NULL, "traffic",
+     "closed: mean of a user's exponential think time after a request ends; 0 = none"},
     /* client policy */
     {"policy", ENG_SET_PRESET, 0, 0, 0, policy_names, "client",
      "preset: naive = no budget, no backoff, no deadline_drop; guarded = budget_ratio 0.1, "
@@ -105,11 +117,46 @@ static const eng_setting settings[] = {
      "backoff base in ms"},
     {"backoff_cap_ms", ENG_SET_DOUBLE, OFF(backoff_cap_ms), 0, BIG, NULL, "client",
      "backoff cap in ms (0 = retries are immediate, whatever backoff says)"},
+    {"backoff_multiplier", ENG_SET_DOUBLE, OFF(backoff_multiplier), 1e-6, 1e6, NULL, "client",
+     "growth of the full and equal jitter backoff: retry n sleeps against min(cap, base x "
+     "multiplier^(n-1)) (gRPC's backoffMultiplier; 2 = the classic doubling)"},
     {"budget_ratio", ENG_SET_DOUBLE_INF, OFF(budget_ratio), 0, BIG, NULL, "client",
      "retry budget: tokens each first attempt deposits in its client's bucket; a retry "
      "spends one and is dropped without one; inf = no budget"},
     {"budget_max_tokens", ENG_SET_DOUBLE, OFF(budget_max_tokens), 0, BIG, NULL, "client",
      "retry budget bucket capacity per client (the bucket starts full)"},
+    {"retry_limiter", ENG_SET_ENUM, OFF(retry_limiter), 0, 0, limiter_names, "client",
+     "what limits retries, per client process: token_bucket (budget_ratio, "
+     "budget_max_tokens), grpc (gRFC A6 throttling), finagle (Finagle/tower RetryBudget), "
+     "envoy (concurrent retry budget), sre_adaptive (SRE book client throttling; it rejects "
+     "first attempts too), aws (AWS SDK standard retry quota); docs/clients.md"},
+    {"grpc_max_tokens", ENG_SET_DOUBLE, OFF(grpc_max_tokens), 0.001, 1000, NULL, "client",
+     "grpc: retryThrottling maxTokens; the bucket starts full, retries stop at or below half"},
+    {"grpc_token_ratio", ENG_SET_DOUBLE, OFF(grpc_token_ratio), 0.001, 1e6, NULL, "client",
+     "grpc: retryThrottling tokenRatio, tokens a success earns (a failed attempt costs 1)"},
+    {"finagle_ttl_ms", ENG_SET_DOUBLE, OFF(finagle_ttl_ms), 1000, 60000, NULL, "client",
+     "finagle: how long a deposit (and a withdrawal) counts, 1 to 60 s"},
+    {"finagle_min_retries_per_s", ENG_SET_DOUBLE, OFF(finagle_min_retries_per_s), 0, 1e9, NULL,
+     "client", "finagle: minRetriesPerSec, a reserve of retries that never expires"},
+    {"finagle_percent_can_retry", ENG_SET_DOUBLE, OFF(finagle_percent_can_retry), 0, 1000, NULL,
+     "client", "finagle: percentCanRetry, retries allowed per request (0.2 = one in five)"},
+    {"envoy_budget_percent", ENG_SET_DOUBLE, OFF(envoy_budget_percent), 0, 100, NULL, "client",
+     "envoy: active retries may reach this percent of the client's active requests"},
+    {"envoy_min_retry_concurrency", ENG_SET_INT, OFF(envoy_min_retry_concurrency), 0, 1e9,
+     NULL, "client", "envoy: active retries allowed whatever the percentage says"},
+    {"sre_k", ENG_SET_DOUBLE, OFF(sre_k), 0.001, 1e6, NULL, "client",
+     "sre_adaptive: K; the client rejects with probability max(0, (requests - K accepts) / "
+     "(requests + 1))"},
+    {"sre_window_ms", ENG_SET_DOUBLE, OFF(sre_window_ms), 1e-3, BIG, NULL, "client",
+     "sre_adaptive: window over which requests and accepts are counted"},
+    {"aws_quota_tokens", ENG_SET_INT, OFF(aws_quota_tokens), 0, 1e9, NULL, "client",
+     "aws: retry quota per client (starts full)"},
+    {"aws_retry_cost", ENG_SET_INT, OFF(aws_retry_cost), 0, 1e9, NULL, "client",
+     "aws: quota a retry costs"},
+    {"aws_timeout_cost", ENG_SET_INT, OFF(aws_timeout_cost), 0, 1e9, NULL, "client",
+     "aws: quota a retry after a timeout costs"},
+    {"aws_success_refund", ENG_SET_INT, OFF(aws_success_refund), 0, 1e9, NULL, "client",
+     "aws: quota a success without retry returns (a successful retry returns its own cost)"},
     {"breaker", ENG_SET_ENUM, OFF(breaker), 0, 0, breaker_names, "client",
      "circuit breaker per (client, shard): off; fail_fast (an open breaker fails the attempt "
      "at once); next_shard (the router steps over shards whose breaker is open)"},
@@ -204,13 +251,32 @@ void eng_config_defaults(eng_config *c) {
   c->key_dist = ENG_KEYS_UNIFORM;
   c->zipf_s = 1.1;
   c->clients = 64;
+  c->client_model = ENG_CLIENT_OPEN;
+  c->concurrency = 0;
+  c->think_ms = 0;
   c->timeout_ms = 100;
   c->max_retries = 3;
   c->backoff = ENG_BACKOFF_NONE;
   c->backoff_base_ms = 10;
   c->backoff_cap_ms = 1000;
+  c->backoff_multiplier = 2;
   c->budget_ratio = INFINITY;
   c->budget_max_tokens = 10;
+  /* Each limiter's defaults are its library's (docs/clients.md). */
+  c->retry_limiter = ENG_LIMITER_TOKEN_BUCKET;
+  c->grpc_max_tokens = 10;
+  c->grpc_token_ratio = 0.1;
+  c->finagle_ttl_ms = 10000;
+  c->finagle_min_retries_per_s = 10;
+  c->finagle_percent_can_retry = 0.2;
+  c->envoy_budget_percent = 20;
+  c->envoy_min_retry_concurrency = 3;
+  c->sre_k = 2;
+  c->sre_window_ms = 120000;
+  c->aws_quota_tokens = 500;
+  c->aws_retry_cost = 5;
+  c->aws_timeout_cost = 10;
+  c->aws_success_refund = 1;
   c->breaker = ENG_BREAKER_OFF;
   c->breaker_window = 20;
   c->breaker_min_calls = 10;
@@ -544,7 +610,19 @@ double eng_config_capacity_rps(const eng_config *c) {
 }
 
 double eng_config_arrival_rps(const eng_config *c) {
+  if (c->client_model == ENG_CLIENT_CLOSED && c->concurrency > 0)
+    return (double)c->concurrency * c->clients * 1000.0 / (c->service_mean_ms + c->think_ms);
   return c->rate_rps > 0 ? c->rate_rps : c->load * eng_config_capacity_rps(c);
+}
+
+/* With nothing queued a user's cycle is one service time plus one think
+ * time, so N users offer N / (S + Z) requests per ms: N is chosen to make
+ * that the open model's rate. */
+int64_t eng_config_users(const eng_config *c) {
+  if (c->concurrency > 0) return (int64_t)c->concurrency * c->clients;
+  double rps = c->rate_rps > 0 ? c->rate_rps : c->load * eng_config_capacity_rps(c);
+  double n = floor(rps * (c->service_mean_ms + c->think_ms) / 1000.0 + 0.5);
+  return n < 1 ? 1 : n > 1e9 ? 1000000000 : (int64_t)n;
 }
 
 static void windows_extent(const eng_windows *w, double *first, double *last) {
@@ -636,6 +714,14 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
            "1e7)",
            c->rate_rps > 0 ? "rate_rps" : "load", peak);
     return -1;
+  }
+  if (c->client_model == ENG_CLIENT_CLOSED) {
+    double users = (double)eng_config_users(c) * (c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1);
+    if (users > 1e8) {
+      seterr(err, errlen, "%s: %.3g users is beyond what a run can simulate (max 1e8)",
+             c->concurrency > 0 ? "concurrency" : "load", users);
+      return -1;
+    }
   }
   if (c->timeout_ms < c->tick_ms) {
     seterr(err, errlen, "timeout_ms (%g) must be at least one tick (tick_ms = %g)", c->timeout_ms,

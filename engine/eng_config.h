@@ -27,6 +27,16 @@ typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289 } eng_codel_variant;
 typedef enum { ENG_SHED_ERROR, ENG_SHED_SILENT } eng_shed_reply;
 typedef enum { ENG_ROUTER_LOAD_SENT, ENG_ROUTER_LOAD_ADMITTED } eng_router_load;
 typedef enum { ENG_BREAKER_REJECT_FAIL, ENG_BREAKER_REJECT_RETRY } eng_breaker_reject;
+/* Issue 12: how clients generate load, and which retry limiter they ship. */
+typedef enum { ENG_CLIENT_OPEN, ENG_CLIENT_CLOSED } eng_client_model;
+typedef enum {
+  ENG_LIMITER_TOKEN_BUCKET, /* budget_ratio / budget_max_tokens (SPEC §1) */
+  ENG_LIMITER_GRPC,         /* gRFC A6 retry throttling */
+  ENG_LIMITER_FINAGLE,      /* Finagle / tower RetryBudget */
+  ENG_LIMITER_ENVOY,        /* Envoy / Gateway API concurrent retry budget */
+  ENG_LIMITER_SRE,          /* SRE book adaptive client throttling */
+  ENG_LIMITER_AWS           /* AWS SDK standard-mode retry quota */
+} eng_retry_limiter;
 
 /* A fault window in ms: [start_ms, start_ms + duration_ms). */
 typedef struct eng_window {
@@ -63,13 +73,24 @@ typedef struct eng_config {
   int32_t key_dist; /* eng_key_dist */
   double zipf_s;
   int32_t clients;
+  int32_t client_model; /* eng_client_model */
+  int32_t concurrency;  /* closed: users per client process; 0 = from load */
+  double think_ms;      /* closed: mean think time between a user's requests */
   /* client policy */
   double timeout_ms;
   int32_t max_retries;
   int32_t backoff; /* eng_backoff */
   double backoff_base_ms, backoff_cap_ms;
+  double backoff_multiplier; /* full/equal jitter: base * multiplier^n */
   double budget_ratio;      /* inf = no retry budget */
   double budget_max_tokens; /* bucket capacity per client */
+  int32_t retry_limiter;    /* eng_retry_limiter */
+  double grpc_max_tokens, grpc_token_ratio;
+  double finagle_ttl_ms, finagle_min_retries_per_s, finagle_percent_can_retry;
+  double envoy_budget_percent;
+  int32_t envoy_min_retry_concurrency;
+  double sre_k, sre_window_ms;
+  int32_t aws_quota_tokens, aws_retry_cost, aws_timeout_cost, aws_success_refund;
   int32_t breaker;          /* eng_breaker_mode */
   int32_t breaker_window, breaker_min_calls, breaker_probes;
   double breaker_threshold, breaker_cooldown_ms;
@@ -136,7 +157,12 @@ int eng_config_validate(const eng_config *cfg, char *err, size_t errlen);
 /* Derived quantities. */
 int32_t eng_config_ticks(const eng_config *cfg);
 double eng_config_capacity_rps(const eng_config *cfg); /* shards*workers/service mean */
-double eng_config_arrival_rps(const eng_config *cfg);  /* rate_rps, or load*capacity */
+/* rate_rps, or load*capacity; closed model with explicit concurrency: the
+ * request rate its users offer when nothing queues, users / (service + think) */
+double eng_config_arrival_rps(const eng_config *cfg);
+/* Closed model: users over all client processes (concurrency x clients, or
+ * the number whose zero-queueing request rate is load x capacity). */
+int64_t eng_config_users(const eng_config *cfg);
 /* End of the last fault window in ms (0 when there is no fault). */
 double eng_config_fault_clear_ms(const eng_config *cfg);
 double eng_config_fault_start_ms(const eng_config *cfg); /* horizon when none */

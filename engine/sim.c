@@ -35,6 +35,7 @@
 #include "eng.h"
 #include "backoff.h"
 #include "breaker.h"
+#include "limiter.h"
 #include "recovery.h"
 #include "rng.h"
 #include "router.h"
@@ -45,8 +46,8 @@
 #define WHEEL_SIZE (1u << WHEEL_BITS)
 #define WHEEL_MASK (WHEEL_SIZE - 1)
 
-enum { EV_COMPLETE = 0, EV_RETRY = 1 };
-enum { STREAM_ARRIVALS = 1, STREAM_SERVICE = 2, STREAM_CLIENT = 3, STREAM_RING = 4 };
+enum { EV_COMPLETE = 0, EV_RETRY = 1, EV_USER = 2 };
+enum { STREAM_ARRIVALS = 1, STREAM_SERVICE = 2, STREAM_CLIENT = 3, STREAM_RING = 4, STREAM_USERS = 5 };
 
 typedef struct attempt {
   uint32_t next;       /* wheel bucket, shard queue, reply list or free list link */
@@ -62,6 +63,7 @@ typedef struct attempt {
   uint8_t at_server;   /* admitted and not yet finished or lost */
   uint8_t abandoned;   /* the client timed it out */
   uint8_t lost_load;   /* lost, and still in the router's load until its timeout */
+  uint8_t after_timeout; /* a retry sent because its predecessor timed out (aws refunds) */
   float prev_sleep;    /* decorrelated jitter's previous sleep, ms */
 } attempt;
 
@@ -162,6 +164,23 @@ struct eng_run {
   eng_zig zig; /* exponential ziggurat tables, built once per context */
   eng_zipf zipf;
   eng_breaker_params brk_params;
+
+  /* Issue 12: closed-loop users and the retry limiters other than the
+   * inline token bucket; all of it sits behind r->hooks. */
+  uint8_t hooks;     /* closed model or a limiter: request starts and ends are reported */
+  uint8_t closed;    /* client_model = closed */
+  uint8_t tb_on;     /* the budget_ratio token bucket is the limiter, and finite */
+  int32_t lim_kind;  /* eng_retry_limiter */
+  eng_limiter *lim;  /* per client */
+  size_t lim_cap;
+  eng_limiter_params lim_params;
+  eng_rng r_usr;     /* think times and start offsets */
+  uint32_t *idle;    /* per client: records of users whose request is in flight */
+  int32_t *users;    /* per client: users alive */
+  size_t idle_cap, users_cap;
+  int64_t users_base, users_surge; /* users over all clients, outside / inside a surge */
+  uint32_t ready_head, ready_tail; /* users whose next request goes out this tick */
+  double think_ticks, cycle_ticks; /* cycle: the start spread without think time */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -185,6 +204,9 @@ void eng_run_destroy(eng_run *r) {
   free(r->client_open);
   free(r->excluded);
   free(r->tokens);
+  free(r->lim);
+  free(r->idle);
+  free(r->users);
   free(r->edges);
   free(r->metrics);
   free(r->shard_queues);
@@ -317,6 +339,15 @@ static inline int shard_stalled(const shard *s) { return !(s->speed > 0); }
 static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id);
 static int32_t ticks_saturate(double t);
 static void client_issue(eng_run *r, uint32_t i);
+static void hook_success(eng_run *r, const attempt *a);
+static void hook_request_end(eng_run *r, uint32_t client);
+static void user_wake(eng_run *r, uint32_t u);
+
+/* A request ended without success. */
+static inline void request_failed(eng_run *r, uint32_t client) {
+  r->cur[ENG_M_FAILED]++;
+  if (r->hooks) hook_request_end(r, client);
+}
 
 /* An admitted attempt leaves its shard: answered, or shed. */
 static void shard_release(eng_run *r, attempt *a) {
@@ -338,6 +369,7 @@ static void attempt_answered(eng_run *r, uint32_t i) {
   } else {
     r->cur[ENG_M_SUCCESSES]++;
     if (r->cfg->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 0);
+    if (r->hooks) hook_success(r, a);
   }
   at_free(r, i);
 }
@@ -538,24 +570,24 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   attempt *a = &r->at[i];
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
+  if (r->lim_kind)
+    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
   if (a->attempt_no >= c->max_retries) {
-    r->cur[ENG_M_FAILED]++;
+    request_failed(r, a->client);
     return NIL;
   }
-  if (!isinf(c->budget_ratio)) {
-    double *t = &r->tokens[a->client];
-    if (*t < 1) {
-      r->cur[ENG_M_REJ_BUDGET]++;
-      r->cur[ENG_M_FAILED]++;
-      return NIL;
-    }
-    *t -= 1;
-    r->tokens_total -= 1;
+  if (r->tb_on ? !eng_limiter_tb_spend(&r->tokens[a->client], &r->tokens_total)
+               : r->lim_kind && !eng_limiter_may_retry(&r->lim[a->client], &r->lim_params,
+                                                       r->now, a->abandoned)) {
+    r->cur[ENG_M_REJ_BUDGET]++;
+    request_failed(r, a->client);
+    return NIL;
   }
   double sleep = 0;
   if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
-    sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms, a->attempt_no,
-                           a->prev_sleep, eng_rng_uniform(&r->r_cli));
+    sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms,
+                           c->backoff_multiplier, a->attempt_no, a->prev_sleep,
+                           eng_rng_uniform(&r->r_cli));
   uint32_t j = at_alloc(r);
   a = &r->at[i]; /* the pool may have moved */
   attempt *b = &r->at[j];
@@ -566,6 +598,7 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   b->abandoned = 0;
   b->at_server = 0;
   b->lost_load = 0;
+  b->after_timeout = a->abandoned;
   int32_t delay = ticks_saturate(floor(sleep / c->tick_ms + 0.5));
   if (delay <= 0) return j;
   wheel_insert(r, j, r->now + delay, EV_RETRY);
@@ -580,6 +613,14 @@ static void client_issue(eng_run *r, uint32_t i) {
   for (;;) {
     attempt *a = &r->at[i];
     r->events++;
+    if (r->lim_kind == ENG_LIMITER_SRE &&
+        !eng_limiter_admit(&r->lim[a->client], &r->lim_params, r->now, eng_rng_uniform(&r->r_cli))) {
+      /* adaptive throttling refuses locally: the request fails unsent */
+      r->cur[ENG_M_REJ_BUDGET]++;
+      request_failed(r, a->client);
+      at_free(r, i);
+      return;
+    }
     const uint8_t *excl = NULL;
     if (c->breaker == ENG_BREAKER_NEXT_SHARD && r->client_open[a->client]) {
       for (int32_t k = 0; k < c->shards; k++)
@@ -594,7 +635,9 @@ static void client_issue(eng_run *r, uint32_t i) {
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
       if (c->breaker_reject == ENG_BREAKER_REJECT_FAIL) { /* fail fast: the request fails */
-        r->cur[ENG_M_FAILED]++;
+        if (r->lim_kind)
+          eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
+        request_failed(r, a->client);
         at_free(r, i);
         return;
       }
@@ -705,16 +748,152 @@ static void new_request(eng_run *r) {
   a->abandoned = 0;
   a->at_server = 0;
   a->lost_load = 0;
+  a->after_timeout = 0;
   a->prev_sleep = 0;
   r->cur[ENG_M_NEW_REQUESTS]++;
-  if (!isinf(c->budget_ratio)) {
-    double *t = &r->tokens[a->client];
-    double add = *t + c->budget_ratio > c->budget_max_tokens ? c->budget_max_tokens - *t
-                                                             : c->budget_ratio;
-    *t += add;
-    r->tokens_total += add;
-  }
+  if (r->tb_on)
+    eng_limiter_tb_deposit(&r->tokens[a->client], &r->tokens_total, c->budget_ratio,
+                           c->budget_max_tokens);
+  if (r->hooks && r->lim_kind)
+    eng_limiter_on_request(&r->lim[a->client], &r->lim_params, r->now);
   client_issue(r, i);
+}
+
+/* ------------------------------------------------------------------------ */
+/* issue 12: limiter hooks and closed-loop users                             */
+
+static __attribute__((noinline)) void hook_success(eng_run *r, const attempt *a) {
+  if (r->lim_kind)
+    eng_limiter_on_success(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
+                           a->after_timeout);
+  hook_request_end(r, a->client);
+}
+
+/* User record u goes out again after d ticks: through the wheel, or this
+ * tick's ready list when d = 0. */
+static void user_schedule(eng_run *r, uint32_t u, int32_t d) {
+  if (d > 0) {
+    wheel_insert(r, u, r->now + d, EV_USER);
+    return;
+  }
+  r->at[u].next = NIL;
+  if (r->ready_tail == NIL) r->ready_head = u;
+  else r->at[r->ready_tail].next = u;
+  r->ready_tail = u;
+}
+
+/* Exponential think time in ticks, rounded by floor(x + U) so its mean is
+ * think_ms exactly. */
+static int32_t think_draw(eng_run *r) {
+  if (!(r->think_ticks > 0)) return 0;
+  double frac, x = eng_zig_exp1(&r->zig, &r->r_usr, &frac) * r->think_ticks;
+  return ticks_saturate(x + frac);
+}
+
+/* A request of client k ended: one of its users starts thinking. */
+static __attribute__((noinline)) void hook_request_end(eng_run *r, uint32_t k) {
+  if (r->lim_kind) eng_limiter_on_request_end(&r->lim[k], &r->lim_params);
+  if (!r->closed) return;
+  uint32_t u = r->idle[k];
+  if (u == NIL) {
+    fprintf(stderr, "stormsweep: client %u ended a request no user had sent (tick %d)\n", k,
+            r->now);
+    abort();
+  }
+  r->idle[k] = r->at[u].next;
+  user_schedule(r, u, think_draw(r));
+}
+
+/* Users per client: the total (base or surge) spread as evenly as it goes. */
+static int32_t user_target(const eng_run *r, uint32_t k) {
+  int64_t total = r->fault_on[F_SURGE] ? r->users_surge : r->users_base;
+  int64_t n = r->cfg->clients;
+  return (int32_t)(total / n + ((int64_t)k < total % n));
+}
+
+/* Brings every client up to its target. A new user starts as if it had
+ * been thinking all along: an exponential think time is memoryless, so its
+ * remaining think is another one (the stationary start); without think
+ * time, at a uniform offset within one service time. */
+static void users_grow(eng_run *r) {
+  for (int32_t k = 0; k < r->cfg->clients; k++)
+    while (r->users[k] < user_target(r, (uint32_t)k)) {
+      uint32_t u = at_alloc(r);
+      r->at[u].client = (uint32_t)k;
+      r->users[k]++;
+      user_schedule(r, u, r->think_ticks > 0 ? think_draw(r)
+                                             : ticks_saturate(eng_rng_uniform(&r->r_usr) *
+                                                              r->cycle_ticks));
+    }
+}
+
+/* The closed model's request of client k (new_request with a given client). */
+static void closed_request(eng_run *r, uint32_t k) {
+  const eng_config *c = r->cfg;
+  uint64_t key;
+  if (r->fault_on[F_HOT] && eng_rng_uniform(&r->r_arr) < c->hot_key_share)
+    key = 0;
+  else if (c->key_dist == ENG_KEYS_ZIPF)
+    key = eng_zipf_draw(&r->zipf, &r->r_arr) - 1;
+  else
+    key = eng_rng_below64(&r->r_arr, (uint64_t)c->keys);
+  uint32_t i = at_alloc(r);
+  attempt *a = &r->at[i];
+  a->keyhash = eng_key_hash(key, r->ring_seed);
+  a->client = k;
+  a->attempt_no = 0;
+  a->abandoned = 0;
+  a->at_server = 0;
+  a->lost_load = 0;
+  a->after_timeout = 0;
+  a->prev_sleep = 0;
+  r->cur[ENG_M_NEW_REQUESTS]++;
+  if (r->tb_on)
+    eng_limiter_tb_deposit(&r->tokens[k], &r->tokens_total, c->budget_ratio,
+                           c->budget_max_tokens);
+  if (r->lim_kind) eng_limiter_on_request(&r->lim[k], &r->lim_params, r->now);
+  client_issue(r, i);
+}
+
+/* A user's think time is over: it sends its next request, or leaves when
+ * its client has more users than the target (after a surge). It leaves with
+ * probability excess / users, so the users who stay send at the target's
+ * rate from the surge's end on, rather than all waiting for the extra ones
+ * to leave first. */
+static void user_wake(eng_run *r, uint32_t u) {
+  uint32_t k = r->at[u].client;
+  int32_t target = user_target(r, k);
+  if (r->users[k] > target &&
+      eng_rng_uniform(&r->r_usr) * r->users[k] < (double)(r->users[k] - target)) {
+    r->users[k]--;
+    at_free(r, u);
+    return;
+  }
+  r->at[u].next = r->idle[k];
+  r->idle[k] = u;
+  closed_request(r, k);
+}
+
+/* The users ready at this tick. Users whose request ends while these go
+ * out (it failed at once, or took no time) wait for the next tick, so a
+ * tick always ends. */
+static __attribute__((noinline)) void users_ready_drain(eng_run *r) {
+  uint32_t u = r->ready_head;
+  r->ready_head = r->ready_tail = NIL;
+  while (u != NIL) {
+    uint32_t next = r->at[u].next;
+    r->events++;
+    user_wake(r, u);
+    replies_drain(r);
+    u = next;
+  }
+}
+
+static __attribute__((noinline)) int32_t limiter_level_sum(eng_run *r) {
+  int64_t sum = 0;
+  for (int32_t k = 0; k < r->cfg->clients; k++)
+    sum += eng_limiter_level(&r->lim[k], &r->lim_params, r->now);
+  return sum > INT32_MAX ? INT32_MAX : (int32_t)sum;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -833,6 +1012,7 @@ static void fault_edge(eng_run *r, const edge *e) {
   case F_SURGE:
     r->lam_now = r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1);
     r->exp_neg_lam = exp(-r->lam_now);
+    if (r->closed) users_grow(r); /* users leave lazily, as they wake */
     break;
   case F_BROWNOUT: {
     /* Work in service needs nothing here: its completion tick was computed
@@ -868,6 +1048,24 @@ static void fault_edge(eng_run *r, const edge *e) {
 
 /* ------------------------------------------------------------------------ */
 /* the run                                                                   */
+
+/* The closed model's users, all starting within their first cycle. */
+static int users_prepare(eng_run *r, uint64_t seed) {
+  const eng_config *c = r->cfg;
+  size_t n = (size_t)c->clients;
+  if (ensure((void **)&r->idle, &r->idle_cap, n, sizeof *r->idle) ||
+      ensure((void **)&r->users, &r->users_cap, n, sizeof *r->users))
+    return -1;
+  for (size_t k = 0; k < n; k++) r->idle[k] = NIL, r->users[k] = 0;
+  eng_rng_seed(&r->r_usr, seed, STREAM_USERS);
+  r->ready_head = r->ready_tail = NIL;
+  r->think_ticks = c->think_ms / c->tick_ms;
+  r->cycle_ticks = c->service_mean_ms / c->tick_ms;
+  r->users_base = eng_config_users(c);
+  r->users_surge = (int64_t)floor((double)r->users_base * c->surge_factor + 0.5);
+  users_grow(r);
+  return 0;
+}
 
 static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err, size_t errlen) {
   if (eng_config_validate(c, err, errlen)) return -1;
@@ -913,15 +1111,24 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   memset(r->brk, 0, nb * sizeof *r->brk);
   r->open_breakers = 0;
   r->tokens_total = 0;
+  r->lim_kind = c->retry_limiter;
+  r->tb_on = r->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !isinf(c->budget_ratio);
+  r->closed = c->client_model == ENG_CLIENT_CLOSED;
+  r->hooks = r->closed || r->lim_kind != ENG_LIMITER_TOKEN_BUCKET;
   for (int32_t k = 0; k < c->clients; k++) {
     r->client_open[k] = 0;
-    r->tokens[k] = isinf(c->budget_ratio) ? 0 : c->budget_max_tokens;
+    r->tokens[k] = r->tb_on ? c->budget_max_tokens : 0;
     r->tokens_total += r->tokens[k];
+  }
+  if (r->lim_kind) {
+    if (ensure((void **)&r->lim, &r->lim_cap, (size_t)c->clients, sizeof *r->lim)) goto oom;
+    eng_limiter_params_init(&r->lim_params, c);
+    for (int32_t k = 0; k < c->clients; k++) eng_limiter_reset(&r->lim[k], &r->lim_params);
   }
 
   r->svc_mean_ticks = c->service_mean_ms / c->tick_ms;
   r->lognorm_mu = log(r->svc_mean_ticks) - 0.5 * c->service_sigma * c->service_sigma;
-  r->lam_base = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
+  r->lam_base = r->closed ? 0 : eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
   r->lam_now = r->lam_base;
   r->exp_neg_lam = exp(-r->lam_now);
   r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
@@ -974,6 +1181,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
   r->succ_peak_load = 0;
+  if (r->closed && users_prepare(r, seed)) goto oom;
   return 0;
 oom:
   snprintf(err, errlen, "out of memory preparing a run of %d shards and %d ticks", c->shards,
@@ -1005,8 +1213,10 @@ static void run_tick(eng_run *r) {
       r->events++;
       if (a->kind == EV_COMPLETE)
         on_complete(r, i);
-      else
+      else if (a->kind == EV_RETRY)
         client_issue(r, i);
+      else
+        user_wake(r, i);
       replies_drain(r);
     }
     i = next;
@@ -1036,6 +1246,7 @@ static void run_tick(eng_run *r) {
     new_request(r);
     replies_drain(r);
   }
+  if (r->closed && r->ready_head != NIL) users_ready_drain(r);
 
   /* metrics */
   r->cur[ENG_M_QUEUE_DEPTH] = (int32_t)r->total_queued;
@@ -1044,7 +1255,9 @@ static void run_tick(eng_run *r) {
   for (int32_t k = 0; k < c->shards; k++) mx = r->sh[k].qlen > mx ? r->sh[k].qlen : mx;
   r->cur[ENG_M_MAX_SHARD_QUEUE] = mx;
   r->cur[ENG_M_OPEN_BREAKERS] = r->open_breakers;
-  r->cur[ENG_M_BUDGET_TOKENS] = isinf(c->budget_ratio) ? 0 : (int32_t)floor(r->tokens_total + 1e-9);
+  r->cur[ENG_M_BUDGET_TOKENS] = r->lim_kind ? limiter_level_sum(r)
+                                : !r->tb_on ? 0
+                                            : (int32_t)floor(r->tokens_total + 1e-9);
   for (int m = 0; m < ENG_M_COUNT; m++) r->metrics[(size_t)m * (size_t)r->ticks + (size_t)t] = r->cur[m];
   if (c->record_shard_queues)
     for (int32_t k = 0; k < c->shards; k++)

@@ -55,8 +55,8 @@ static void test_backoff_bounds_and_means(void **state) {
     double v = fmin(cap, base * pow(2, retries));
     double sf = 0, se = 0;
     for (int i = 0; i < n; i++) {
-      double f = eng_backoff_ms(ENG_BACKOFF_FULL, base, cap, retries, 0, eng_rng_uniform(&g));
-      double e = eng_backoff_ms(ENG_BACKOFF_EQUAL, base, cap, retries, 0, eng_rng_uniform(&g));
+      double f = eng_backoff_ms(ENG_BACKOFF_FULL, base, cap, 2, retries, 0, eng_rng_uniform(&g));
+      double e = eng_backoff_ms(ENG_BACKOFF_EQUAL, base, cap, 2, retries, 0, eng_rng_uniform(&g));
       assert_true(f >= 0 && f <= v);
       assert_true(e >= v / 2 && e <= v);
       sf += f;
@@ -76,13 +76,13 @@ static void test_backoff_bounds_and_means(void **state) {
   /* decorrelated: within [base, min(cap, 3 prev)] */
   double prev = 0;
   for (int i = 0; i < 100000; i++) {
-    double d = eng_backoff_ms(ENG_BACKOFF_DECORRELATED, base, cap, i % 5, prev, eng_rng_uniform(&g));
+    double d = eng_backoff_ms(ENG_BACKOFF_DECORRELATED, base, cap, 2, i % 5, prev, eng_rng_uniform(&g));
     double hi = fmin(cap, 3 * (prev > 0 ? prev : base));
     assert_true(d >= fmin(base, cap) && d <= hi + 1e-9);
     prev = i % 5 == 4 ? 0 : d;
   }
-  assert_true(eng_backoff_ms(ENG_BACKOFF_NONE, base, cap, 3, 0, 0.9) == 0);
-  assert_true(eng_backoff_ms(ENG_BACKOFF_FULL, base, 0, 3, 0, 0.9) == 0); /* cap 0: immediate */
+  assert_true(eng_backoff_ms(ENG_BACKOFF_NONE, base, cap, 2, 3, 0, 0.9) == 0);
+  assert_true(eng_backoff_ms(ENG_BACKOFF_FULL, base, 0, 2, 3, 0, 0.9) == 0); /* cap 0: immediate */
 }
 
 /* ---- circuit breaker, scripted ---- */

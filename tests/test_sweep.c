@@ -446,7 +446,8 @@ static void test_seed_study_is_seed_ini(void **state) {
 
 static void test_shipped_studies_parse(void **state) {
   (void)state;
-  const char *files[] = {"seed.ini", "hot_key.ini", "failover.ini", "load_ramp.ini"};
+  const char *files[] = {"seed.ini",      "hot_key.ini",     "failover.ini",
+                         "load_ramp.ini", "closed_loop.ini", "limiters.ini"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[1024], err[1024];
     snprintf(path, sizeof path, "%s/sweeps/%s", STORMSWEEP_SOURCE_DIR, files[i]);
