@@ -716,9 +716,10 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
     return -1;
   }
   if (c->client_model == ENG_CLIENT_CLOSED) {
-    double users = (double)eng_config_users(c) * (c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1);
-    if (users > 1e8) {
-      seterr(err, errlen, "%s: %.3g users is beyond what a run can simulate (max 1e8)",
+    double users = (double)eng_config_users(c) *
+                   (c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1);
+    if (users > 1e7) {
+      seterr(err, errlen, "%s: %.3g users is beyond what a run can simulate (max 1e7)",
              c->concurrency > 0 ? "concurrency" : "load", users);
       return -1;
     }

@@ -20,7 +20,7 @@
 
 /* ---- per-tick metrics (SPEC §2); every one is an int32 count per tick ---- */
 typedef enum eng_metric {
-  ENG_M_NEW_REQUESTS,   /* requests created by the open-loop source */
+  ENG_M_NEW_REQUESTS,   /* requests created by the clients (open or closed loop) */
   ENG_M_ATTEMPTS,       /* attempts sent to the router (first tries + retries) */
   ENG_M_RETRIES,        /* attempts that were retries */
   ENG_M_SUCCESSES,      /* attempts answered within the client timeout (goodput) */
@@ -28,7 +28,7 @@ typedef enum eng_metric {
   ENG_M_REJ_QUEUE_FULL, /* attempts rejected by a full shard queue */
   ENG_M_REJ_ROUTER,     /* attempts refused by the router (cluster_capacity_exhausted) */
   ENG_M_REJ_BREAKER,    /* attempts failed fast by an open circuit breaker */
-  ENG_M_REJ_BUDGET,     /* retries dropped because the retry budget was empty */
+  ENG_M_REJ_BUDGET,     /* retries refused by the retry limiter (sre_adaptive: any attempt) */
   ENG_M_SHED,           /* queued attempts dropped by the shard (controlled delay, deadline drop) */
   ENG_M_LOST,           /* attempts lost to a crashed shard or a network outage */
   ENG_M_FAILED,         /* requests that ended without success */
@@ -38,7 +38,7 @@ typedef enum eng_metric {
   ENG_M_IN_FLIGHT,      /* attempts admitted and not finished (queued + in service) */
   ENG_M_HOPS,           /* router hops taken by this tick's admissions, summed */
   ENG_M_OPEN_BREAKERS,  /* (client, shard) breakers open or half-open */
-  ENG_M_BUDGET_TOKENS,  /* whole retry-budget tokens left, summed over clients */
+  ENG_M_BUDGET_TOKENS,  /* retry limiter level (budget tokens left), summed over clients */
   ENG_M_COUNT
 } eng_metric;
 

@@ -77,9 +77,9 @@ int eng_limiter_may_retry(eng_limiter *l, const eng_limiter_params *p, int32_t n
                           int after_timeout);
 void eng_limiter_on_request_end(eng_limiter *l, const eng_limiter_params *p);
 
-/* Whole retries the limiter would allow now (the budget_tokens metric):
- * grpc tokens, aws quota / retry cost, finagle balance, envoy free retry
- * slots; sre_adaptive has no such number and gives 0. */
+/* The limiter's level for the budget_tokens metric: grpc whole tokens, aws
+ * quota tokens, finagle retries affordable now, envoy free retry slots;
+ * sre_adaptive has no such number and gives 0. */
 int64_t eng_limiter_level(eng_limiter *l, const eng_limiter_params *p, int32_t now);
 
 /* The budget_ratio token bucket: a first attempt deposits ratio (capped at

@@ -8,7 +8,7 @@
 #include "eng.h"
 
 static const eng_metric_info metric_info[ENG_M_COUNT] = {
-    {"new_requests", "requests/tick", "requests created by the open-loop source"},
+    {"new_requests", "requests/tick", "requests created by the clients (open-loop source or closed-loop users)"},
     {"attempts", "attempts/tick", "attempts sent to the router (first tries and retries)"},
     {"retries", "attempts/tick", "attempts that were retries"},
     {"successes", "attempts/tick", "attempts answered within the client timeout (goodput)"},
@@ -16,7 +16,7 @@ static const eng_metric_info metric_info[ENG_M_COUNT] = {
     {"rejected_queue_full", "attempts/tick", "attempts rejected by a full shard queue"},
     {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)"},
     {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker"},
-    {"rejected_budget", "retries/tick", "retries dropped because the client's retry budget was empty"},
+    {"rejected_budget", "attempts/tick", "retries refused by the client's retry limiter (sre_adaptive: any attempt)"},
     {"shed", "attempts/tick", "queued attempts dropped by shards (controlled delay or deadline drop)"},
     {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage"},
     {"failed_requests", "requests/tick", "requests that ended without a success"},
@@ -26,7 +26,7 @@ static const eng_metric_info metric_info[ENG_M_COUNT] = {
     {"in_flight", "attempts", "attempts admitted to a shard and not finished"},
     {"hops", "hops/tick", "router hops taken by this tick's admissions"},
     {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open"},
-    {"budget_tokens", "tokens", "whole retry-budget tokens left, all clients"},
+    {"budget_tokens", "tokens", "retry limiter level, all clients: whole budget tokens left (docs/clients.md for each limiter)"},
 };
 
 const eng_metric_info *eng_metric_get_info(eng_metric m) {

@@ -378,6 +378,12 @@ static void test_closed_users_from_load(void **state) {
   set(&c, "concurrency", "3");
   assert_int_equal(eng_config_users(&c), 192);
   assert_true(fabs(eng_config_arrival_rps(&c) - 192 * 1000.0 / 50) < 1e-9);
+  /* more users than a run can hold: refused up front, naming the setting */
+  char err[256];
+  assert_int_equal(eng_config_validate(&c, err, sizeof err), 0);
+  set(&c, "concurrency", "100000");
+  assert_int_equal(eng_config_validate(&c, err, sizeof err), -1);
+  assert_non_null(strstr(err, "concurrency"));
 }
 
 /* The seed scenario with closed-loop users: a surge multiplies the users,
