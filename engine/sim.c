@@ -754,8 +754,7 @@ static void new_request(eng_run *r) {
   if (r->tb_on)
     eng_limiter_tb_deposit(&r->tokens[a->client], &r->tokens_total, c->budget_ratio,
                            c->budget_max_tokens);
-  if (r->hooks && r->lim_kind)
-    eng_limiter_on_request(&r->lim[a->client], &r->lim_params, r->now);
+  if (r->lim_kind) eng_limiter_on_request(&r->lim[a->client], &r->lim_params, r->now);
   client_issue(r, i);
 }
 
@@ -1049,7 +1048,7 @@ static void fault_edge(eng_run *r, const edge *e) {
 /* ------------------------------------------------------------------------ */
 /* the run                                                                   */
 
-/* The closed model's users, all starting within their first cycle. */
+/* The closed model's users (users_grow says how they start). */
 static int users_prepare(eng_run *r, uint64_t seed) {
   const eng_config *c = r->cfg;
   size_t n = (size_t)c->clients;
