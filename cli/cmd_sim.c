@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_import.h"
 #include "commands.h"
 #include "eng.h"
 #include "options.h"
@@ -18,8 +19,9 @@
 
 static void sim_usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
-          "                      [--seed N] [--ticks-csv FILE] [--json] [--show-settings]\n"
+          "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "                      [--set KEY=VALUE]... [--seed N] [--ticks-csv FILE] [--json]\n"
+          "                      [--show-settings]\n"
           "                      [--list-settings]\n\n"
           "Simulates one run and prints its summary: outcome (recovered / slow / metastable /\n"
           "collapsed / undetermined; README \"The outcome rule\") and why, recovery time after\n"
@@ -31,13 +33,18 @@ static void sim_usage(FILE *out) {
           "                      [grid] and [sweep] are ignored, with a warning\n"
           "  --policy NAME       naive (immediate retries, no budget) or guarded (10%% retry\n"
           "                      budget, full-jitter backoff 10 ms..1 s); default naive\n"
+          "  --client FILE       the retry policy you ship: a gRPC service config (JSON) or an\n"
+          "                      Envoy retry_policy + circuit_breakers (YAML or JSON), mapped\n"
+          "                      onto settings after --policy (the mapping goes to stderr;\n"
+          "                      docs/client-import.md)\n"
           "  --set KEY=VALUE     change one setting (repeatable; applied after the file)\n"
           "  --seed N            run seed (default 1)\n"
           "  --ticks-csv FILE    write every per-tick metric as CSV (one row per tick)\n"
           "  --json              print the summary as one JSON object (with the effective\n"
           "                      settings and where each came from)\n"
           "  --show-settings     print the effective settings, each with where it came from\n"
-          "                      (default, FILE:LINE, --policy, --set), and do not simulate\n"
+          "                      (default, FILE:LINE, --policy, --client FILE, --set), and\n"
+          "                      do not simulate\n"
           "  --list-settings     list every setting with its default and meaning\n"
           "Options take --opt VALUE or --opt=VALUE.\n");
 }
@@ -117,7 +124,7 @@ static void on_file_key(void *user, const char *key, int line) {
 
 static void show_settings(const origins *o) {
   printf("# effective settings: value, then where it came from (default, FILE:LINE, --policy,\n"
-         "# --set)\n");
+         "# --client FILE FIELD, --set)\n");
   const char *group = "";
   for (size_t i = 0; i < o->n; i++) {
     const eng_setting *s = eng_settings_at(i);
@@ -275,10 +282,11 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
   printf("  cost                 %.1f ms wall, %lld events\n", wall_ms, (long long)s->events);
 }
 
-/* Applies the file, then --policy, then each --set in order, recording
- * where each setting came from. Returns 0 or an exit status (reported). */
+/* Applies the file, then --policy, then --client, then each --set in
+ * order, recording where each setting came from. Returns 0 or an exit
+ * status (reported). */
 static int sim_configure(eng_config *cfg, origins *o, const char *file, const char *policy,
-                         char **sets, int n_sets) {
+                         const char *client, char **sets, int n_sets) {
   char err[512];
   if (file) {
     file_trace t = {o, cfg, file};
@@ -302,6 +310,26 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
     }
     origins_mark(o, cfg, "policy", "--policy");
   }
+  if (client) {
+    swp_client_map map;
+    if (swp_client_load(client, &map, err, sizeof err)) {
+      fprintf(stderr, "stormsweep sim: --client %s\n", err);
+      return 2;
+    }
+    swp_client_print(&map, client, stderr);
+    for (size_t i = 0; i < map.n; i++) {
+      swp_client_map one = map;
+      one.n = 1;
+      one.e[0] = map.e[i];
+      if (swp_client_apply(&one, client, cfg, err, sizeof err)) {
+        fprintf(stderr, "stormsweep sim: --client %s\n", err);
+        return 2;
+      }
+      char from[320];
+      snprintf(from, sizeof from, "--client %.100s %.200s", client, map.e[i].source);
+      origins_mark(o, cfg, map.e[i].key, from);
+    }
+  }
   for (int i = 0; i < n_sets; i++) {
     const char *eq = strchr(sets[i], '=');
     char key[128];
@@ -320,9 +348,10 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
 }
 
 int cmd_sim(int argc, char **argv) {
-  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW };
+  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
+      {"client", required_argument, NULL, O_CLIENT},
       {"set", required_argument, NULL, O_SET},
       {"seed", required_argument, NULL, O_SEED},
       {"ticks-csv", required_argument, NULL, O_CSV},
@@ -332,7 +361,7 @@ int cmd_sim(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  const char *file = NULL, *csv = NULL, *policy = NULL;
+  const char *file = NULL, *csv = NULL, *policy = NULL, *client = NULL;
   uint64_t seed = 1;
   int json = 0, list = 0, show = 0, n_sets = 0, c;
   char **sets = calloc((size_t)argc + 1, sizeof *sets);
@@ -348,6 +377,7 @@ int cmd_sim(int argc, char **argv) {
     case O_LIST: list = 1; break;
     case O_SHOW: show = 1; break;
     case O_POLICY: policy = optarg; break;
+    case O_CLIENT: client = optarg; break;
     case O_CSV: csv = optarg; break;
     case O_SET: {
       const char *eq = strchr(optarg, '=');
@@ -390,7 +420,7 @@ int cmd_sim(int argc, char **argv) {
   }
   if (list) {
     list_settings();
-    if (file || policy || n_sets)
+    if (file || policy || client || n_sets)
       fprintf(stderr, "stormsweep sim: note: --list-settings lists the defaults; "
                       "--show-settings shows the settings with your file and options applied\n");
     free(sets);
@@ -406,7 +436,7 @@ int cmd_sim(int argc, char **argv) {
     origins_free(&o);
     return 1;
   }
-  int rc = sim_configure(&cfg, &o, file, policy, sets, n_sets);
+  int rc = sim_configure(&cfg, &o, file, policy, client, sets, n_sets);
   free(sets);
   if (rc || show) {
     if (!rc) show_settings(&o);
