@@ -24,6 +24,7 @@
 #include <yaml.h>
 
 #include "client_import.h"
+#include "swp.h"
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -1039,6 +1040,27 @@ int swp_client_apply(const swp_client_map *m, const char *name, eng_config *cfg,
       return -1;
     }
     if (eng_config_set(cfg, e->key, e->value, msg, sizeof msg)) {
+      snprintf(err, errlen, "%s: %s: %s", safe, e->source, msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int swp_client_apply_sweep(const swp_client_map *m, const char *name, swp_sweep *sw, char *err,
+                           size_t errlen) {
+  char safe[256];
+  safe_copy(safe, sizeof safe, name, 200);
+  for (size_t i = 0; i < m->n; i++) {
+    const swp_client_entry *e = &m->e[i];
+    char msg[512];
+    if (!eng_settings_find(e->key)) {
+      snprintf(err, errlen,
+               "%s: %s: this build has no setting '%s' (it needs the client limiter settings)",
+               safe, e->source, e->key);
+      return -1;
+    }
+    if (swp_sweep_scenario_set(sw, e->key, e->value, msg, sizeof msg)) {
       snprintf(err, errlen, "%s: %s: %s", safe, e->source, msg);
       return -1;
     }

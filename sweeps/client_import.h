@@ -57,6 +57,12 @@ int swp_client_load(const char *path, swp_client_map *m, char *err, size_t errle
 int swp_client_apply(const swp_client_map *m, const char *name, eng_config *cfg, char *err,
                      size_t errlen);
 
+/* The same into a sweep's [scenario] (swp_sweep_scenario_set): after the
+ * file's settings, before --set and the grid axes. */
+struct swp_sweep;
+int swp_client_apply_sweep(const swp_client_map *m, const char *name, struct swp_sweep *sw,
+                           char *err, size_t errlen);
+
 /* The mapping, one "  source = raw  ->  key = value" line per entry and a
  * "  note: ..." line per note, after a header naming the file and its kind. */
 void swp_client_print(const swp_client_map *m, const char *name, FILE *out);
