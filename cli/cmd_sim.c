@@ -155,71 +155,68 @@ static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, c
   return 0;
 }
 
-static void json_num(const char *key, double v, int last) {
-  if (isfinite(v))
-    printf("  \"%s\": %.10g%s\n", key, v, last ? "" : ",");
-  else
-    printf("  \"%s\": null%s\n", key, last ? "" : ",");
+static void json_num(json_t *o, const char *key, double v) {
+  json_object_set_new(o, key, ana_json_number(v));
 }
 
 static void print_json(const eng_config *cfg, const eng_summary *s, double wall_ms,
                        const origins *o) {
   char pol[32];
   eng_config_get(cfg, "policy", pol, sizeof pol);
-  printf("{\n  \"seed\": %llu,\n  \"policy\": \"%s\",\n  \"outcome\": \"%s\",\n"
-         "  \"passed_slo\": %s,\n",
-         (unsigned long long)s->seed, pol, eng_outcome_name(s->outcome),
-         s->passed_slo ? "true" : "false");
-  json_num("slo_ms", cfg->slo_ms, 0);
-  json_num("recovery_ms", s->recovery_ms, 0);
-  json_num("baseline_queue", s->baseline_queue, 0);
-  json_num("recovery_threshold", s->recovery_threshold, 0);
-  json_num("peak_queue", s->peak_queue, 0);
-  json_num("amplification", s->amplification, 0);
-  json_num("amplification_after", s->amplification_after, 0);
-  json_num("goodput_baseline", s->goodput_baseline, 0);
-  json_num("goodput_baseline_per_s", s->goodput_baseline * 1000 / cfg->tick_ms, 0);
-  json_num("goodput_during", s->goodput_during, 0);
-  json_num("goodput_after", s->goodput_after, 0);
-  json_num("late_queue_trend", s->late_queue_trend, 0);
-  json_num("max_mean_shard_load", s->max_mean_shard_load, 0);
-  json_num("mean_hops", s->mean_hops, 0);
-  json_num("little_L", s->little_L, 0);
-  json_num("little_lambda_w", s->little_lambda_w, 0);
-  json_num("little_lambda", s->little_lambda, 0);
-  json_num("little_w_ms", s->little_w_ms, 0);
-  json_num("little_rel_error", s->little_rel_error, 0);
-  json_num("keys_remapped", s->keys_remapped, 0);
-  json_num("successor_peak_load", s->successor_peak_load, 0);
-  printf("  \"new_requests\": %lld,\n  \"attempts\": %lld,\n  \"successes\": %lld,\n"
-         "  \"failed_requests\": %lld,\n  \"events\": %lld,\n",
-         (long long)s->new_requests, (long long)s->attempts, (long long)s->successes,
-         (long long)s->failed_requests, (long long)s->events);
+  json_t *j = json_object();
+  json_object_set_new(j, "seed", json_integer((json_int_t)s->seed));
+  json_object_set_new(j, "policy", ana_json_text(pol));
+  json_object_set_new(j, "outcome", ana_json_text(eng_outcome_name(s->outcome)));
+  json_object_set_new(j, "passed_slo", json_boolean(s->passed_slo));
+  json_num(j, "slo_ms", cfg->slo_ms);
+  json_num(j, "recovery_ms", s->recovery_ms);
+  json_num(j, "baseline_queue", s->baseline_queue);
+  json_num(j, "recovery_threshold", s->recovery_threshold);
+  json_num(j, "peak_queue", s->peak_queue);
+  json_num(j, "amplification", s->amplification);
+  json_num(j, "amplification_after", s->amplification_after);
+  json_num(j, "goodput_baseline", s->goodput_baseline);
+  json_num(j, "goodput_baseline_per_s", s->goodput_baseline * 1000 / cfg->tick_ms);
+  json_num(j, "goodput_during", s->goodput_during);
+  json_num(j, "goodput_after", s->goodput_after);
+  json_num(j, "late_queue_trend", s->late_queue_trend);
+  json_num(j, "max_mean_shard_load", s->max_mean_shard_load);
+  json_num(j, "mean_hops", s->mean_hops);
+  json_num(j, "little_L", s->little_L);
+  json_num(j, "little_lambda_w", s->little_lambda_w);
+  json_num(j, "little_lambda", s->little_lambda);
+  json_num(j, "little_w_ms", s->little_w_ms);
+  json_num(j, "little_rel_error", s->little_rel_error);
+  json_num(j, "keys_remapped", s->keys_remapped);
+  json_num(j, "successor_peak_load", s->successor_peak_load);
+  json_object_set_new(j, "new_requests", json_integer((json_int_t)s->new_requests));
+  json_object_set_new(j, "attempts", json_integer((json_int_t)s->attempts));
+  json_object_set_new(j, "successes", json_integer((json_int_t)s->successes));
+  json_object_set_new(j, "failed_requests", json_integer((json_int_t)s->failed_requests));
+  json_object_set_new(j, "events", json_integer((json_int_t)s->events));
   /* What the outcome rule decided on (README "The outcome rule"); drain_ms
    * is null both when recovered and when the backlog is not shrinking. */
-  json_num("baseline_goodput_ratio", s->baseline_goodput_ratio, 0);
-  json_num("baseline_amplification", s->baseline_amplification, 0);
-  json_num("collapse_ms", s->collapse_ms, 0);
-  json_num("collapse_watch_ms", s->collapse_watch_ms, 0);
-  json_num("return_ms", s->return_ms, 0);
-  json_num("late_goodput", s->late_goodput, 0);
-  json_num("late_amplification", s->late_amplification, 0);
-  json_num("late_wasted_share", s->late_wasted_share, 0);
-  json_num("drain_ms", s->drain_ms, 0);
-  json_num("late_load", s->late_load, 0);
-  /* the effective settings as printed by eng_config_get, and their origins */
-  for (int pass = 0; pass < 2; pass++) {
-    printf("  \"%s\": {", pass ? "settings_from" : "settings");
-    for (size_t i = 0; i < o->n; i++) {
-      printf("%s\n    ", i ? "," : "");
-      ana_json_string(stdout, eng_settings_at(i)->key);
-      printf(": ");
-      ana_json_string(stdout, pass ? o->from[i] : o->val[i]);
-    }
-    printf("\n  },\n");
+  json_num(j, "baseline_goodput_ratio", s->baseline_goodput_ratio);
+  json_num(j, "baseline_amplification", s->baseline_amplification);
+  json_num(j, "collapse_ms", s->collapse_ms);
+  json_num(j, "collapse_watch_ms", s->collapse_watch_ms);
+  json_num(j, "return_ms", s->return_ms);
+  json_num(j, "late_goodput", s->late_goodput);
+  json_num(j, "late_amplification", s->late_amplification);
+  json_num(j, "late_wasted_share", s->late_wasted_share);
+  json_num(j, "drain_ms", s->drain_ms);
+  json_num(j, "late_load", s->late_load);
+  /* the effective settings as printed by eng_config_get, and their origins
+   * (an origin may quote a file name: made valid UTF-8 first) */
+  json_t *settings = json_object(), *from = json_object();
+  for (size_t i = 0; i < o->n; i++) {
+    ana_json_set(settings, eng_settings_at(i)->key, ana_json_text(o->val[i]));
+    ana_json_set(from, eng_settings_at(i)->key, ana_json_text(o->from[i]));
   }
-  json_num("wall_ms", wall_ms, 1);
-  printf("}\n");
+  json_object_set_new(j, "settings", settings);
+  json_object_set_new(j, "settings_from", from);
+  json_num(j, "wall_ms", wall_ms);
+  ana_json_print(stdout, j, 2);
 }
 
 static void print_text(const eng_config *cfg, const eng_summary *s, double wall_ms) {

@@ -85,7 +85,7 @@ else
     [ "$(basename "$f")" = mpi_driver.c ] || libs+=("$f")
   done
   "$CC" "${flags[@]}" -fopenmp -I"$src/analysis" -o "$out/fuzz_resultfile" \
-    "$src/tests/fuzz/fuzz_resultfile.c" "${libs[@]}" "${h5[@]}" -lhdf5_hl -linih -lxxhash -lz -lm
+    "$src/tests/fuzz/fuzz_resultfile.c" "${libs[@]}" "${h5[@]}" -lhdf5_hl -linih -lxxhash -ljansson -lyaml -lz -lm
 fi
 
 echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + $seeds)"

@@ -54,6 +54,7 @@ typedef struct ictx {
   size_t errlen;
   char path[256];
   size_t plen;
+  int camel; /* name an absent field in lowerCamelCase (gRPC's docs) or snake_case (Envoy's) */
 } ictx;
 
 static size_t path_push(ictx *c, const char *field) {
@@ -87,8 +88,12 @@ static int fail(ictx *c, const char *field, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   size_t old = field ? path_push(c, field) : c->plen;
-  if (c->err && c->errlen)
-    snprintf(c->err, c->errlen, "%s: %s: %s", c->name, c->plen ? c->path : "(top level)", msg);
+  if (c->err && c->errlen) {
+    if (c->plen)
+      snprintf(c->err, c->errlen, "%s: %s: %s", c->name, c->path, msg);
+    else
+      snprintf(c->err, c->errlen, "%s: %s", c->name, msg);
+  }
   path_pop(c, old);
   return -1;
 }
@@ -405,7 +410,7 @@ static json_t *field(ictx *c, json_t *obj, const char *snake, char *shown, size_
     *bad = fail(c, camel, "given twice, as %s and %s", snake, camel);
     return NULL;
   }
-  snprintf(shown, n, "%s", a ? snake : camel);
+  snprintf(shown, n, "%s", a ? snake : b ? camel : c->camel ? camel : snake);
   json_t *v = a ? a : b;
   return v && !json_is_null(v) ? v : NULL;
 }
@@ -447,6 +452,8 @@ static int get_int(ictx *c, json_t *v, const char *shown, long long lo, long lon
   }
   if (x < lo || x > hi) {
     if (x < 0 && lo >= 0) return fail(c, shown, "must not be negative, got %lld", x);
+    if (x > hi && (hi == INT32_MAX || hi == UINT32_MAX))
+      return fail(c, shown, "%lld does not fit the field's 32 bits", x);
     return fail(c, shown, "must be from %lld to %lld, got %lld", lo, hi, x);
   }
   *out = x;
@@ -586,8 +593,7 @@ static int map_grpc_policy(ictx *c, json_t *rp, int *per_attempt) {
   FIELD(rp, "max_attempts", v, shown);
   if (!v) return fail(c, shown, "missing (required: attempts including the first, 2 to 5)");
   long long attempts;
-  if (get_int(c, v, shown, LLONG_MIN, INT32_MAX, &attempts, raw, sizeof raw)) return -1;
-  if (attempts < 0) return fail(c, shown, "must not be negative, got %lld", attempts);
+  if (get_int(c, v, shown, 0, INT32_MAX, &attempts, raw, sizeof raw)) return -1;
   if (attempts < 2)
     return fail(c, shown, "must be greater than 1 (gRPC rejects the retry policy), got %lld",
                 attempts);
@@ -985,6 +991,7 @@ int swp_client_parse(const char *name, const char *buf, size_t len, swp_client_m
                           "one client config");
     } else if (grpc) {
       m->kind = SWP_CLIENT_GRPC;
+      c.camel = 1;
       rc = map_grpc(&c, root);
     } else if (envoy) {
       m->kind = SWP_CLIENT_ENVOY;
