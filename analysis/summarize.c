@@ -710,27 +710,13 @@ int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summ
 
 /* JSON has no NaN or infinity: both become null (the schema says what a
  * null means for each field). */
-static void json_num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, "%.10g", v);
-  else
-    fputs("null", f);
+static json_t *json_interval(ana_interval i) {
+  return json_pack("[o,o]", ana_json_number(i.lo), ana_json_number(i.hi));
 }
 
-static void json_interval(FILE *f, ana_interval i) {
-  fputc('[', f);
-  json_num(f, i.lo);
-  fputc(',', f);
-  json_num(f, i.hi);
-  fputc(']', f);
-}
-
-static void json_mean(FILE *f, const char *name, const ana_mean *m) {
-  fprintf(f, ",\"%s\":{\"mean\":", name);
-  json_num(f, m->mean);
-  fputs(",\"ci95\":", f);
-  json_interval(f, m->ci);
-  fprintf(f, ",\"n\":%zu}", m->n);
+static json_t *json_mean(const ana_mean *m) {
+  return json_pack("{s:o,s:o,s:I}", "mean", ana_json_number(m->mean), "ci95",
+                   json_interval(m->ci), "n", (json_int_t)m->n);
 }
 
 double ana_histogram_range(const ana_results *r) {
@@ -760,136 +746,118 @@ int ana_point_histogram(ana_histogram *h, const ana_results *r, size_t point_ind
   return rc;
 }
 
+/* An axis value: the number when its label is the plain number, else the
+ * label ("inf", an enum name, a window list). */
+static json_t *axis_value(const ana_results *r, size_t a, size_t point_index) {
+  char v[64], plain[64];
+  double x = r->values[point_index * r->n_axes + a];
+  ana_value_label(r, a, point_index, v, sizeof v);
+  snprintf(plain, sizeof plain, "%g", x);
+  return isfinite(x) && !strcmp(plain, v) ? ana_json_number(x) : ana_json_text(v);
+}
+
+static json_t *point_json(const ana_results *r, const ana_summary *s, const ana_point_stats *ps,
+                          double hhi, size_t nbins) {
+  json_t *o = json_object();
+  json_t *settings = json_object();
+  json_object_set_new(o, "point", json_integer((json_int_t)ps->point));
+  for (size_t a = 0; a < r->n_axes; a++) ana_json_set(settings, r->axes[a], axis_value(r, a, ps->index));
+  json_object_set_new(o, "settings", settings);
+  json_object_set_new(o, "runs", json_integer((json_int_t)ps->n));
+  json_object_set_new(o, "recovered", json_integer((json_int_t)ps->n_recovered));
+  json_object_set_new(o, "slow", json_integer((json_int_t)ps->n_slow));
+  json_object_set_new(o, "metastable", json_integer((json_int_t)ps->n_meta));
+  json_object_set_new(o, "passed", json_integer((json_int_t)ps->n_pass));
+  json_object_set_new(o, "p_metastable", ana_json_number(ps->p_meta));
+  json_object_set_new(o, "p_metastable_wilson", json_interval(ps->meta_wilson));
+  json_object_set_new(o, "p_metastable_exact", json_interval(ps->meta_exact));
+  json_object_set_new(o, "p_pass", ana_json_number(ps->p_pass));
+  json_object_set_new(o, "p_pass_wilson", json_interval(ps->pass_wilson));
+  json_object_set_new(o, "p_pass_exact", json_interval(ps->pass_exact));
+  json_object_set_new(o, "censor_ms", ana_json_number(ps->censor_ms));
+  json_object_set_new(o, "recovery_p50_ms", ana_json_number(ps->rec_p50));
+  json_object_set_new(o, "recovery_p90_ms", ana_json_number(ps->rec_p90));
+  json_object_set_new(o, "recovery_p99_ms", ana_json_number(ps->rec_p99));
+  ana_histogram h;
+  if (ana_point_histogram(&h, r, ps->index, hhi, nbins) == 0) {
+    json_t *counts = json_array();
+    for (size_t b = 0; b < nbins; b++) json_array_append_new(counts, json_integer(h.counts[b]));
+    json_object_set_new(o, "recovery_histogram",
+                        json_pack("{s:i,s:o,s:o,s:I}", "lo_ms", 0,
+                                  "bin_ms", ana_json_number(hhi / (double)nbins), "counts",
+                                  counts, "not_recovered", (json_int_t)h.missing));
+    ana_histogram_free(&h);
+  }
+  json_object_set_new(o, "amplification", json_mean(&ps->amp));
+  json_object_set_new(o, "goodput_during", json_mean(&ps->gp_during));
+  json_object_set_new(o, "goodput_after", json_mean(&ps->gp_after));
+  json_object_set_new(o, "peak_queue", json_mean(&ps->peak_queue));
+  json_object_set_new(o, "collapsed", json_integer((json_int_t)ps->n_coll));
+  json_object_set_new(o, "undetermined", json_integer((json_int_t)ps->n_undet));
+  json_object_set_new(o, "p_collapsed", ana_json_number(ps->p_coll));
+  json_object_set_new(o, "p_collapsed_wilson", json_interval(ps->coll_wilson));
+  json_object_set_new(o, "p_collapsed_exact", json_interval(ps->coll_exact));
+  json_object_set_new(o, "collapse_p50_ms", ana_json_number(ps->coll_p50));
+  json_object_set_new(o, "collapse_mean_ms", ana_json_number(ps->coll_mean));
+  json_object_set_new(o, "collapse_mean_ci", json_interval(ps->coll_ci));
+  json_object_set_new(o, "collapse_mean_restricted", json_boolean(ps->coll_restricted));
+  json_object_set_new(o, "collapse_tau_ms", ana_json_number(ps->coll_tau));
+  /* Each axis value again under its own name at the top of the point, so
+   * pandas.DataFrame(d["points"]) has a column per axis without
+   * flattening "settings"; skipped if it would shadow a statistic. */
+  for (size_t a = 0; a < r->n_axes; a++) {
+    json_t *k = ana_json_text(r->axes[a]);
+    if (k && !json_object_get(o, json_string_value(k)))
+      json_object_set_new(o, json_string_value(k), axis_value(r, a, ps->index));
+    json_decref(k);
+  }
+  (void)s;
+  return o;
+}
+
 void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *s,
                             const char *recommendation) {
   const size_t nbins = ANA_HISTOGRAM_BINS;
   double hhi = ana_histogram_range(r);
-  fputs("{\"file\":", out);
-  ana_json_string(out, r->path);
-  fprintf(out, ",\"format_version\":%d,\"slo_ms\":", r->format_version);
-  json_num(out, s->slo_ms);
-  fputs(",\"interval\":", out);
-  ana_json_string(out, ana_method_name(s->method));
-  fputs(",\"confidence\":0.95,\"recovery_quantiles\":\"Kaplan-Meier; not-recovered runs "
-        "censored at censor_ms (horizon - fault clearance); null = not reached\"",
-        out);
-  fputs(",\"axes\":[", out);
-  for (size_t a = 0; a < r->n_axes; a++) {
-    if (a) fputc(',', out);
-    ana_json_string(out, r->axes[a]);
-  }
-  fputs("],\"points\":[", out);
-  for (size_t k = 0; k < s->n_points; k++) {
-    const ana_point_stats *ps = &s->points[s->order[k]];
-    if (k) fputc(',', out);
-    fprintf(out, "\n{\"point\":%lld,\"settings\":{", (long long)ps->point);
-    for (size_t a = 0; a < r->n_axes; a++) {
-      char v[64];
-      double x = r->values[ps->index * r->n_axes + a];
-      ana_value_label(r, a, ps->index, v, sizeof v);
-      if (a) fputc(',', out);
-      ana_json_string(out, r->axes[a]);
-      fputc(':', out);
-      char plain[64];
-      snprintf(plain, sizeof plain, "%g", x);
-      if (isfinite(x) && !strcmp(plain, v))
-        json_num(out, x);
-      else
-        ana_json_string(out, v);
-    }
-    fprintf(out,
-            "},\"runs\":%lld,\"recovered\":%lld,\"slow\":%lld,\"metastable\":%lld,"
-            "\"passed\":%lld,\"p_metastable\":",
-            (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
-            (long long)ps->n_meta, (long long)ps->n_pass);
-    json_num(out, ps->p_meta);
-    fputs(",\"p_metastable_wilson\":", out);
-    json_interval(out, ps->meta_wilson);
-    fputs(",\"p_metastable_exact\":", out);
-    json_interval(out, ps->meta_exact);
-    fputs(",\"p_pass\":", out);
-    json_num(out, ps->p_pass);
-    fputs(",\"p_pass_wilson\":", out);
-    json_interval(out, ps->pass_wilson);
-    fputs(",\"p_pass_exact\":", out);
-    json_interval(out, ps->pass_exact);
-    fputs(",\"censor_ms\":", out);
-    json_num(out, ps->censor_ms);
-    fputs(",\"recovery_p50_ms\":", out);
-    json_num(out, ps->rec_p50);
-    fputs(",\"recovery_p90_ms\":", out);
-    json_num(out, ps->rec_p90);
-    fputs(",\"recovery_p99_ms\":", out);
-    json_num(out, ps->rec_p99);
-    ana_histogram h;
-    if (ana_point_histogram(&h, r, ps->index, hhi, nbins) == 0) {
-      fputs(",\"recovery_histogram\":{\"lo_ms\":0,\"bin_ms\":", out);
-      json_num(out, hhi / (double)nbins);
-      fputs(",\"counts\":[", out);
-      for (size_t b = 0; b < nbins; b++)
-        fprintf(out, "%s%lld", b ? "," : "", (long long)h.counts[b]);
-      fprintf(out, "],\"not_recovered\":%lld}", (long long)h.missing);
-      ana_histogram_free(&h);
-    }
-    json_mean(out, "amplification", &ps->amp);
-    json_mean(out, "goodput_during", &ps->gp_during);
-    json_mean(out, "goodput_after", &ps->gp_after);
-    json_mean(out, "peak_queue", &ps->peak_queue);
-    fprintf(out, ",\"collapsed\":%lld,\"undetermined\":%lld,\"p_collapsed\":",
-            (long long)ps->n_coll, (long long)ps->n_undet);
-    json_num(out, ps->p_coll);
-    fputs(",\"p_collapsed_wilson\":", out);
-    json_interval(out, ps->coll_wilson);
-    fputs(",\"p_collapsed_exact\":", out);
-    json_interval(out, ps->coll_exact);
-    fputs(",\"collapse_p50_ms\":", out);
-    json_num(out, ps->coll_p50);
-    fputs(",\"collapse_mean_ms\":", out);
-    json_num(out, ps->coll_mean);
-    fputs(",\"collapse_mean_ci\":", out);
-    json_interval(out, ps->coll_ci);
-    fprintf(out, ",\"collapse_mean_restricted\":%s,\"collapse_tau_ms\":",
-            ps->coll_restricted ? "true" : "false");
-    json_num(out, ps->coll_tau);
-    fputc('}', out);
-  }
-  fputs("],\n\"effects\":[", out);
+  json_t *root = json_object();
+  json_object_set_new(root, "file", ana_json_text(r->path));
+  json_object_set_new(root, "format_version", json_integer(r->format_version));
+  json_object_set_new(root, "slo_ms", ana_json_number(s->slo_ms));
+  json_object_set_new(root, "interval", ana_json_text(ana_method_name(s->method)));
+  json_object_set_new(root, "confidence", json_real(0.95));
+  json_object_set_new(root, "recovery_quantiles",
+                      json_string("Kaplan-Meier; not-recovered runs censored at censor_ms "
+                                  "(horizon - fault clearance); null = not reached"));
+  json_t *axes = json_array();
+  for (size_t a = 0; a < r->n_axes; a++) json_array_append_new(axes, ana_json_text(r->axes[a]));
+  json_object_set_new(root, "axes", axes);
+  json_t *points = json_array();
+  for (size_t k = 0; k < s->n_points; k++)
+    json_array_append_new(points, point_json(r, s, &s->points[s->order[k]], hhi, nbins));
+  json_object_set_new(root, "points", points);
+  json_t *effects = json_array();
   for (size_t k = 0; k < s->n_axes; k++) {
     const ana_axis_effect *e = &s->effects[k];
-    if (k) fputc(',', out);
-    fputs("\n{\"axis\":", out);
-    ana_json_string(out, r->axes[e->axis]);
-    fprintf(out, ",\"rank\":%zu,\"effect\":", k + 1);
-    json_num(out, e->effect);
-    fputs(",\"effect_metastable\":", out);
-    json_num(out, e->effect_meta);
-    fputs(",\"effect_pass\":", out);
-    json_num(out, e->effect_pass);
-    fputs(",\"levels\":[", out);
+    json_t *levels = json_array();
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
       char v[64];
       ana_value_label(r, e->axis, lv->example, v, sizeof v);
-      if (l) fputc(',', out);
-      fputs("{\"value\":", out);
-      ana_json_string(out, v);
-      fprintf(out, ",\"runs\":%lld,\"metastable\":%lld,\"passed\":%lld,\"p_metastable\":",
-              (long long)lv->n, (long long)lv->n_meta, (long long)lv->n_pass);
-      json_num(out, lv->p_meta);
-      fputs(",\"p_metastable_ci\":", out);
-      json_interval(out, lv->meta_ci);
-      fputs(",\"p_pass\":", out);
-      json_num(out, lv->p_pass);
-      fputs(",\"p_pass_ci\":", out);
-      json_interval(out, lv->pass_ci);
-      fputc('}', out);
+      json_array_append_new(
+          levels, json_pack("{s:o,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "value", ana_json_text(v),
+                            "runs", (json_int_t)lv->n, "metastable", (json_int_t)lv->n_meta,
+                            "passed", (json_int_t)lv->n_pass, "p_metastable",
+                            ana_json_number(lv->p_meta), "p_metastable_ci",
+                            json_interval(lv->meta_ci), "p_pass", ana_json_number(lv->p_pass),
+                            "p_pass_ci", json_interval(lv->pass_ci)));
     }
-    fputs("]}", out);
+    json_array_append_new(
+        effects, json_pack("{s:o,s:I,s:o,s:o,s:o,s:o}", "axis", ana_json_text(r->axes[e->axis]),
+                           "rank", (json_int_t)(k + 1), "effect", ana_json_number(e->effect),
+                           "effect_metastable", ana_json_number(e->effect_meta), "effect_pass",
+                           ana_json_number(e->effect_pass), "levels", levels));
   }
-  fputs("]", out);
-  if (recommendation) {
-    fputs(",\n\"recommendation\":", out);
-    ana_json_string(out, recommendation);
-  }
-  fputs("}\n", out);
+  json_object_set_new(root, "effects", effects);
+  if (recommendation) json_object_set_new(root, "recommendation", ana_json_text(recommendation));
+  ana_json_print(out, root, 0);
 }

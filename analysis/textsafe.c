@@ -9,6 +9,7 @@
  */
 #include "textsafe.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,27 +199,60 @@ void ana_csv_cell(FILE *f, const char *s) {
   if (quote) fputc('"', f);
 }
 
-void ana_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (size_t i = 0; s && s[i];) {
+/* JSON itself is written by libjansson; what it cannot do is take text
+ * that is not UTF-8, so file text is made valid first. Invalid bytes, DEL
+ * C1 controls and bidirectional overrides become U+FFFD (jansson escapes
+ * C0 controls itself, but would pass the others raw to a terminal that
+ * shows the output). */
+json_t *ana_json_text(const char *s) {
+  size_t len = s ? strlen(s) : 0;
+  char *buf = malloc(len * 3 + 1); /* an invalid byte (1) becomes U+FFFD (3) */
+  if (!buf) return NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < len;) {
     uint32_t cp;
     int valid;
     size_t n = char_at(s + i, &cp, &valid);
-    if (!valid)
-      fputs("\\ufffd", f);
-    else if (cp == '"' || cp == '\\')
-      fprintf(f, "\\%c", (char)cp);
-    else if (cp == '\n')
-      fputs("\\n", f);
-    else if (cp == '\t')
-      fputs("\\t", f);
-    else if (cp == '\r')
-      fputs("\\r", f);
-    else if (is_control(cp) || cp == 0x2028 || cp == 0x2029)
-      fprintf(f, "\\u%04x", (unsigned)cp);
-    else
-      fwrite(s + i, 1, n, f);
+    if (!valid || (cp >= 0x20 && is_control(cp))) {
+      memcpy(buf + o, "\xEF\xBF\xBD", 3);
+      o += 3;
+    } else {
+      memcpy(buf + o, s + i, n);
+      o += n;
+    }
     i += n;
   }
-  fputc('"', f);
+  buf[o] = 0;
+  json_t *v = json_stringn(buf, o);
+  free(buf);
+  return v;
+}
+
+json_t *ana_json_number(double v) {
+  if (!isfinite(v)) return json_null();
+  /* whole numbers as integers: 1500, not jansson's 1500.0 */
+  if (v == floor(v) && fabs(v) < 1e15) return json_integer((json_int_t)v);
+  return json_real(v);
+}
+
+int ana_json_set(json_t *obj, const char *key, json_t *value) {
+  json_t *k = ana_json_text(key);
+  int rc = k && value ? json_object_set_new(obj, json_string_value(k), value) : -1;
+  if (rc && value && !k) json_decref(value);
+  json_decref(k);
+  return rc;
+}
+
+int ana_json_print(FILE *f, json_t *root, int indent) {
+  size_t flags = JSON_REAL_PRECISION(10) | (indent ? JSON_INDENT(indent) : JSON_COMPACT);
+  int rc = root ? json_dumpf(root, f, flags) : -1;
+  if (!rc) rc = fputc('\n', f) == EOF ? -1 : 0;
+  json_decref(root);
+  return rc;
+}
+
+void ana_json_string(FILE *f, const char *s) {
+  json_t *v = ana_json_text(s);
+  if (v) json_dumpf(v, f, JSON_ENCODE_ANY);
+  json_decref(v);
 }

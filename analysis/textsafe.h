@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 /* Length (1-4) of the well-formed UTF-8 sequence at s, reading at most avail
  * bytes, with its code point in *cp (may be NULL); 0 when the bytes are not
  * well-formed UTF-8 (overlong, surrogate, above U+10FFFF, truncated). */
@@ -47,8 +49,21 @@ void ana_term_fputs(FILE *f, const char *s, int keep_newlines);
  * it for a formula; a cell holding , " CR or LF is quoted. */
 void ana_csv_cell(FILE *f, const char *s);
 
-/* A JSON string literal, always valid UTF-8: " \ and control characters
- * are escaped, invalid bytes become U+FFFD. NULL prints as "". */
+/* ---- JSON, written with libjansson ----
+ * File text as a JSON string value: invalid UTF-8 bytes, DEL and C1
+ * controls become U+FFFD (jansson accepts only UTF-8 and escapes only C0
+ * controls). NULL gives "". Returns NULL only when out of memory. */
+json_t *ana_json_text(const char *s);
+/* A number; NaN and infinities become null (JSON has neither), whole
+ * numbers print without a fraction. */
+json_t *ana_json_number(double v);
+/* json_object_set_new with a key made valid as by ana_json_text; steals
+ * value. Returns 0 or -1. */
+int ana_json_set(json_t *obj, const char *key, json_t *value);
+/* Dumps root (10 significant digits; indent 0 = compact) and a newline,
+ * then releases root. Returns 0 or -1. */
+int ana_json_print(FILE *f, json_t *root, int indent);
+/* One JSON string literal (ana_json_text dumped) to f. */
 void ana_json_string(FILE *f, const char *s);
 
 #endif

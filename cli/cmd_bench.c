@@ -35,6 +35,7 @@
 #include "eng.h"
 #include "options.h"
 #include "swp.h"
+#include "textsafe.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -178,20 +179,25 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
   return got == (ssize_t)sizeof *f && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static void print_engine(const engine_figures *g, const engine_figures *n, int runs, int json) {
-  if (json) {
-    printf("%s\"engine\": {\n", "  ");
-    printf("    \"guarded\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
-           "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
-           g->median_ms, g->p10_ms, g->p90_ms, g->ns_per_attempt, g->events_per_s,
-           g->attempts_per_run);
-    printf("    \"naive\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
-           "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
-           n->median_ms, n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s,
-           n->attempts_per_run);
-    printf("    \"runs_per_policy\": %d\n  }", runs);
-    return;
-  }
+/* A figure rounded as the text table shows it (decimals places). */
+static json_t *figure(double v, int decimals) {
+  double scale = pow(10, decimals);
+  return ana_json_number(isfinite(v) ? round(v * scale) / scale : v);
+}
+
+static json_t *engine_json(const engine_figures *f) {
+  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "median_ms", figure(f->median_ms, 4), "p10_ms",
+                   figure(f->p10_ms, 4), "p90_ms", figure(f->p90_ms, 4), "ns_per_attempt",
+                   figure(f->ns_per_attempt, 2), "events_per_s", figure(f->events_per_s, 0),
+                   "attempts_per_run", figure(f->attempts_per_run, 0));
+}
+
+static json_t *engine_section(const engine_figures *g, const engine_figures *n, int runs) {
+  return json_pack("{s:o,s:o,s:i}", "guarded", engine_json(g), "naive", engine_json(n),
+                   "runs_per_policy", runs);
+}
+
+static void print_engine(const engine_figures *g, const engine_figures *n, int runs) {
   printf("engine, 1 thread, seed study, %d seeds each:\n", runs);
   printf("  %-8s %9s %17s %12s %14s %12s\n", "policy", "median", "10-90%", "ns/attempt",
          "events/s", "attempts");
@@ -353,9 +359,10 @@ int cmd_bench(int argc, char **argv) {
   }
   free(kv);
   if (engine_only) {
-    if (json) printf("{\n");
-    print_engine(&g, &n, runs, json);
-    if (json) printf("\n}\n");
+    if (json)
+      ana_json_print(stdout, json_pack("{s:o}", "engine", engine_section(&g, &n, runs)), 2);
+    else
+      print_engine(&g, &n, runs);
     return 0;
   }
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -383,30 +390,30 @@ int cmd_bench(int argc, char **argv) {
   }
   double speedup = sn.runs_per_s / s1.runs_per_s;
   if (json) {
-    printf("{\n");
-    print_engine(&g, &n, runs, 1);
-    printf(",\n");
-    printf("  \"sweep\": {\n    \"runs\": %lld,\n    \"threads\": %d,\n", (long long)s1.runs,
-           threads);
-    printf("    \"runs_per_s_1_thread\": %.2f,\n    \"runs_per_s_all_threads\": %.2f,\n"
-           "    \"speedup\": %.3f,\n",
-           s1.runs_per_s, sn.runs_per_s, speedup);
-    printf("    \"hdf5_write_share_1_thread\": %.4f,\n    \"hdf5_write_share_all_threads\": %.4f,\n",
-           s1.write_share, sn.write_share);
-    printf("    \"bytes_per_run\": %.0f,\n", sn.bytes_per_run);
-    printf("    \"peak_rss_kb\": %ld,\n    \"peak_rss_kb_4x_runs\": %lld,\n    \"runs_4x\": %lld\n",
-           sn.peak_kb, (long long)sbig.peak_kb, (long long)sbig.runs);
-    printf("  }");
-    if (decision)
-      printf(",\n  \"decision_s\": %.2f,\n  \"fixed_sweep_s\": %.2f,\n  \"decision_ratio\": %.3f,\n"
-             "  \"decision_proven\": %s",
-             dec.decision_s, dec.fixed_s, dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0,
-             dec.proven ? "true" : "false");
-    printf("\n}\n");
+    json_t *root = json_object();
+    json_object_set_new(root, "engine", engine_section(&g, &n, runs));
+    json_object_set_new(
+        root, "sweep",
+        json_pack("{s:I,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "runs", (json_int_t)s1.runs,
+                  "threads", threads, "runs_per_s_1_thread", figure(s1.runs_per_s, 2),
+                  "runs_per_s_all_threads", figure(sn.runs_per_s, 2), "speedup",
+                  figure(speedup, 3), "hdf5_write_share_1_thread", figure(s1.write_share, 4),
+                  "hdf5_write_share_all_threads", figure(sn.write_share, 4), "bytes_per_run",
+                  figure(sn.bytes_per_run, 0), "peak_rss_kb", (json_int_t)sn.peak_kb,
+                  "peak_rss_kb_4x_runs", (json_int_t)sbig.peak_kb, "runs_4x",
+                  (json_int_t)sbig.runs));
+    if (decision) {
+      json_object_set_new(root, "decision_s", figure(dec.decision_s, 2));
+      json_object_set_new(root, "fixed_sweep_s", figure(dec.fixed_s, 2));
+      json_object_set_new(root, "decision_ratio",
+                          figure(dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0, 3));
+      json_object_set_new(root, "decision_proven", json_boolean(dec.proven));
+    }
+    ana_json_print(stdout, root, 2);
     return 0;
   }
   printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
-  print_engine(&g, &n, runs, 0);
+  print_engine(&g, &n, runs);
   printf("\n");
   printf("sweep: built-in seed study, %d replicates = %lld runs, output on:\n", replicates,
          (long long)s1.runs);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_import.h"
 #include "commands.h"
 #include "eng.h"
 #include "options.h"
@@ -18,8 +19,9 @@
 
 static void sim_usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
-          "                      [--seed N] [--ticks-csv FILE] [--json] [--show-settings]\n"
+          "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "                      [--set KEY=VALUE]... [--seed N] [--ticks-csv FILE] [--json]\n"
+          "                      [--show-settings]\n"
           "                      [--list-settings]\n\n"
           "Simulates one run and prints its summary: outcome (recovered / slow / metastable /\n"
           "collapsed / undetermined; README \"The outcome rule\") and why, recovery time after\n"
@@ -31,13 +33,18 @@ static void sim_usage(FILE *out) {
           "                      [grid] and [sweep] are ignored, with a warning\n"
           "  --policy NAME       naive (immediate retries, no budget) or guarded (10%% retry\n"
           "                      budget, full-jitter backoff 10 ms..1 s); default naive\n"
+          "  --client FILE       the retry policy you ship: a gRPC service config (JSON) or an\n"
+          "                      Envoy retry_policy + circuit_breakers (YAML or JSON), mapped\n"
+          "                      onto settings after --policy (the mapping goes to stderr;\n"
+          "                      docs/client-import.md)\n"
           "  --set KEY=VALUE     change one setting (repeatable; applied after the file)\n"
           "  --seed N            run seed (default 1)\n"
           "  --ticks-csv FILE    write every per-tick metric as CSV (one row per tick)\n"
           "  --json              print the summary as one JSON object (with the effective\n"
           "                      settings and where each came from)\n"
           "  --show-settings     print the effective settings, each with where it came from\n"
-          "                      (default, FILE:LINE, --policy, --set), and do not simulate\n"
+          "                      (default, FILE:LINE, --policy, --client FILE, --set), and\n"
+          "                      do not simulate\n"
           "  --list-settings     list every setting with its default and meaning\n"
           "Options take --opt VALUE or --opt=VALUE.\n");
 }
@@ -117,7 +124,7 @@ static void on_file_key(void *user, const char *key, int line) {
 
 static void show_settings(const origins *o) {
   printf("# effective settings: value, then where it came from (default, FILE:LINE, --policy,\n"
-         "# --set)\n");
+         "# --client FILE FIELD, --set)\n");
   const char *group = "";
   for (size_t i = 0; i < o->n; i++) {
     const eng_setting *s = eng_settings_at(i);
@@ -148,71 +155,68 @@ static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, c
   return 0;
 }
 
-static void json_num(const char *key, double v, int last) {
-  if (isfinite(v))
-    printf("  \"%s\": %.10g%s\n", key, v, last ? "" : ",");
-  else
-    printf("  \"%s\": null%s\n", key, last ? "" : ",");
+static void json_num(json_t *o, const char *key, double v) {
+  json_object_set_new(o, key, ana_json_number(v));
 }
 
 static void print_json(const eng_config *cfg, const eng_summary *s, double wall_ms,
                        const origins *o) {
   char pol[32];
   eng_config_get(cfg, "policy", pol, sizeof pol);
-  printf("{\n  \"seed\": %llu,\n  \"policy\": \"%s\",\n  \"outcome\": \"%s\",\n"
-         "  \"passed_slo\": %s,\n",
-         (unsigned long long)s->seed, pol, eng_outcome_name(s->outcome),
-         s->passed_slo ? "true" : "false");
-  json_num("slo_ms", cfg->slo_ms, 0);
-  json_num("recovery_ms", s->recovery_ms, 0);
-  json_num("baseline_queue", s->baseline_queue, 0);
-  json_num("recovery_threshold", s->recovery_threshold, 0);
-  json_num("peak_queue", s->peak_queue, 0);
-  json_num("amplification", s->amplification, 0);
-  json_num("amplification_after", s->amplification_after, 0);
-  json_num("goodput_baseline", s->goodput_baseline, 0);
-  json_num("goodput_baseline_per_s", s->goodput_baseline * 1000 / cfg->tick_ms, 0);
-  json_num("goodput_during", s->goodput_during, 0);
-  json_num("goodput_after", s->goodput_after, 0);
-  json_num("late_queue_trend", s->late_queue_trend, 0);
-  json_num("max_mean_shard_load", s->max_mean_shard_load, 0);
-  json_num("mean_hops", s->mean_hops, 0);
-  json_num("little_L", s->little_L, 0);
-  json_num("little_lambda_w", s->little_lambda_w, 0);
-  json_num("little_lambda", s->little_lambda, 0);
-  json_num("little_w_ms", s->little_w_ms, 0);
-  json_num("little_rel_error", s->little_rel_error, 0);
-  json_num("keys_remapped", s->keys_remapped, 0);
-  json_num("successor_peak_load", s->successor_peak_load, 0);
-  printf("  \"new_requests\": %lld,\n  \"attempts\": %lld,\n  \"successes\": %lld,\n"
-         "  \"failed_requests\": %lld,\n  \"events\": %lld,\n",
-         (long long)s->new_requests, (long long)s->attempts, (long long)s->successes,
-         (long long)s->failed_requests, (long long)s->events);
+  json_t *j = json_object();
+  json_object_set_new(j, "seed", json_integer((json_int_t)s->seed));
+  json_object_set_new(j, "policy", ana_json_text(pol));
+  json_object_set_new(j, "outcome", ana_json_text(eng_outcome_name(s->outcome)));
+  json_object_set_new(j, "passed_slo", json_boolean(s->passed_slo));
+  json_num(j, "slo_ms", cfg->slo_ms);
+  json_num(j, "recovery_ms", s->recovery_ms);
+  json_num(j, "baseline_queue", s->baseline_queue);
+  json_num(j, "recovery_threshold", s->recovery_threshold);
+  json_num(j, "peak_queue", s->peak_queue);
+  json_num(j, "amplification", s->amplification);
+  json_num(j, "amplification_after", s->amplification_after);
+  json_num(j, "goodput_baseline", s->goodput_baseline);
+  json_num(j, "goodput_baseline_per_s", s->goodput_baseline * 1000 / cfg->tick_ms);
+  json_num(j, "goodput_during", s->goodput_during);
+  json_num(j, "goodput_after", s->goodput_after);
+  json_num(j, "late_queue_trend", s->late_queue_trend);
+  json_num(j, "max_mean_shard_load", s->max_mean_shard_load);
+  json_num(j, "mean_hops", s->mean_hops);
+  json_num(j, "little_L", s->little_L);
+  json_num(j, "little_lambda_w", s->little_lambda_w);
+  json_num(j, "little_lambda", s->little_lambda);
+  json_num(j, "little_w_ms", s->little_w_ms);
+  json_num(j, "little_rel_error", s->little_rel_error);
+  json_num(j, "keys_remapped", s->keys_remapped);
+  json_num(j, "successor_peak_load", s->successor_peak_load);
+  json_object_set_new(j, "new_requests", json_integer((json_int_t)s->new_requests));
+  json_object_set_new(j, "attempts", json_integer((json_int_t)s->attempts));
+  json_object_set_new(j, "successes", json_integer((json_int_t)s->successes));
+  json_object_set_new(j, "failed_requests", json_integer((json_int_t)s->failed_requests));
+  json_object_set_new(j, "events", json_integer((json_int_t)s->events));
   /* What the outcome rule decided on (README "The outcome rule"); drain_ms
    * is null both when recovered and when the backlog is not shrinking. */
-  json_num("baseline_goodput_ratio", s->baseline_goodput_ratio, 0);
-  json_num("baseline_amplification", s->baseline_amplification, 0);
-  json_num("collapse_ms", s->collapse_ms, 0);
-  json_num("collapse_watch_ms", s->collapse_watch_ms, 0);
-  json_num("return_ms", s->return_ms, 0);
-  json_num("late_goodput", s->late_goodput, 0);
-  json_num("late_amplification", s->late_amplification, 0);
-  json_num("late_wasted_share", s->late_wasted_share, 0);
-  json_num("drain_ms", s->drain_ms, 0);
-  json_num("late_load", s->late_load, 0);
-  /* the effective settings as printed by eng_config_get, and their origins */
-  for (int pass = 0; pass < 2; pass++) {
-    printf("  \"%s\": {", pass ? "settings_from" : "settings");
-    for (size_t i = 0; i < o->n; i++) {
-      printf("%s\n    ", i ? "," : "");
-      ana_json_string(stdout, eng_settings_at(i)->key);
-      printf(": ");
-      ana_json_string(stdout, pass ? o->from[i] : o->val[i]);
-    }
-    printf("\n  },\n");
+  json_num(j, "baseline_goodput_ratio", s->baseline_goodput_ratio);
+  json_num(j, "baseline_amplification", s->baseline_amplification);
+  json_num(j, "collapse_ms", s->collapse_ms);
+  json_num(j, "collapse_watch_ms", s->collapse_watch_ms);
+  json_num(j, "return_ms", s->return_ms);
+  json_num(j, "late_goodput", s->late_goodput);
+  json_num(j, "late_amplification", s->late_amplification);
+  json_num(j, "late_wasted_share", s->late_wasted_share);
+  json_num(j, "drain_ms", s->drain_ms);
+  json_num(j, "late_load", s->late_load);
+  /* the effective settings as printed by eng_config_get, and their origins
+   * (an origin may quote a file name: made valid UTF-8 first) */
+  json_t *settings = json_object(), *from = json_object();
+  for (size_t i = 0; i < o->n; i++) {
+    ana_json_set(settings, eng_settings_at(i)->key, ana_json_text(o->val[i]));
+    ana_json_set(from, eng_settings_at(i)->key, ana_json_text(o->from[i]));
   }
-  json_num("wall_ms", wall_ms, 1);
-  printf("}\n");
+  json_object_set_new(j, "settings", settings);
+  json_object_set_new(j, "settings_from", from);
+  json_num(j, "wall_ms", wall_ms);
+  ana_json_print(stdout, j, 2);
 }
 
 static void print_text(const eng_config *cfg, const eng_summary *s, double wall_ms) {
@@ -275,10 +279,11 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
   printf("  cost                 %.1f ms wall, %lld events\n", wall_ms, (long long)s->events);
 }
 
-/* Applies the file, then --policy, then each --set in order, recording
- * where each setting came from. Returns 0 or an exit status (reported). */
+/* Applies the file, then --policy, then --client, then each --set in
+ * order, recording where each setting came from. Returns 0 or an exit
+ * status (reported). */
 static int sim_configure(eng_config *cfg, origins *o, const char *file, const char *policy,
-                         char **sets, int n_sets) {
+                         const char *client, char **sets, int n_sets) {
   char err[512];
   if (file) {
     file_trace t = {o, cfg, file};
@@ -302,6 +307,26 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
     }
     origins_mark(o, cfg, "policy", "--policy");
   }
+  if (client) {
+    swp_client_map map;
+    if (swp_client_load(client, &map, err, sizeof err)) {
+      fprintf(stderr, "stormsweep sim: --client %s\n", err);
+      return 2;
+    }
+    swp_client_print(&map, client, stderr);
+    for (size_t i = 0; i < map.n; i++) {
+      swp_client_map one = map;
+      one.n = 1;
+      one.e[0] = map.e[i];
+      if (swp_client_apply(&one, client, cfg, err, sizeof err)) {
+        fprintf(stderr, "stormsweep sim: --client %s\n", err);
+        return 2;
+      }
+      char from[320];
+      snprintf(from, sizeof from, "--client %.100s %.200s", client, map.e[i].source);
+      origins_mark(o, cfg, map.e[i].key, from);
+    }
+  }
   for (int i = 0; i < n_sets; i++) {
     const char *eq = strchr(sets[i], '=');
     char key[128];
@@ -320,9 +345,10 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
 }
 
 int cmd_sim(int argc, char **argv) {
-  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW };
+  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
+      {"client", required_argument, NULL, O_CLIENT},
       {"set", required_argument, NULL, O_SET},
       {"seed", required_argument, NULL, O_SEED},
       {"ticks-csv", required_argument, NULL, O_CSV},
@@ -332,7 +358,7 @@ int cmd_sim(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  const char *file = NULL, *csv = NULL, *policy = NULL;
+  const char *file = NULL, *csv = NULL, *policy = NULL, *client = NULL;
   uint64_t seed = 1;
   int json = 0, list = 0, show = 0, n_sets = 0, c;
   char **sets = calloc((size_t)argc + 1, sizeof *sets);
@@ -348,6 +374,7 @@ int cmd_sim(int argc, char **argv) {
     case O_LIST: list = 1; break;
     case O_SHOW: show = 1; break;
     case O_POLICY: policy = optarg; break;
+    case O_CLIENT: client = optarg; break;
     case O_CSV: csv = optarg; break;
     case O_SET: {
       const char *eq = strchr(optarg, '=');
@@ -390,7 +417,7 @@ int cmd_sim(int argc, char **argv) {
   }
   if (list) {
     list_settings();
-    if (file || policy || n_sets)
+    if (file || policy || client || n_sets)
       fprintf(stderr, "stormsweep sim: note: --list-settings lists the defaults; "
                       "--show-settings shows the settings with your file and options applied\n");
     free(sets);
@@ -406,7 +433,7 @@ int cmd_sim(int argc, char **argv) {
     origins_free(&o);
     return 1;
   }
-  int rc = sim_configure(&cfg, &o, file, policy, sets, n_sets);
+  int rc = sim_configure(&cfg, &o, file, policy, client, sets, n_sets);
   free(sets);
   if (rc || show) {
     if (!rc) show_settings(&o);

@@ -30,6 +30,7 @@
 #include <libxml/xmlwriter.h>
 
 #include "ana.h"
+#include "client_import.h"
 #include "commands.h"
 #include "seqtest.h"
 #include "swp_internal.h"
@@ -47,6 +48,7 @@ static void on_signal(int sig) { verify_stop = sig; }
 typedef struct verify_args {
   const char *scenario; /* NULL: the seed study's scenario */
   const char *policy;
+  const char *client; /* --client FILE */
   const char **sets;
   int n_sets;
   double min_pass, max_meta, alpha;
@@ -81,7 +83,8 @@ typedef struct verify_state {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--set KEY=VALUE]...\n"
+          "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "                         [--set KEY=VALUE]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
           "                         [--seed S] [--quiet]\n\n"
@@ -90,6 +93,8 @@ static void usage(FILE *out) {
           "configuration is the built-in seed study's scenario (its grid dropped). A sweep\n"
           "file is accepted when its grid, after --set, has a single point.\n\n"
           "  --policy NAME         naive or guarded (applied before --set)\n"
+          "  --client FILE         the retry policy you ship (gRPC service config or Envoy\n"
+          "                        retry_policy; docs/client-import.md), after --policy\n"
           "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
           "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
           "  --max-metastable P    claim P(metastable) <= P (default 0.01; 1: off)\n"
@@ -140,10 +145,11 @@ static int parse_count(const char *opt, const char *text, long long lo, long lon
 
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
-  enum { O_POLICY = 256, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT, O_RESUME,
+  enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT, O_RESUME,
          O_SEED };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
+      {"client", required_argument, NULL, O_CLIENT},
       {"set", required_argument, NULL, O_SET},
       {"min-pass", required_argument, NULL, O_MIN_PASS},
       {"max-metastable", required_argument, NULL, O_MAX_META},
@@ -176,6 +182,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
   while ((c = getopt_long(argc, argv, ":j:o:fqh", longopts, NULL)) != -1) {
     switch (c) {
     case O_POLICY: a->policy = optarg; break;
+    case O_CLIENT: a->client = optarg; break;
     case O_SET:
       if (!strchr(optarg, '=')) {
         fprintf(stderr, "stormsweep verify: --set: expected KEY=VALUE, got '%s'\n", optarg);
@@ -283,6 +290,12 @@ static int build_sweep(verify_state *v) {
     snprintf(kv, sizeof kv, "policy=%s", a->policy);
     if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
   }
+  if (a->client) {
+    swp_client_map map;
+    if (swp_client_load(a->client, &map, err, sizeof err)) goto bad_client;
+    if (!a->quiet) swp_client_print(&map, a->client, stderr);
+    if (swp_client_apply_sweep(&map, a->client, &v->sw, err, sizeof err)) goto bad_client;
+  }
   for (int i = 0; i < a->n_sets; i++)
     if (swp_sweep_override_set(&v->sw, a->sets[i], err, sizeof err)) goto bad;
   snprintf(kv, sizeof kv, "replicates=%lld", (long long)a->max_runs);
@@ -324,12 +337,18 @@ static int build_sweep(verify_state *v) {
   if (a->policy)
     used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
                              ", policy %s", a->policy);
+  if (a->client)
+    used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
+                             ", client %s", a->client);
   for (int i = 0; i < a->n_sets; i++)
     used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
                              ", %s", a->sets[i]);
   return 0;
 bad:
   fprintf(stderr, "stormsweep verify: %s\n", err);
+  return 2;
+bad_client:
+  fprintf(stderr, "stormsweep verify: --client %s\n", err);
   return 2;
 }
 

@@ -19,7 +19,8 @@
 # the bug, and run this again.
 #
 # Usage: scripts/fuzz.sh [-f TARGET] [-t SECONDS] [-o BUILD_DIR] [-- LIBFUZZER_ARGS...]
-#   -f TARGET    sweepfile (default) or resultfile
+#   -f TARGET    sweepfile (default), resultfile, or client (the --client
+#                importer, tests/fuzz/fuzz_client.c)
 #   -t SECONDS   total fuzzing time (default 60)
 #   -o DIR       build and work directory (default build-fuzz)
 # Exit status: 0 no crash, 1 the fuzzer found a crash, 2 bad usage or no
@@ -48,7 +49,10 @@ case "$target" in
   resultfile)
     seeds=tests/fuzz/corpus_result
     extra=(-max_len=2048) ;;
-  *) echo "fuzz.sh: -f expects sweepfile or resultfile, got '$target'" >&2; exit 2 ;;
+  client)
+    seeds=tests/client/bad
+    extra=(-max_len=4096) ;;
+  *) echo "fuzz.sh: -f expects sweepfile, resultfile or client, got '$target'" >&2; exit 2 ;;
 esac
 
 CC=${CLANG:-}
@@ -73,7 +77,11 @@ flags=(-std=c11 -g -O1 -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L
   -Wall -Wextra -Werror)
 echo "fuzz.sh: building $out/fuzz_$target with $CC"
 parser=("$src/sweeps/sweepfile.c" "$src/sweeps/grid.c" "$src/engine/config.c" "$out/seed_study.c")
-if [ "$target" = sweepfile ]; then
+if [ "$target" = client ]; then
+  # the --client importer (its examples join the seeds below)
+  "$CC" "${flags[@]}" -o "$out/fuzz_client" "$src/tests/fuzz/fuzz_client.c" \
+    "$src/sweeps/client_import.c" "${parser[@]}" -ljansson -lyaml -linih -lm
+elif [ "$target" = sweepfile ]; then
   "$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" "$src/tests/fuzz/fuzz_sweepfile.c" "${parser[@]}" \
     -linih -lm
 else
@@ -85,13 +93,13 @@ else
     [ "$(basename "$f")" = mpi_driver.c ] || libs+=("$f")
   done
   "$CC" "${flags[@]}" -fopenmp -I"$src/analysis" -o "$out/fuzz_resultfile" \
-    "$src/tests/fuzz/fuzz_resultfile.c" "${libs[@]}" "${h5[@]}" -lhdf5_hl -linih -lxxhash -lz -lm
+    "$src/tests/fuzz/fuzz_resultfile.c" "${libs[@]}" "${h5[@]}" -lhdf5_hl -linih -lxxhash -ljansson -lyaml -lz -lm
 fi
 
 echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + $seeds)"
 status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-  "$out/fuzz_$target" "$out/corpus" "$src/$seeds" \
+  "$out/fuzz_$target" "$out/corpus" "$src/$seeds" $([ "$target" = client ] && echo "$src/examples") \
   "${extra[@]}" -max_total_time="$seconds" \
   -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$out/artifacts/" "$@" 2>"$out/fuzz.log" || status=$?

@@ -31,6 +31,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "client_import.h"
 #include "swp_internal.h"
 
 /* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
@@ -56,6 +57,7 @@ typedef struct run_args {
   int force, quiet, help, print_ini, resume, no_space_check;
   int64_t slice_index, slice_count; /* slice_count 0: the whole sweep */
   double commit_s;
+  const char *client;     /* --client FILE: applied before every override */
   const char **overrides; /* "--set", value, "--grid", value, ... in command-line order */
   int n_overrides;
 } run_args;
@@ -101,6 +103,15 @@ static int args_parse(int argc, char **argv, int is_run, int loud, run_args *ra)
       if (!v) goto missing;
       ra->overrides[ra->n_overrides++] = "--set";
       ra->overrides[ra->n_overrides++] = v;
+      continue;
+    }
+    if ((v = option_value(argc, argv, &i, "--client", NULL, &m)) || m) {
+      if (!v || !*v) goto missing;
+      if (ra->client) {
+        if (msg) fprintf(msg, "stormsweep %s: one --client FILE at most\n", cmd);
+        return 2;
+      }
+      ra->client = v;
       continue;
     }
     if ((v = option_value(argc, argv, &i, "--grid", NULL, &m)) || m) {
@@ -198,12 +209,23 @@ static int args_parse(int argc, char **argv, int is_run, int loud, run_args *ra)
   return 0;
 }
 
-/* Loads the sweep, applies the overrides, validates. Returns 0 or 2. */
-static int sweep_load(const run_args *ra, const char *cmd, swp_sweep *sw) {
+/* Loads the sweep, applies --client (printing its mapping when loud), then
+ * the overrides, validates. Returns 0 or 2. */
+static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *sw) {
   char err[1024];
   swp_sweep_init(sw);
   int rc = ra->sweep_path ? swp_sweep_parse_file(sw, ra->sweep_path, err, sizeof err)
                           : swp_sweep_parse_seed_study(sw, err, sizeof err);
+  if (!rc && ra->client) {
+    swp_client_map map;
+    rc = swp_client_load(ra->client, &map, err, sizeof err);
+    if (!rc && loud) swp_client_print(&map, ra->client, stderr);
+    if (!rc) rc = swp_client_apply_sweep(&map, ra->client, sw, err, sizeof err);
+    if (rc) {
+      fprintf(stderr, "stormsweep %s: --client %s\n", cmd, err);
+      return 2;
+    }
+  }
   for (int i = 0; !rc && i < ra->n_overrides; i += 2)
     rc = !strcmp(ra->overrides[i], "--set")
              ? swp_sweep_override_set(sw, ra->overrides[i + 1], err, sizeof err)
@@ -220,7 +242,8 @@ static int sweep_load(const run_args *ra, const char *cmd, swp_sweep *sw) {
 
 static void run_usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep run [SWEEP.ini] [-o FILE] [-j THREADS] [--set KEY=VALUE]...\n"
+          "usage: stormsweep run [SWEEP.ini] [-o FILE] [-j THREADS] [--client FILE]\n"
+          "                      [--set KEY=VALUE]...\n"
           "                      [--grid KEY=V1,V2,...]... [--slice K/N] [--resume]\n"
           "                      [--commit-interval S] [--force] [--no-space-check]\n"
           "                      [--quiet]\n\n"
@@ -231,6 +254,9 @@ static void run_usage(FILE *out) {
           "  -j, --threads N      OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --set KEY=VALUE      fix a setting for every run (removes a grid axis of KEY);\n"
           "                       also replicates=N, seed=N, crn=on|off, name=..., description=...\n"
+          "  --client FILE        the retry policy you ship (gRPC service config or Envoy\n"
+          "                       retry_policy; docs/client-import.md) as [scenario]\n"
+          "                       settings: before --set and the grid axes\n"
           "  --grid KEY=V1,V2     make KEY an axis (replaces the file's axis in place);\n"
           "                       values as in a sweep file: lists, lin(A,B,N), log(A,B,N), inf\n"
           "  --slice K/N          run only slice K of N (K from 0 to N-1, e.g. a batch array\n"
@@ -416,7 +442,7 @@ static int run_setup(run_state *st, int argc, char **argv) {
     if (ra->help) run_usage(stdout);
     return rc;
   }
-  rc = sweep_load(ra, "run", &st->sw);
+  rc = sweep_load(ra, "run", !ra->quiet, &st->sw);
   if (rc) {
     swp_sweep_free(&st->sw);
     return rc;
@@ -726,7 +752,7 @@ static void list_usage(FILE *out) {
           "[--ini]\n\n"
           "Prints a sweep's axes, every grid point and the run count, without running.\n"
           "Without SWEEP.ini, lists the built-in seed study.\n\n"
-          "  --set, --grid   overrides, as for 'stormsweep run'\n"
+          "  --client, --set, --grid   as for 'stormsweep run'\n"
           "  --ini           print the effective sweep (overrides folded in) as INI text\n"
           "  -h, --help      this help\n\n"
           "Sweep file grammar:\n"
@@ -750,7 +776,7 @@ int cmd_list(int argc, char **argv) {
     return rc;
   }
   swp_sweep sw;
-  rc = sweep_load(&ra, "list", &sw);
+  rc = sweep_load(&ra, "list", 1, &sw);
   if (rc) goto done;
   if (ra.print_ini) {
     char *text = swp_sweep_format(&sw);

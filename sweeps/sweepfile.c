@@ -659,6 +659,34 @@ static int set_apply(swp_sweep *sw, const char *assignment, const char *key, con
   return 0;
 }
 
+int swp_sweep_scenario_set(swp_sweep *sw, const char *key, const char *value, char *err,
+                           size_t errlen) {
+  char msg[512];
+  sw->checked = 0;
+  if (is_sweep_key(key) || !eng_settings_find(key)) {
+    swp_seterr(err, errlen, "%s: not a scenario setting", key);
+    return -1;
+  }
+  if (!wrapped_fits(key, value, 0)) {
+    swp_seterr(err, errlen, "%s: the value is too long for a sweep-file line", key);
+    return -1;
+  }
+  eng_config scratch;
+  eng_config_defaults(&scratch);
+  if (eng_config_set(&scratch, key, value, msg, sizeof msg)) {
+    swp_seterr(err, errlen, "%s", msg);
+    return -1;
+  }
+  /* Replaces the file's line; the grid's axis of key (if any) still wins. */
+  for (size_t i = 0; i < sw->n_settings; i++)
+    if (!strcmp(sw->settings[i].key, key)) setting_remove(sw, i--);
+  if (settings_push(sw, key, value, 0)) {
+    swp_seterr(err, errlen, "%s: out of memory", key);
+    return -1;
+  }
+  return 0;
+}
+
 int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, size_t errlen) {
   char key[128];
   size_t vlen = strlen(assignment) + 1;

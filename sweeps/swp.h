@@ -145,6 +145,11 @@ int swp_sweep_parse_seed_study(swp_sweep *sw, char *err, size_t errlen);
 /* Command-line overrides, "key=value" and "key=v1,v2,...". */
 int swp_sweep_override_set(swp_sweep *sw, const char *assignment, char *err, size_t errlen);
 int swp_sweep_override_grid(swp_sweep *sw, const char *assignment, char *err, size_t errlen);
+/* key = value as if appended to [scenario]: replaces the file's setting of
+ * key but, unlike --set, keeps a grid axis of key (which then wins). For
+ * --client (client_import.h). */
+int swp_sweep_scenario_set(swp_sweep *sw, const char *key, const char *value, char *err,
+                           size_t errlen);
 
 /* Builds the base config and validates every grid point (cost: one
  * eng_config_validate per point). Must succeed before the calls below. */

@@ -124,6 +124,32 @@ assert "Targets:" in d["recommendation"]
 EOF
 fi
 
+# Each point's axis values by name (issue 14): a CSV column and a top-level
+# JSON key per axis, equal to the grid point's values (point = the first
+# axis varying slowest: 0 -> 0.1/0, 1 -> 0.1/1000, 2 -> inf/0, 3 -> inf/1000),
+# so pandas or a spreadsheet needs no join with /points.
+/usr/bin/python3 - "$WORK/table_out.csv" "$WORK/out.json" <<'EOF' || fail "analyze --csv/--json lack the axis values by name"
+import csv, json, math, sys
+want = {0: (0.1, 0.0), 1: (0.1, 1000.0), 2: (math.inf, 0.0), 3: (math.inf, 1000.0)}
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 4, rows
+for r in rows:
+    assert (float(r["budget_ratio"]), float(r["backoff_cap_ms"])) == want[int(r["point"])], r
+d = json.load(open(sys.argv[2]))
+for p in d["points"]:
+    got = tuple(math.inf if p[a] == "inf" else float(p[a]) for a in ("budget_ratio", "backoff_cap_ms"))
+    assert got == want[p["point"]], p
+    assert all(p[a] == p["settings"][a] for a in d["axes"]), p
+try:
+    import pandas
+except ImportError:
+    sys.exit(0)
+df = pandas.DataFrame(d["points"])
+assert {"budget_ratio", "backoff_cap_ms", "p_metastable"} <= set(df.columns), df.columns
+t = pandas.read_csv(sys.argv[1])
+assert sorted(t["backoff_cap_ms"]) == [0, 0, 1000, 1000], t
+EOF
+
 # --write stores /analysis, and a second --write replaces it
 cp "$RES" "$WORK/before.h5"
 expect 0 "Wrote /analysis" -- "$BIN" analyze "$RES" --write

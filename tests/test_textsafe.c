@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "textsafe.h"
 
@@ -192,14 +193,30 @@ static void test_csv_known(void **state) {
 
 /* ---- JSON ---- */
 
+/* JSON strings are written by jansson after ana_json_text made the text
+ * valid UTF-8: invalid bytes, DEL and C1 controls become U+FFFD (raw, as
+ * jansson writes non-ASCII), C0 controls are jansson's escapes. */
+#define FFFD "\xef\xbf\xbd"
 static void test_json_known(void **state) {
   (void)state;
   assert_sink(ana_json_string, "a\"b\\c\nd\te", "\"a\\\"b\\\\c\\nd\\te\"");
-  assert_sink(ana_json_string, "\x1b[1m\x7f", "\"\\u001b[1m\\u007f\"");
-  assert_sink(ana_json_string, "\xff\xc3" "A\xe2\x82", "\"\\ufffd\\ufffdA\\ufffd\\ufffd\"");
+  assert_sink(ana_json_string, "\x1b[1m\x7f", "\"\\u001B[1m" FFFD "\"");
+  assert_sink(ana_json_string, "\xff\xc3" "A\xe2\x82", "\"" FFFD FFFD "A" FFFD FFFD "\"");
   assert_sink(ana_json_string, "\xc3\xa9\xe2\x82\xac", "\"\xc3\xa9\xe2\x82\xac\"");
-  assert_sink(ana_json_string, "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+  assert_sink(ana_json_string, "\xed\xa0\x80", "\"" FFFD FFFD FFFD "\""); /* surrogate */
+  assert_sink(ana_json_string, "\xc2\x9b" "1m\xe2\x80\xae", "\"" FFFD "1m" FFFD "\""); /* C1 CSI, RLO */
   assert_sink(ana_json_string, NULL, "\"\"");
+  /* numbers: no NaN or infinity in JSON, whole numbers without a fraction */
+  const double nums[] = {NAN, INFINITY, -INFINITY, 1500, 0.95, -3, 1e300};
+  const char *const want[] = {"null", "null", "null", "1500", "0.95", "-3", "1e300"};
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+    json_t *v = ana_json_number(nums[i]);
+    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+    json_decref(v);
+    assert_non_null(t);
+    assert_string_equal(t, want[i]);
+    free(t);
+  }
 }
 
 /* ---- every byte, and random strings ---- */
