@@ -192,6 +192,10 @@ def read_runs(path, screening=False):
         axes = [a.decode() if isinstance(a, bytes) else str(a) for a in f.attrs["axes"]]
         r0 = int(f["refine"].attrs["r0"]) if "refine" in f else int(f.attrs["replicates"])
     runs = runs[runs["done"] != 0]
+    # outcome codes by the file's own enum names, in case codes are ever renumbered
+    names = h5py.check_enum_dtype(runs.dtype["outcome"]) or {o: i for i, o in enumerate(OUTCOMES)}
+    remap = {code: (OUTCOMES.index(name) if name in OUTCOMES else -1) for name, code in names.items()}
+    runs["outcome"] = np.array([remap.get(int(c), -1) for c in runs["outcome"]], dtype=runs["outcome"].dtype)
     if screening:
         runs = runs[runs["replicate"] < r0]
     labels = {}

@@ -39,7 +39,16 @@ while read -r line; do
   read -ra argv <<<"${line#stormsweep }"
   (cd "$wt" && "$bin" "${argv[@]}" > "$wt/out" 2>&1) ||
     { cat "$wt/out" >&2; fail "walkthrough command failed (exit $?): $line"; }
+  case $line in
+    "stormsweep recommend "*) grep -iE 'recommended.*proven|proven.*recommended' "$wt/out" > "$wt/recommended" || true ;;
+    "stormsweep verify "*) verify_line=$line ;;
+  esac
 done < "$wt/commands"
+# the text says verify gates "the one recommend proved": its --set values must be in that line
+[ -s "$wt/recommended" ] || fail "walkthrough: recommend proved no setting after refine"
+for kv in $(grep -o -- '--set [a-z_]*=[^ ]*' <<<"$verify_line" | cut -d' ' -f2); do
+  grep -q " $kv\b" "$wt/recommended" || fail "walkthrough: verify's $kv is not what recommend proved: $(cat "$wt/recommended")"
+done
 [ -f "$wt/mine-report/index.html" ] || fail "walkthrough: report wrote no index.html"
 for s in scripts/seed-study.sh scripts/test.sh; do
   [ -x "$src/$s" ] || fail "$s is not executable"
