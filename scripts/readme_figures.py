@@ -152,7 +152,6 @@ class Sources:
         return res
 
 
-SEED_SCENARIO_NAIVE = ["--policy", "naive"]
 SIM_CASES = {
     # the Metafor example: 10/s server, clients at 9.5/s, 3 s timeout, 4 retries, 100 slots
     "metafor": (50, ["--set", "shards=1", "--set", "workers=1", "--set", "vnodes=1", "--set", "clients=1",
@@ -312,14 +311,12 @@ def seed_cells(path):
     cs.sort(key=num)
     vn.sort(key=num)
     caps.sort(key=num)
-    point_of = np.array([0] * 0)
     by_point = {p: runs[runs["point"] == p] for p in pts}
 
     def sel(**want):
         rows = [by_point[p] for p in pts if all(lab[p][k] == v for k, v in want.items())]
         return counts(np.concatenate(rows)) if rows else counts(runs[:0])
 
-    del point_of
     return runs, lab, budgets, cs, vn, caps, sel
 
 
@@ -466,7 +463,7 @@ def b_metafor(S):
     by = {}
     for r in sim["metafor_8"]:
         by[r["outcome"]] = by.get(r["outcome"], 0) + 1
-    text += (f". The same server at 8/s with no retries: " +
+    text += (". The same server at 8/s with no retries: " +
              ", ".join(f"{o} in {by[o]}" for o in OUTCOMES if by.get(o)) + f" of {len(sim['metafor_8'])} seeds.")
     return text
 
