@@ -2,7 +2,7 @@
 # crn-study.sh — runs the seed study with replicates = 5 for master seeds
 # 1-4, with crn = on and off (8 sweeps of 1200 runs), and prints the variance
 # reduction table of scripts/crn-study.py (README "Common random numbers").
-# Usage: scripts/crn-study.sh [DIR] (default crn-study/); needs build/stormsweep
+# Usage: scripts/crn-study.sh [DIR] (default crn-study/); needs build/stormsweep (or $STORMSWEEP_BIN)
 # and python3 with h5py.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +11,7 @@ mkdir -p "$dir"
 for s in 1 2 3 4; do
   for c in on off; do
     [ -f "$dir/s$s-$c.h5" ] ||
-      "$src/build/stormsweep" run --set replicates=5 --set seed=$s --set crn=$c -q -o "$dir/s$s-$c.h5"
+      "${STORMSWEEP_BIN:-$src/build/stormsweep}" run --set replicates=5 --set seed=$s --set crn=$c -q -o "$dir/s$s-$c.h5"
   done
 done
 py=python3

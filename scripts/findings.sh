@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Recomputes the outcome figures the README states ("The outcome rule",
-# "Collapse without a fault", "Why guarded recovers but cannot pass 1.5 s")
-# from fresh `sim` runs, so they can be re-derived whenever the engine or
-# the rule changes. Prints each figure with the command behind it.
+# Prints outcome figures of edge cases (the outcome rule's examples, the
+# Metafor collapse, the seed scenario's variants) from fresh `sim` runs,
+# each with the command behind it, for exploring after an engine or rule
+# change. The figures the README and docs/ state are generated and checked
+# by scripts/readme-figures.sh, not by this script.
 #
 # Usage: scripts/findings.sh [STORMSWEEP_BIN] [SEED_STUDY.h5]
 #   STORMSWEEP_BIN  default build/stormsweep

@@ -7,7 +7,8 @@
 #   4. the MPI build, with `mpirun -np 2` compared against one process;
 #   5. ASan + UBSan — the whole suite again, plus a 30 s libFuzzer run of
 #      the sweep-file parser (when clang links libFuzzer).
-# About 10 minutes on 2 cores from scratch.
+# About 13 minutes on 2 cores from scratch (3 of them: cli_readme_figures,
+# which reruns the studies behind the README's figures, in Release only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
