@@ -188,7 +188,8 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
   return got == (ssize_t)sizeof *f && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static void print_engine(const engine_figures *g, const engine_figures *n, int runs, int json) {
+static void print_engine(const engine_figures *g, const engine_figures *n, int runs, long peak_kb,
+                         int json) {
   if (json) {
     printf("%s\"engine\": {\n", "  ");
     printf("    \"guarded\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
@@ -199,7 +200,7 @@ static void print_engine(const engine_figures *g, const engine_figures *n, int r
            "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
            n->median_ms, n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s,
            n->attempts_per_run);
-    printf("    \"runs_per_policy\": %d\n  }", runs);
+    printf("    \"runs_per_policy\": %d,\n    \"peak_rss_kb\": %ld\n  }", runs, peak_kb);
     return;
   }
   printf("engine, 1 thread, seed study, %d seeds each:\n", runs);
@@ -211,6 +212,7 @@ static void print_engine(const engine_figures *g, const engine_figures *n, int r
          n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s, n->attempts_per_run);
   printf("  naive / guarded time per run: %.2fx (attempts: %.2fx)\n",
          n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
+  printf("  peak RSS of this process after the engine runs: %.1f MB\n", peak_kb / 1024.0);
 }
 
 /* Runs this binary with args (stdout to out_path, or /dev/null), timing it.
@@ -416,7 +418,12 @@ static int bench_compare(const char *old, int runs, int rounds, const overrides 
   free(v);
   /* The same engine results on both sides: the attempts per run must agree
    * (printed with %.0f by both, so compare as printed). */
-  int same = fabs(att_old[0] - att_new[0]) < 0.5 && fabs(att_old[1] - att_new[1]) < 0.5;
+  char as[4][32];
+  for (int p = 0; p < 2; p++) {
+    snprintf(as[p], sizeof as[p], "%.0f", att_old[p]);
+    snprintf(as[2 + p], sizeof as[2 + p], "%.0f", att_new[p]);
+  }
+  int same = !strcmp(as[0], as[2]) && !strcmp(as[1], as[3]);
   if (json) {
     printf("{\n  \"compare\": {\n    \"old\": \"%s\",\n    \"rounds\": %d,\n"
            "    \"runs_per_round\": %d,\n    \"same_attempts\": %s",
@@ -567,9 +574,12 @@ int cmd_bench(int argc, char **argv) {
     return 2;
   }
   free(kv);
+  /* The engine part's peak memory (the sweeps below run in children). */
+  struct rusage self;
+  long engine_kb = getrusage(RUSAGE_SELF, &self) ? -1 : self.ru_maxrss;
   if (engine_only) {
     if (json) printf("{\n");
-    print_engine(&g, &n, runs, json);
+    print_engine(&g, &n, runs, engine_kb, json);
     if (json) printf("\n}\n");
     return 0;
   }
@@ -599,7 +609,7 @@ int cmd_bench(int argc, char **argv) {
   double speedup = sn.runs_per_s / s1.runs_per_s;
   if (json) {
     printf("{\n");
-    print_engine(&g, &n, runs, 1);
+    print_engine(&g, &n, runs, engine_kb, 1);
     printf(",\n");
     printf("  \"sweep\": {\n    \"runs\": %lld,\n    \"threads\": %d,\n", (long long)s1.runs,
            threads);
@@ -623,7 +633,7 @@ int cmd_bench(int argc, char **argv) {
     return 0;
   }
   printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
-  print_engine(&g, &n, runs, 0);
+  print_engine(&g, &n, runs, engine_kb, 0);
   printf("\n");
   printf("sweep: built-in seed study, %d replicates = %lld runs, output on:\n", replicates,
          (long long)s1.runs);
