@@ -100,8 +100,9 @@ static int bench_engine(const char *policy, const overrides *o, int runs, engine
   double *ms = malloc((size_t)runs * sizeof *ms);
   double total_s = 0, attempts = 0, events = 0;
   eng_summary s;
-  /* one warm-up run sizes the buffers, as in a sweep */
-  eng_run_simulate(r, &c, 999, &s, err, errlen);
+  /* one warm-up run sizes the buffers, as in a sweep (not for a single run:
+   * scaling rows of 10^6 ticks would take twice as long) */
+  if (runs > 1) eng_run_simulate(r, &c, 999, &s, err, errlen);
   for (int i = 0; i < runs; i++) {
     double t0 = now_s();
     if (eng_run_simulate(r, &c, (uint64_t)i + 1, &s, err, errlen)) {
@@ -129,7 +130,7 @@ static int bench_engine(const char *policy, const overrides *o, int runs, engine
 typedef struct sweep_figures {
   int threads;
   int64_t runs;
-  double wall_s, runs_per_s, write_share, bytes_per_run;
+  double wall_s, runs_per_s, write_share, wait_share, bytes_per_run, cpu_s;
   long peak_kb;
 } sweep_figures;
 
@@ -169,6 +170,13 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
       out.wall_s = res.wall_s;
       out.runs_per_s = res.totals.done / res.wall_s;
       out.write_share = res.write_s / res.wall_s;
+      /* share of the threads' time spent queueing for the writer */
+      out.wait_share = res.wait_s / (res.wall_s * res.threads);
+      struct rusage ru;
+      out.cpu_s = getrusage(RUSAGE_SELF, &ru)
+                      ? NAN
+                      : ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+                            ru.ru_stime.tv_usec * 1e-6;
       out.bytes_per_run = stat(path, &st) ? NAN : (double)st.st_size / (double)res.totals.done;
     } else {
       fprintf(stderr, "stormsweep bench: sweep failed: %s\n", rc ? err : res.first_error);
@@ -196,10 +204,11 @@ static void print_engine(const engine_figures *g, const engine_figures *n, int r
            "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
            g->median_ms, g->p10_ms, g->p90_ms, g->ns_per_attempt, g->events_per_s,
            g->attempts_per_run);
-    printf("    \"naive\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
-           "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
-           n->median_ms, n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s,
-           n->attempts_per_run);
+    if (n)
+      printf("    \"naive\": {\"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
+             "\"ns_per_attempt\": %.2f, \"events_per_s\": %.0f, \"attempts_per_run\": %.0f},\n",
+             n->median_ms, n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s,
+             n->attempts_per_run);
     printf("    \"runs_per_policy\": %d,\n    \"peak_rss_kb\": %ld\n  }", runs, peak_kb);
     return;
   }
@@ -208,10 +217,12 @@ static void print_engine(const engine_figures *g, const engine_figures *n, int r
          "events/s", "attempts");
   printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "guarded", g->median_ms,
          g->p10_ms, g->p90_ms, g->ns_per_attempt, g->events_per_s, g->attempts_per_run);
-  printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "naive", n->median_ms,
-         n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s, n->attempts_per_run);
-  printf("  naive / guarded time per run: %.2fx (attempts: %.2fx)\n",
-         n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
+  if (n) {
+    printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "naive", n->median_ms,
+           n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s, n->attempts_per_run);
+    printf("  naive / guarded time per run: %.2fx (attempts: %.2fx)\n",
+           n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
+  }
   printf("  peak RSS of this process after the engine runs: %.1f MB\n", peak_kb / 1024.0);
 }
 
@@ -453,7 +464,8 @@ static int bench_compare(const char *old, int runs, int rounds, const overrides 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep bench [--runs N] [--replicates R] [--threads N] [--json]\n"
-          "                        [--engine-only] [--no-decision] [--set KEY=VALUE]...\n"
+          "                        [--engine-only] [--guarded-only] [--no-decision]\n"
+          "                        [--set KEY=VALUE]...\n"
           "       stormsweep bench --compare OLD_BINARY [--rounds R] [--runs N] [--json]\n\n"
           "Measures, in one invocation, on the built-in seed study:\n"
           "  engine  wall time per run (1 thread) for the guarded and naive policies, median\n"
@@ -469,6 +481,9 @@ static void usage(FILE *out) {
           "          (fixed_sweep_s), at N threads, side by side (minutes)\n"
           "Options take --opt VALUE or --opt=VALUE.\n"
           "  --engine-only        skip the sweeps\n"
+          "  --guarded-only       the engine part for the guarded policy only (implies\n"
+          "                       --engine-only; for long scaling rows). --runs 1 skips the\n"
+          "                       warm-up run\n"
           "  --no-decision        skip the decision timing\n"
           "  --set KEY=VALUE      change an engine setting for the engine part (repeatable),\n"
           "                       e.g. horizon_ms=100000 or load=2.8 for scaling checks\n"
@@ -483,14 +498,14 @@ static void usage(FILE *out) {
 
 int cmd_bench(int argc, char **argv) {
   int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0,
-      decision = 1, rounds = 7;
+      decision = 1, rounds = 7, guarded_only = 0;
   const char *compare = NULL;
   overrides ov = {0, NULL};
   char **kv = calloc((size_t)argc + 1, sizeof *kv);
   if (!kv) return 1;
   ov.kv = kv;
   enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_NO_DECISION, O_SET,
-         O_COMPARE, O_ROUNDS };
+         O_COMPARE, O_ROUNDS, O_GUARDED_ONLY };
   static const struct option longopts[] = {
       {"runs", required_argument, NULL, O_RUNS},
       {"replicates", required_argument, NULL, O_REPLICATES},
@@ -501,6 +516,7 @@ int cmd_bench(int argc, char **argv) {
       {"set", required_argument, NULL, O_SET},
       {"compare", required_argument, NULL, O_COMPARE},
       {"rounds", required_argument, NULL, O_ROUNDS},
+      {"guarded-only", no_argument, NULL, O_GUARDED_ONLY},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -511,6 +527,7 @@ int cmd_bench(int argc, char **argv) {
     case 'h': usage(stdout); free(kv); return 0;
     case O_JSON: json = 1; break;
     case O_ENGINE_ONLY: engine_only = 1; break;
+    case O_GUARDED_ONLY: guarded_only = engine_only = 1; break;
     case O_NO_DECISION: decision = 0; break;
     case O_SET:
       if (!strchr(optarg, '=') || optarg[0] == '=') {
@@ -568,7 +585,7 @@ int cmd_bench(int argc, char **argv) {
   char err[512];
   if (!json) fprintf(stderr, "bench: engine, %d runs per policy...\n", runs);
   if (bench_engine("guarded", &ov, runs, &g, err, sizeof err) ||
-      bench_engine("naive", &ov, runs, &n, err, sizeof err)) {
+      (!guarded_only && bench_engine("naive", &ov, runs, &n, err, sizeof err))) {
     fprintf(stderr, "stormsweep bench: %s\n", err);
     free(kv);
     return 2;
@@ -579,7 +596,7 @@ int cmd_bench(int argc, char **argv) {
   long engine_kb = getrusage(RUSAGE_SELF, &self) ? -1 : self.ru_maxrss;
   if (engine_only) {
     if (json) printf("{\n");
-    print_engine(&g, &n, runs, engine_kb, json);
+    print_engine(&g, guarded_only ? NULL : &n, runs, engine_kb, json);
     if (json) printf("\n}\n");
     return 0;
   }
@@ -618,6 +635,9 @@ int cmd_bench(int argc, char **argv) {
            s1.runs_per_s, sn.runs_per_s, speedup);
     printf("    \"hdf5_write_share_1_thread\": %.4f,\n    \"hdf5_write_share_all_threads\": %.4f,\n",
            s1.write_share, sn.write_share);
+    printf("    \"writer_wait_share_all_threads\": %.4f,\n    \"cpu_s_1_thread\": %.2f,\n"
+           "    \"cpu_s_all_threads\": %.2f,\n",
+           sn.wait_share, s1.cpu_s, sn.cpu_s);
     printf("    \"bytes_per_run\": %.0f,\n", sn.bytes_per_run);
     printf("    \"peak_rss_kb\": %ld,\n    \"peak_rss_kb_4x_runs\": %lld,\n    \"runs_4x\": %lld\n",
            sn.peak_kb, (long long)sbig.peak_kb, (long long)sbig.runs);
@@ -644,6 +664,10 @@ int cmd_bench(int argc, char **argv) {
   printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", threads, sn.wall_s, sn.runs_per_s,
          100 * sn.write_share, sn.bytes_per_run, sn.peak_kb / 1024.0);
   printf("  speedup %d threads / 1 thread: %.2fx\n", threads, speedup);
+  printf("  CPU time %.1f s at 1 thread, %.1f s at %d (the work itself: same runs); threads\n"
+         "  waited for the writer %.1f%% of their time; on a loaded machine a wall-time\n"
+         "  speedup shows the load, these do not\n",
+         s1.cpu_s, sn.cpu_s, threads, 100 * sn.wait_share);
   printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
          sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
   if (decision)

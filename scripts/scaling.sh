@@ -15,7 +15,7 @@ row() {
   local label="$1" r="$2"; shift 2
   local sets=()
   for kv in "$@"; do sets+=(--set "$kv"); done
-  out=$("$bin" bench --engine-only --json --runs "$r" "${sets[@]}" | tr -d '\n')
+  out=$("$bin" bench --guarded-only --json --runs "$r" "${sets[@]}" | tr -d '\n')
   g=$(sed 's/.*"guarded": {\([^}]*\)}.*/\1/' <<<"$out")
   awk -v l="$label" -v ms="$(num median_ms "$g")" -v a="$(num attempts_per_run "$g")" \
       -v ns="$(num ns_per_attempt "$g")" -v kb="$(num peak_rss_kb "$out")" \
