@@ -14,7 +14,16 @@
  * must not grow with the number of runs. Decision (unless --no-decision: it
  * takes minutes): the whole seed study from nothing to a proven
  * recommendation (`run --refine`, then `recommend`) against today's fixed
- * sweep (`run`), both as child processes of this binary, side by side.
+ * sweep (`run`), both as child processes of this binary, side by side, in
+ * seconds and in runs.
+ *
+ * --compare OLD: the engine part only, this binary against another build
+ * (typically the same code before a change), in rounds that alternate the two
+ * (old-new, then new-old, ...): each round runs `OLD bench --engine-only
+ * --json` as a child and this binary's own measurement, so both see the same
+ * machine load. Reported: per policy the median over rounds of each side's
+ * median time per run and ns per attempt, and the median (with range) of the
+ * per-round ratios old / new.
  */
 /* wait4() (a child's own peak RSS) is a BSD/GNU call */
 #define _DEFAULT_SOURCE
@@ -35,6 +44,7 @@
 #include "eng.h"
 #include "options.h"
 #include "swp.h"
+#include "swp_internal.h"
 #include "textsafe.h"
 
 static double now_s(void) {
@@ -91,8 +101,9 @@ static int bench_engine(const char *policy, const overrides *o, int runs, engine
   double *ms = malloc((size_t)runs * sizeof *ms);
   double total_s = 0, attempts = 0, events = 0;
   eng_summary s;
-  /* one warm-up run sizes the buffers, as in a sweep */
-  eng_run_simulate(r, &c, 999, &s, err, errlen);
+  /* one warm-up run sizes the buffers, as in a sweep (not for a single run:
+   * scaling rows of 10^6 ticks would take twice as long) */
+  if (runs > 1) eng_run_simulate(r, &c, 999, &s, err, errlen);
   for (int i = 0; i < runs; i++) {
     double t0 = now_s();
     if (eng_run_simulate(r, &c, (uint64_t)i + 1, &s, err, errlen)) {
@@ -120,7 +131,7 @@ static int bench_engine(const char *policy, const overrides *o, int runs, engine
 typedef struct sweep_figures {
   int threads;
   int64_t runs;
-  double wall_s, runs_per_s, write_share, bytes_per_run;
+  double wall_s, runs_per_s, write_share, wait_share, bytes_per_run, cpu_s;
   long peak_kb;
 } sweep_figures;
 
@@ -160,6 +171,13 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
       out.wall_s = res.wall_s;
       out.runs_per_s = res.totals.done / res.wall_s;
       out.write_share = res.write_s / res.wall_s;
+      /* share of the threads' time spent queueing for the writer */
+      out.wait_share = res.wait_s / (res.wall_s * res.threads);
+      struct rusage ru;
+      out.cpu_s = getrusage(RUSAGE_SELF, &ru)
+                      ? NAN
+                      : ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+                            ru.ru_stime.tv_usec * 1e-6;
       out.bytes_per_run = stat(path, &st) ? NAN : (double)st.st_size / (double)res.totals.done;
     } else {
       fprintf(stderr, "stormsweep bench: sweep failed: %s\n", rc ? err : res.first_error);
@@ -192,21 +210,30 @@ static json_t *engine_json(const engine_figures *f) {
                    "attempts_per_run", figure(f->attempts_per_run, 0));
 }
 
-static json_t *engine_section(const engine_figures *g, const engine_figures *n, int runs) {
-  return json_pack("{s:o,s:o,s:i}", "guarded", engine_json(g), "naive", engine_json(n),
-                   "runs_per_policy", runs);
+/* n is NULL under --guarded-only. */
+static json_t *engine_section(const engine_figures *g, const engine_figures *n, int runs,
+                              long peak_kb) {
+  json_t *o = json_pack("{s:o}", "guarded", engine_json(g));
+  if (n) json_object_set_new(o, "naive", engine_json(n));
+  json_object_set_new(o, "runs_per_policy", json_integer(runs));
+  json_object_set_new(o, "peak_rss_kb", json_integer(peak_kb));
+  return o;
 }
 
-static void print_engine(const engine_figures *g, const engine_figures *n, int runs) {
+static void print_engine(const engine_figures *g, const engine_figures *n, int runs,
+                         long peak_kb) {
   printf("engine, 1 thread, seed study, %d seeds each:\n", runs);
   printf("  %-8s %9s %17s %12s %14s %12s\n", "policy", "median", "10-90%", "ns/attempt",
          "events/s", "attempts");
   printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "guarded", g->median_ms,
          g->p10_ms, g->p90_ms, g->ns_per_attempt, g->events_per_s, g->attempts_per_run);
-  printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "naive", n->median_ms,
-         n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s, n->attempts_per_run);
-  printf("  naive / guarded time per run: %.2fx (attempts: %.2fx)\n",
-         n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
+  if (n) {
+    printf("  %-8s %7.2f ms %7.2f-%6.2f ms %12.1f %14.3g %12.0f\n", "naive", n->median_ms,
+           n->p10_ms, n->p90_ms, n->ns_per_attempt, n->events_per_s, n->attempts_per_run);
+    printf("  naive / guarded time per run: %.2fx (attempts: %.2fx)\n",
+           n->median_ms / g->median_ms, n->attempts_per_run / g->attempts_per_run);
+  }
+  printf("  peak RSS of this process after the engine runs: %.1f MB\n", peak_kb / 1024.0);
 }
 
 /* Runs this binary with args (stdout to out_path, or /dev/null), timing it.
@@ -231,8 +258,25 @@ static int time_self(char *const args[], const char *out_path, double *wall_s) {
 
 typedef struct decision_figures {
   double fixed_s, decision_s;
+  int64_t fixed_runs, decision_runs;
   int proven;
 } decision_figures;
+
+/* Runs marked done in a result file (-1: unreadable). */
+static int64_t runs_done(const char *path) {
+  swp_h5in *in = NULL;
+  char err[512];
+  if (swp_h5in_open(&in, path, err, sizeof err)) return -1;
+  int64_t n = swp_h5in_info(in)->n_runs, done = -1;
+  uint8_t *d = malloc((size_t)(n > 0 ? n : 1));
+  if (d && !swp_h5in_read_done(in, d, err, sizeof err)) {
+    done = 0;
+    for (int64_t r = 0; r < n; r++) done += d[r] != 0;
+  }
+  free(d);
+  swp_h5in_close(in);
+  return done;
+}
 
 /* The fixed 4,800-run seed study, then the seed study to a decision. */
 static int bench_decision(int threads, const char *dir, decision_figures *d) {
@@ -249,6 +293,8 @@ static int bench_decision(int threads, const char *dir, decision_figures *d) {
            time_self(run_dec, NULL, &d->decision_s) != 0 ||
            time_self(reco, out, &reco_s) != 0;
   d->decision_s += reco_s;
+  d->fixed_runs = rc ? -1 : runs_done(fixed);
+  d->decision_runs = rc ? -1 : runs_done(dec);
   d->proven = 0;
   FILE *f = fopen(out, "r");
   if (f) {
@@ -263,10 +309,174 @@ static int bench_decision(int threads, const char *dir, decision_figures *d) {
   return rc ? -1 : 0;
 }
 
+/* ---- --compare ---- */
+
+/* The number after "key": in text (our own bench --json output), or NAN. */
+static double json_number(const char *text, const char *key) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = text ? strstr(text, pat) : NULL;
+  if (!p) return NAN;
+  char *end;
+  double v = strtod(p + strlen(pat), &end);
+  return end == p + strlen(pat) ? NAN : v;
+}
+
+static int parse_policy(const char *json, const char *policy, engine_figures *f) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", policy);
+  const char *p = strstr(json, pat);
+  if (!p) return -1;
+  f->median_ms = json_number(p, "median_ms");
+  f->p10_ms = json_number(p, "p10_ms");
+  f->p90_ms = json_number(p, "p90_ms");
+  f->ns_per_attempt = json_number(p, "ns_per_attempt");
+  f->events_per_s = json_number(p, "events_per_s");
+  f->attempts_per_run = json_number(p, "attempts_per_run");
+  return isnan(f->median_ms) || isnan(f->ns_per_attempt) ? -1 : 0;
+}
+
+/* `old bench --engine-only --json --runs N [--set KV]...` as a child: its
+ * engine figures for both policies. */
+static int old_engine(const char *old, int runs, const overrides *o, engine_figures *g,
+                      engine_figures *n, char *err, size_t errlen) {
+  char nruns[16];
+  snprintf(nruns, sizeof nruns, "%d", runs);
+  char **args = calloc((size_t)(2 * o->n + 8), sizeof *args);
+  if (!args) return -1;
+  int k = 0;
+  args[k++] = (char *)old;
+  args[k++] = "bench";
+  args[k++] = "--engine-only";
+  args[k++] = "--json";
+  args[k++] = "--runs";
+  args[k++] = nruns;
+  for (int i = 0; i < o->n; i++) args[k++] = "--set", args[k++] = o->kv[i];
+  int fd[2];
+  if (pipe(fd)) {
+    free(args);
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    free(args);
+    return -1;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], STDOUT_FILENO);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    execv(old, args);
+    _exit(127);
+  }
+  free(args);
+  close(fd[1]);
+  char buf[16384];
+  size_t used = 0;
+  ssize_t got;
+  while (used + 1 < sizeof buf && (got = read(fd[0], buf + used, sizeof buf - 1 - used)) > 0)
+    used += (size_t)got;
+  buf[used] = 0;
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    snprintf(err, errlen, "%s bench --engine-only --json failed (exit %d)", old,
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return -1;
+  }
+  if (parse_policy(buf, "guarded", g) || parse_policy(buf, "naive", n)) {
+    snprintf(err, errlen, "%s bench --json: no engine figures in its output", old);
+    return -1;
+  }
+  return 0;
+}
+
+enum { CMP_G_MS, CMP_G_NS, CMP_N_MS, CMP_N_NS, CMP_FIGURES };
+
+static int bench_compare(const char *old, int runs, int rounds, const overrides *o, int json) {
+  static const char *const names[CMP_FIGURES][2] = {
+      {"guarded", "ms_per_run"}, {"guarded", "ns_per_attempt"},
+      {"naive", "ms_per_run"}, {"naive", "ns_per_attempt"}};
+  double *v = calloc((size_t)rounds * CMP_FIGURES * 3, sizeof *v); /* old, new, ratio */
+  if (!v) return 1;
+#define CMP_AT(side, fig, k) v[((size_t)(side) * CMP_FIGURES + (fig)) * (size_t)rounds + (k)]
+  char err[512];
+  double att_old[2] = {0, 0}, att_new[2] = {0, 0};
+  for (int k = 0; k < rounds; k++) {
+    engine_figures f[2][2]; /* [old/new][guarded/naive] */
+    if (!json) fprintf(stderr, "bench --compare: round %d of %d\n", k + 1, rounds);
+    for (int step = 0; step < 2; step++) {
+      int side = (step + k) % 2; /* old first in even rounds, new first in odd ones */
+      int rc = side == 0 ? old_engine(old, runs, o, &f[0][0], &f[0][1], err, sizeof err)
+                         : bench_engine("guarded", o, runs, &f[1][0], err, sizeof err) ||
+                               bench_engine("naive", o, runs, &f[1][1], err, sizeof err);
+      if (rc) {
+        fprintf(stderr, "stormsweep bench: --compare: %s\n", err);
+        free(v);
+        return 1;
+      }
+    }
+    for (int side = 0; side < 2; side++)
+      for (int p = 0; p < 2; p++) {
+        CMP_AT(side, 2 * p, k) = f[side][p].median_ms;
+        CMP_AT(side, 2 * p + 1, k) = f[side][p].ns_per_attempt;
+      }
+    for (int fig = 0; fig < CMP_FIGURES; fig++) CMP_AT(2, fig, k) = CMP_AT(0, fig, k) / CMP_AT(1, fig, k);
+    for (int p = 0; p < 2; p++) {
+      att_old[p] = f[0][p].attempts_per_run;
+      att_new[p] = f[1][p].attempts_per_run;
+    }
+  }
+  double med[3][CMP_FIGURES], lo[CMP_FIGURES], hi[CMP_FIGURES];
+  for (int fig = 0; fig < CMP_FIGURES; fig++) {
+    for (int side = 0; side < 3; side++) med[side][fig] = quantile(&CMP_AT(side, fig, 0), rounds, 0.5);
+    lo[fig] = quantile(&CMP_AT(2, fig, 0), rounds, 0);
+    hi[fig] = quantile(&CMP_AT(2, fig, 0), rounds, 1);
+  }
+#undef CMP_AT
+  free(v);
+  /* The same engine results on both sides: the attempts per run must agree
+   * (printed with %.0f by both, so compare as printed). */
+  char as[4][32];
+  for (int p = 0; p < 2; p++) {
+    snprintf(as[p], sizeof as[p], "%.0f", att_old[p]);
+    snprintf(as[2 + p], sizeof as[2 + p], "%.0f", att_new[p]);
+  }
+  int same = !strcmp(as[0], as[2]) && !strcmp(as[1], as[3]);
+  if (json) {
+    printf("{\n  \"compare\": {\n    \"old\": \"%s\",\n    \"rounds\": %d,\n"
+           "    \"runs_per_round\": %d,\n    \"same_attempts\": %s",
+           old, rounds, runs, same ? "true" : "false");
+    for (int fig = 0; fig < CMP_FIGURES; fig++)
+      printf(",\n    \"%s_%s\": {\"old\": %.4f, \"new\": %.4f, \"ratio\": %.4f, "
+             "\"ratio_min\": %.4f, \"ratio_max\": %.4f}",
+             names[fig][0], names[fig][1], med[0][fig], med[1][fig], med[2][fig], lo[fig], hi[fig]);
+    printf("\n  }\n}\n");
+    return same ? 0 : 1;
+  }
+  printf("bench --compare: engine, 1 thread, seed study; %d rounds of %d runs per policy,\n"
+         "old and new alternating (old = %s, new = this binary)\n",
+         rounds, runs, old);
+  printf("  %-8s %-15s %10s %10s %9s %17s\n", "policy", "figure (median)", "old", "new",
+         "old/new", "range of old/new");
+  for (int fig = 0; fig < CMP_FIGURES; fig++)
+    printf("  %-8s %-15s %10.2f %10.2f %8.2fx %8.2f-%.2fx\n", names[fig][0],
+           fig % 2 ? "ns/attempt" : "ms/run", med[0][fig], med[1][fig], med[2][fig], lo[fig],
+           hi[fig]);
+  printf("  attempts per run: old %.0f / %.0f, new %.0f / %.0f (guarded / naive): %s\n",
+         att_old[0], att_old[1], att_new[0], att_new[1],
+         same ? "the same results" : "DIFFERENT RESULTS");
+  return same ? 0 : 1;
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep bench [--runs N] [--replicates R] [--threads N] [--json]\n"
-          "                        [--engine-only] [--no-decision] [--set KEY=VALUE]...\n\n"
+          "                        [--engine-only] [--guarded-only] [--no-decision]\n"
+          "                        [--set KEY=VALUE]...\n"
+          "       stormsweep bench --compare OLD_BINARY [--rounds R] [--runs N] [--json]\n\n"
           "Measures, in one invocation, on the built-in seed study:\n"
           "  engine  wall time per run (1 thread) for the guarded and naive policies, median\n"
           "          and 10-90%% spread over N seeds (default 30); ns per simulated attempt;\n"
@@ -281,21 +491,31 @@ static void usage(FILE *out) {
           "          (fixed_sweep_s), at N threads, side by side (minutes)\n"
           "Options take --opt VALUE or --opt=VALUE.\n"
           "  --engine-only        skip the sweeps\n"
+          "  --guarded-only       the engine part for the guarded policy only (implies\n"
+          "                       --engine-only; for long scaling rows). --runs 1 skips the\n"
+          "                       warm-up run\n"
           "  --no-decision        skip the decision timing\n"
           "  --set KEY=VALUE      change an engine setting for the engine part (repeatable),\n"
           "                       e.g. horizon_ms=100000 or load=2.8 for scaling checks\n"
+          "  --compare OLD        the engine part only, against another stormsweep build: R\n"
+          "                       rounds (default 7) alternating `OLD bench --engine-only\n"
+          "                       --json` and this binary's own measurement; prints each\n"
+          "                       side's median and the median ratio old/new (exit 1 if the\n"
+          "                       two simulate different numbers of attempts)\n"
           "Compare ratios measured in the same invocation: absolute times on a shared\n"
           "machine move from one minute to the next.\n");
 }
 
 int cmd_bench(int argc, char **argv) {
   int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0,
-      decision = 1;
+      decision = 1, rounds = 7, guarded_only = 0;
+  const char *compare = NULL;
   overrides ov = {0, NULL};
   char **kv = calloc((size_t)argc + 1, sizeof *kv);
   if (!kv) return 1;
   ov.kv = kv;
-  enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_NO_DECISION, O_SET };
+  enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_NO_DECISION, O_SET,
+         O_COMPARE, O_ROUNDS, O_GUARDED_ONLY };
   static const struct option longopts[] = {
       {"runs", required_argument, NULL, O_RUNS},
       {"replicates", required_argument, NULL, O_REPLICATES},
@@ -304,6 +524,9 @@ int cmd_bench(int argc, char **argv) {
       {"engine-only", no_argument, NULL, O_ENGINE_ONLY},
       {"no-decision", no_argument, NULL, O_NO_DECISION},
       {"set", required_argument, NULL, O_SET},
+      {"compare", required_argument, NULL, O_COMPARE},
+      {"rounds", required_argument, NULL, O_ROUNDS},
+      {"guarded-only", no_argument, NULL, O_GUARDED_ONLY},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -314,6 +537,7 @@ int cmd_bench(int argc, char **argv) {
     case 'h': usage(stdout); free(kv); return 0;
     case O_JSON: json = 1; break;
     case O_ENGINE_ONLY: engine_only = 1; break;
+    case O_GUARDED_ONLY: guarded_only = engine_only = 1; break;
     case O_NO_DECISION: decision = 0; break;
     case O_SET:
       if (!strchr(optarg, '=') || optarg[0] == '=') {
@@ -323,19 +547,33 @@ int cmd_bench(int argc, char **argv) {
       }
       kv[ov.n++] = optarg;
       break;
+    case O_COMPARE:
+      if (access(optarg, X_OK)) {
+        fprintf(stderr, "stormsweep bench: --compare: %s is not an executable file\n", optarg);
+        free(kv);
+        return 2;
+      }
+      compare = optarg;
+      break;
     case O_RUNS:
     case O_REPLICATES:
+    case O_ROUNDS:
     case O_THREADS: {
       char *end;
       long v = strtol(optarg, &end, 10);
       if (!*optarg || *end || v < 1 || v > 100000) {
         fprintf(stderr, "stormsweep bench: --%s needs a whole number from 1 to 100000, got '%s'\n",
-                c == O_RUNS ? "runs" : c == O_REPLICATES ? "replicates" : "threads", optarg);
+                c == O_RUNS         ? "runs"
+                : c == O_REPLICATES ? "replicates"
+                : c == O_ROUNDS     ? "rounds"
+                                    : "threads",
+                optarg);
         free(kv);
         return 2;
       }
       if (c == O_RUNS) runs = (int)v;
       else if (c == O_REPLICATES) replicates = (int)v;
+      else if (c == O_ROUNDS) rounds = (int)v;
       else threads = (int)v;
       break;
     }
@@ -348,21 +586,32 @@ int cmd_bench(int argc, char **argv) {
     free(kv);
     return 2;
   }
+  if (compare) {
+    int rc = bench_compare(compare, runs, rounds, &ov, json);
+    free(kv);
+    return rc;
+  }
   engine_figures g, n;
   char err[512];
   if (!json) fprintf(stderr, "bench: engine, %d runs per policy...\n", runs);
   if (bench_engine("guarded", &ov, runs, &g, err, sizeof err) ||
-      bench_engine("naive", &ov, runs, &n, err, sizeof err)) {
+      (!guarded_only && bench_engine("naive", &ov, runs, &n, err, sizeof err))) {
     fprintf(stderr, "stormsweep bench: %s\n", err);
     free(kv);
     return 2;
   }
   free(kv);
+  /* The engine part's peak memory (the sweeps below run in children). */
+  struct rusage self;
+  long engine_kb = getrusage(RUSAGE_SELF, &self) ? -1 : self.ru_maxrss;
   if (engine_only) {
     if (json)
-      ana_json_print(stdout, json_pack("{s:o}", "engine", engine_section(&g, &n, runs)), 2);
+      ana_json_print(stdout,
+                     json_pack("{s:o}", "engine",
+                               engine_section(&g, guarded_only ? NULL : &n, runs, engine_kb)),
+                     2);
     else
-      print_engine(&g, &n, runs);
+      print_engine(&g, guarded_only ? NULL : &n, runs, engine_kb);
     return 0;
   }
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -377,7 +626,7 @@ int cmd_bench(int argc, char **argv) {
   int rc = bench_sweep(1, replicates, dir, &s1) || bench_sweep(threads, replicates, dir, &sn);
   if (!rc && !json) fprintf(stderr, "bench: a sweep of %d replicates for peak memory...\n", 4 * replicates);
   if (!rc) rc = bench_sweep(threads, 4 * replicates, dir, &sbig);
-  decision_figures dec = {0, 0, 0};
+  decision_figures dec = {0, 0, 0, 0, 0};
   if (!rc && decision) {
     if (!json)
       fprintf(stderr, "bench: the fixed seed study, then the seed study to a decision...\n");
@@ -391,14 +640,17 @@ int cmd_bench(int argc, char **argv) {
   double speedup = sn.runs_per_s / s1.runs_per_s;
   if (json) {
     json_t *root = json_object();
-    json_object_set_new(root, "engine", engine_section(&g, &n, runs));
+    json_object_set_new(root, "engine", engine_section(&g, &n, runs, engine_kb));
     json_object_set_new(
         root, "sweep",
-        json_pack("{s:I,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "runs", (json_int_t)s1.runs,
-                  "threads", threads, "runs_per_s_1_thread", figure(s1.runs_per_s, 2),
-                  "runs_per_s_all_threads", figure(sn.runs_per_s, 2), "speedup",
-                  figure(speedup, 3), "hdf5_write_share_1_thread", figure(s1.write_share, 4),
-                  "hdf5_write_share_all_threads", figure(sn.write_share, 4), "bytes_per_run",
+        json_pack("{s:I,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "runs",
+                  (json_int_t)s1.runs, "threads", threads, "runs_per_s_1_thread",
+                  figure(s1.runs_per_s, 2), "runs_per_s_all_threads", figure(sn.runs_per_s, 2),
+                  "speedup", figure(speedup, 3), "hdf5_write_share_1_thread",
+                  figure(s1.write_share, 4), "hdf5_write_share_all_threads",
+                  figure(sn.write_share, 4), "writer_wait_share_all_threads",
+                  figure(sn.wait_share, 4), "cpu_s_1_thread", figure(s1.cpu_s, 2),
+                  "cpu_s_all_threads", figure(sn.cpu_s, 2), "bytes_per_run",
                   figure(sn.bytes_per_run, 0), "peak_rss_kb", (json_int_t)sn.peak_kb,
                   "peak_rss_kb_4x_runs", (json_int_t)sbig.peak_kb, "runs_4x",
                   (json_int_t)sbig.runs));
@@ -407,13 +659,15 @@ int cmd_bench(int argc, char **argv) {
       json_object_set_new(root, "fixed_sweep_s", figure(dec.fixed_s, 2));
       json_object_set_new(root, "decision_ratio",
                           figure(dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0, 3));
+      json_object_set_new(root, "decision_runs", json_integer((json_int_t)dec.decision_runs));
+      json_object_set_new(root, "fixed_sweep_runs", json_integer((json_int_t)dec.fixed_runs));
       json_object_set_new(root, "decision_proven", json_boolean(dec.proven));
     }
     ana_json_print(stdout, root, 2);
     return 0;
   }
   printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
-  print_engine(&g, &n, runs);
+  print_engine(&g, &n, runs, engine_kb);
   printf("\n");
   printf("sweep: built-in seed study, %d replicates = %lld runs, output on:\n", replicates,
          (long long)s1.runs);
@@ -424,11 +678,17 @@ int cmd_bench(int argc, char **argv) {
   printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", threads, sn.wall_s, sn.runs_per_s,
          100 * sn.write_share, sn.bytes_per_run, sn.peak_kb / 1024.0);
   printf("  speedup %d threads / 1 thread: %.2fx\n", threads, speedup);
+  printf("  CPU time %.1f s at 1 thread, %.1f s at %d (the work itself: same runs); threads\n"
+         "  waited for the writer %.1f%% of their time; on a loaded machine a wall-time\n"
+         "  speedup shows the load, these do not\n",
+         s1.cpu_s, sn.cpu_s, threads, 100 * sn.wait_share);
   printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
          sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
   if (decision)
-    printf("\ndecision: seed study from nothing to %s: %.1f s; the fixed sweep: %.1f s (%.2fx)\n",
+    printf("\ndecision: seed study from nothing to %s: %.1f s, %lld runs; the fixed sweep: "
+           "%.1f s, %lld runs (time %.2fx)\n",
            dec.proven ? "a proven recommendation" : "refine's answer (no point proven)",
-           dec.decision_s, dec.fixed_s, dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0);
+           dec.decision_s, (long long)dec.decision_runs, dec.fixed_s, (long long)dec.fixed_runs,
+           dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0);
   return 0;
 }

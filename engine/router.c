@@ -226,11 +226,7 @@ void eng_ring_free(eng_ring *ring) {
 int32_t eng_ring_find(const eng_ring *ring, uint32_t keyhash) {
   assert(ring && ring->count > 0 && ring->lut);
   assert(ring->lut_bits >= RING_LUT_MIN_BITS && ring->lut_bits <= RING_LUT_MAX_BITS);
-  const uint32_t n = (uint32_t)ring->count;
-  const eng_ring_point *pts = ring->points;
-  uint32_t i = ring->lut[keyhash >> (32 - ring->lut_bits)];
-  while (i < n && pts[i].hash < keyhash) i++;
-  return i < n ? (int32_t)i : 0;
+  return eng_ring_find_fast(ring, keyhash);
 }
 
 int32_t eng_router_cap(double capacity_factor, int64_t in_flight, int32_t healthy) {
@@ -250,17 +246,16 @@ int32_t eng_router_cap(double capacity_factor, int64_t in_flight, int32_t health
 
 eng_route eng_router_route(const eng_ring *ring, const int32_t *loads, int64_t in_flight,
                            uint32_t keyhash, double capacity_factor, const uint8_t *excluded) {
-  assert(ring && loads);
-  eng_route r = {-1, 0, eng_router_cap(capacity_factor, in_flight, ring->healthy)};
+  return eng_router_route_cap(ring, loads, eng_router_cap(capacity_factor, in_flight, ring->healthy),
+                              keyhash, excluded);
+}
+
+eng_route eng_router_walk(const eng_ring *ring, const int32_t *loads, int32_t cap, int32_t i,
+                          const uint8_t *excluded) {
+  eng_route r = {-1, 0, cap};
   const int32_t n = ring->count;
-  if (n <= 0) return r;
   const eng_ring_point *pts = ring->points;
-  int32_t i = eng_ring_find(ring, keyhash);
   uint32_t s = pts[i].shard;
-  if (loads[s] < r.cap && !(excluded && excluded[s])) {
-    r.shard = (int32_t)s;
-    return r;
-  }
   uint32_t full = s;
   for (int32_t step = 1; step < n; step++) {
     if (++i == n) i = 0;

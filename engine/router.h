@@ -55,5 +55,35 @@ typedef struct eng_route {
  * open breakers). Does not change loads: the caller admits. */
 eng_route eng_router_route(const eng_ring *ring, const int32_t *loads, int64_t in_flight,
                            uint32_t keyhash, double capacity_factor, const uint8_t *excluded);
+/* The walk clockwise from point i, whose shard is full or excluded (out of
+ * line: the rare path of eng_router_route_cap). */
+eng_route eng_router_walk(const eng_ring *ring, const int32_t *loads, int32_t cap, int32_t i,
+                          const uint8_t *excluded);
+
+/* eng_ring_find without its checks, inlined into the engine's hot loop. */
+static inline int32_t eng_ring_find_fast(const eng_ring *ring, uint32_t keyhash) {
+  const uint32_t n = (uint32_t)ring->count;
+  const eng_ring_point *pts = ring->points;
+  uint32_t i = ring->lut[keyhash >> (32 - ring->lut_bits)];
+  while (i < n && pts[i].hash < keyhash) i++;
+  return i < n ? (int32_t)i : 0;
+}
+
+/* The same decision under a cap the caller computed with eng_router_cap (an
+ * engine reuses it while the load and the healthy count stay the same). The
+ * common case, the first point's shard under its cap, is inlined. */
+static inline eng_route eng_router_route_cap(const eng_ring *ring, const int32_t *loads,
+                                             int32_t cap, uint32_t keyhash,
+                                             const uint8_t *excluded) {
+  eng_route r = {-1, 0, cap};
+  if (ring->count <= 0) return r;
+  int32_t i = eng_ring_find_fast(ring, keyhash);
+  uint32_t s = ring->points[i].shard;
+  if (loads[s] < cap && !(excluded && excluded[s])) {
+    r.shard = (int32_t)s;
+    return r;
+  }
+  return eng_router_walk(ring, loads, cap, i, excluded);
+}
 
 #endif

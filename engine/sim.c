@@ -144,6 +144,10 @@ struct eng_run {
   double svc_mean_ticks, lognorm_mu, lam_base, lam_now, exp_neg_lam;
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
+  int may_lose;           /* crashes are scheduled: work in service may be lost */
+  int64_t cap_load;       /* the router's cap was computed for this route_load ... */
+  int32_t cap_healthy;    /* ... and this many healthy shards: */
+  int32_t cap;            /* eng_router_cap of both, reused while neither changes */
 
   /* metrics */
   int32_t *metrics;      /* ENG_M_COUNT x ticks */
@@ -155,6 +159,7 @@ struct eng_run {
   /* Little's law over the baseline window */
   int32_t base_begin, base_end;
   int32_t little_begin, little_end; /* the baseline window less a tail margin */
+  uint32_t little_len; /* little_end - little_begin: one unsigned compare tests the window */
   int64_t little_admitted, little_sojourn_sum, little_done;
   double little_in_system;
 
@@ -268,17 +273,21 @@ static inline void wheel_insert(eng_run *r, uint32_t i, int32_t due, int kind) {
   *b = i;
 }
 
-static void tq_push(eng_run *r, uint32_t i) {
-  if (r->tq_len == r->tq_cap) {
-    uint32_t n = r->tq_cap ? r->tq_cap * 2 : 4096;
-    uint64_t *q = malloc((size_t)n * sizeof *q);
-    if (!q) fatal_oom(r);
-    for (uint32_t k = 0; k < r->tq_len; k++) q[k] = r->tq[(r->tq_head + k) & (r->tq_cap - 1)];
-    free(r->tq);
-    r->tq = q;
-    r->tq_cap = n;
-    r->tq_head = 0;
-  }
+/* Doubles the timeout FIFO, unrolling it to start at 0 (rare: kept out of
+ * line so that the push below stays a few instructions, inlined). */
+static __attribute__((noinline)) void tq_grow(eng_run *r) {
+  uint32_t n = r->tq_cap ? r->tq_cap * 2 : 4096;
+  uint64_t *q = malloc((size_t)n * sizeof *q);
+  if (!q) fatal_oom(r);
+  for (uint32_t k = 0; k < r->tq_len; k++) q[k] = r->tq[(r->tq_head + k) & (r->tq_cap - 1)];
+  free(r->tq);
+  r->tq = q;
+  r->tq_cap = n;
+  r->tq_head = 0;
+}
+
+static inline void tq_push(eng_run *r, uint32_t i) {
+  if (r->tq_len == r->tq_cap) tq_grow(r);
   r->tq[(r->tq_head + r->tq_len) & (r->tq_cap - 1)] = i | (uint64_t)r->at[i].gen << 32;
   r->tq_len++;
 }
@@ -350,18 +359,18 @@ static inline void request_failed(eng_run *r, uint32_t client) {
 }
 
 /* An admitted attempt leaves its shard: answered, or shed. */
-static void shard_release(eng_run *r, attempt *a) {
+static inline void shard_release(eng_run *r, attempt *a) {
   r->loads[a->shard]--;
   r->in_flight--;
   r->route_load--;
   a->at_server = 0;
-  if (a->sent >= r->little_begin && a->sent < r->little_end) {
+  if ((uint32_t)(a->sent - r->little_begin) < r->little_len) {
     r->little_sojourn_sum += r->now - a->sent;
     r->little_done++;
   }
 }
 
-static void attempt_answered(eng_run *r, uint32_t i) {
+static inline __attribute__((always_inline)) void attempt_answered(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
   shard_release(r, a);
   if (a->abandoned) {
@@ -453,7 +462,7 @@ static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
   return 0;
 }
 
-static void shard_start(eng_run *r, shard *s, uint32_t i);
+static inline void shard_start(eng_run *r, shard *s, uint32_t i);
 
 /* Starts queued work while workers are free. */
 static void shard_pump(eng_run *r, shard *s) {
@@ -476,12 +485,29 @@ static void shard_pump(eng_run *r, shard *s) {
   }
 }
 
-static void shard_start(eng_run *r, shard *s, uint32_t i) {
+static inline __attribute__((always_inline)) void shard_start(eng_run *r, shard *s, uint32_t i) {
   int32_t d = service_ticks(r, s);
   if (d == 0) { /* finished within the tick; the worker stays free */
     attempt_answered(r, i);
     return;
   }
+  s->busy++;
+  wheel_insert(r, i, r->now + d, EV_COMPLETE);
+}
+
+/* Starts a just-admitted attempt at once. Its timeout entry is needed only
+ * if it can still time out: when it is answered by its timeout (completions
+ * come before timeouts in a tick) and no crash can lose it meanwhile, the
+ * entry would only be skipped as stale. Leaving it out changes nothing but
+ * the work: entries keep their order, and stale ones count for nothing. */
+static inline __attribute__((always_inline)) void shard_start_sent(eng_run *r, shard *s,
+                                                                    uint32_t i) {
+  int32_t d = service_ticks(r, s);
+  if (d == 0) { /* finished within the tick; the worker stays free */
+    attempt_answered(r, i);
+    return;
+  }
+  if (d > r->timeout_ticks || r->may_lose) tq_push(r, i);
   s->busy++;
   wheel_insert(r, i, r->now + d, EV_COMPLETE);
 }
@@ -599,7 +625,10 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   b->at_server = 0;
   b->lost_load = 0;
   b->after_timeout = a->abandoned;
-  int32_t delay = ticks_saturate(floor(sleep / c->tick_ms + 0.5));
+  if (sleep == 0) return j; /* no backoff: sent at once */
+  /* ticks_saturate(floor(y)) for y >= 0.5, by truncation: no libm call */
+  double y = sleep / c->tick_ms + 0.5;
+  int32_t delay = y >= 1e9 ? 1000000000 : (int32_t)y;
   if (delay <= 0) return j;
   wheel_insert(r, j, r->now + delay, EV_RETRY);
   return NIL;
@@ -628,8 +657,12 @@ static void client_issue(eng_run *r, uint32_t i) {
             (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
       excl = r->excluded;
     }
-    eng_route rt = eng_router_route(&r->ring, r->loads, r->route_load, a->keyhash,
-                                    c->capacity_factor, excl);
+    if (r->route_load != r->cap_load || r->ring.healthy != r->cap_healthy) {
+      r->cap = eng_router_cap(c->capacity_factor, r->route_load, r->ring.healthy);
+      r->cap_load = r->route_load;
+      r->cap_healthy = r->ring.healthy;
+    }
+    eng_route rt = eng_router_route_cap(&r->ring, r->loads, r->cap, a->keyhash, excl);
     int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
@@ -670,13 +703,13 @@ static void client_issue(eng_run *r, uint32_t i) {
           r->loads[rt.shard]++;
           r->in_flight++;
           r->route_load++;
-          if (r->now >= r->little_begin && r->now < r->little_end) r->little_admitted++;
+          if ((uint32_t)(r->now - r->little_begin) < r->little_len) r->little_admitted++;
           a->at_server = 1;
           a->epoch = s->epoch;
-          tq_push(r, i);
           if (free_worker && s->qhead == NIL) {
-            shard_start(r, s, i);
+            shard_start_sent(r, s, i);
           } else {
+            tq_push(r, i);
             shard_enqueue(r, s, i);
             shard_pump(r, s);
           }
@@ -939,6 +972,8 @@ static int edges_build(eng_run *r) {
     }
   }
   qsort(e, (size_t)n, sizeof *e, edge_cmp);
+  r->may_lose = 0;
+  for (int32_t k = 0; k < n; k++) r->may_lose |= e[k].kind == F_CRASH;
   r->n_edges = n;
   r->edge_pos = 0;
   return 0;
@@ -1131,6 +1166,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->lam_now = r->lam_base;
   r->exp_neg_lam = exp(-r->lam_now);
   r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
+  r->cap_load = -1; /* no cap computed yet */
   r->timeout_ticks = ms_to_tick(c, c->timeout_ms);
   if (r->timeout_ticks < 1) r->timeout_ticks = 1;
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
@@ -1175,6 +1211,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   if (margin > (r->base_end - r->base_begin) / 4) margin = (r->base_end - r->base_begin) / 4;
   r->little_begin = r->base_begin;
   r->little_end = r->base_end - margin;
+  r->little_len = r->little_end > r->little_begin ? (uint32_t)(r->little_end - r->little_begin) : 0;
   r->little_admitted = r->little_sojourn_sum = r->little_done = 0;
   r->little_in_system = 0;
   r->events = r->hops_total = r->admissions = 0;

@@ -1,29 +1,34 @@
 #!/usr/bin/env bash
-# Engine cost against horizon and offered load (README "Performance"):
-# `stormsweep bench --engine-only` per row (warm runs in one process, median
-# over --runs seeds), guarded policy. Cost should follow the number of
-# simulated attempts linearly: ns/attempt roughly constant.
+# Engine cost against horizon, cluster size and offered load
+# (docs/performance.md): `stormsweep bench --engine-only` per row (warm runs in
+# one process, median over --runs seeds), guarded policy. Cost should follow
+# the number of simulated attempts linearly: ns/attempt roughly constant.
+# Each row is its own process, so its peak RSS (getrusage ru_maxrss) is that
+# row's: the 10^6-tick run of 256 shards must stay under 1 GiB.
 # Usage: scripts/scaling.sh [path/to/stormsweep] [runs per row, default 5]
+#        SCALING_QUICK=1 skips the 10^6-tick rows (minutes each on a loaded machine).
 set -euo pipefail
 bin="${1:-$(dirname "$0")/../build/stormsweep}"
 runs="${2:-5}"
+num() { sed "s/.*\"$1\": \\([0-9.e+-]*\\).*/\\1/" <<<"$2"; }
 row() {
-  local label="$1"; shift
+  local label="$1" r="$2"; shift 2
   local sets=()
   for kv in "$@"; do sets+=(--set "$kv"); done
-  out=$("$bin" bench --engine-only --json --runs "$runs" "${sets[@]}")
-  g=$(tr -d '\n' <<<"$out" | sed 's/.*"guarded": {\([^}]*\)}.*/\1/')
-  ms=$(sed 's/.*"median_ms": \([0-9.e+-]*\).*/\1/' <<<"$g")
-  ns=$(sed 's/.*"ns_per_attempt": \([0-9.e+-]*\).*/\1/' <<<"$g")
-  att=$(sed 's/.*"attempts_per_run": \([0-9.e+-]*\).*/\1/' <<<"$g")
-  awk -v l="$label" -v ms="$ms" -v a="$att" -v ns="$ns" \
-    'BEGIN { printf "| %-34s | %11.0f | %10.1f | %10.1f |\n", l, a, ms, ns }'
+  out=$("$bin" bench --guarded-only --json --runs "$r" "${sets[@]}" | tr -d '\n')
+  g=$(sed 's/.*"guarded": {\([^}]*\)}.*/\1/' <<<"$out")
+  awk -v l="$label" -v ms="$(num median_ms "$g")" -v a="$(num attempts_per_run "$g")" \
+      -v ns="$(num ns_per_attempt "$g")" -v kb="$(num peak_rss_kb "$out")" \
+    'BEGIN { printf "| %-36s | %13.0f | %11.1f | %10.1f | %9.0f |\n", l, a, ms, ns, kb / 1024 }'
 }
-echo "| run (guarded policy, 1 thread)     |    attempts |    wall ms | ns/attempt |"
-echo "|------------------------------------|------------:|-----------:|-----------:|"
-row "horizon 10k ticks (seed study)"
-row "horizon 100k ticks" horizon_ms=100000
-row "horizon 1M ticks" horizon_ms=1000000
-row "load 0.5x seed (0.35), 10k ticks" load=0.35
-row "load 1x seed (0.7), 10k ticks" load=0.7
-row "load 4x seed (2.8), 10k ticks" load=2.8
+echo "| run (guarded policy, 1 thread)       |      attempts |     wall ms | ns/attempt | peak MB |"
+echo "|--------------------------------------|--------------:|------------:|-----------:|--------:|"
+row "16 shards, 10^4 ticks (seed study)" "$runs"
+row "16 shards, 10^5 ticks" "$runs" horizon_ms=100000
+[ -n "${SCALING_QUICK:-}" ] || row "16 shards, 10^6 ticks" 1 horizon_ms=1000000
+row "256 shards, 10^4 ticks" "$runs" shards=256
+row "256 shards, 10^5 ticks" 1 shards=256 horizon_ms=100000
+[ -n "${SCALING_QUICK:-}" ] || row "256 shards, 10^6 ticks" 1 shards=256 horizon_ms=1000000
+row "load 0.5x seed (0.35), 10^4 ticks" "$runs" load=0.35
+row "load 1x seed (0.7), 10^4 ticks" "$runs" load=0.7
+row "load 4x seed (2.8), 10^4 ticks" "$runs" load=2.8

@@ -347,6 +347,7 @@ typedef struct swp_driver_result {
   double simulate_s;           /* eng_run_simulate, summed over runs */
   double encode_s;             /* shuffle + deflate in the workers, summed */
   double write_s;              /* inside the single writer: rows, chunks, flushes */
+  double wait_s;               /* threads waiting for the writer, summed (OpenMP driver) */
   int threads;                 /* computing threads, over all ranks */
   int ranks;                   /* MPI processes (1 without MPI) */
   int stopped;                 /* the stop flag ended the sweep early */
