@@ -64,22 +64,30 @@ void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char
  * stored and shown as it is: names and labels are escaped here, so no file
  * can put a line break or a terminal control into it. */
 void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len) {
+  ana_point_describe_role(r, point_index, -1, buf, len);
+}
+
+void ana_point_describe_role(const ana_results *r, size_t point_index, int scenario, char *buf,
+                             size_t len) {
   size_t used = 0;
+  int any = 0;
   buf[0] = '\0';
   for (size_t a = 0; a < r->n_axes && used + 1 < len; a++) {
+    if (scenario >= 0 && ana_axis_is_scenario(r, a) != scenario) continue;
     char v[64], name[256], value[256];
     ana_value_label(r, a, point_index, v, sizeof v);
     ana_term_text(name, sizeof name, r->axes[a]);
     ana_term_text(value, sizeof value, v);
     char piece[520];
-    snprintf(piece, sizeof piece, "%s%s=%s", a ? " " : "", name, value);
+    snprintf(piece, sizeof piece, "%s%s=%s", any ? " " : "", name, value);
+    any = 1;
     size_t w = ana_utf8_cut(piece, len - 1 - used);
     memcpy(buf + used, piece, w);
     buf[used + w] = '\0';
     if (w < strlen(piece)) break;
     used += w;
   }
-  if (r->n_axes == 0) snprintf(buf, len, "(no grid axes)");
+  if (!any) snprintf(buf, len, scenario == 1 ? "(no scenario axes)" : scenario == 0 ? "(no tunable axes)" : "(no grid axes)");
 }
 
 void ana_ms_format(double ms, double censor_ms, char *buf, size_t len) {
