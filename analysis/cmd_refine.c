@@ -363,7 +363,17 @@ static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
     p->amp = amp_n[i] > 0 ? p->amp / amp_n[i] : NAN;
     p->lost = gp_n[i] > 0 ? 1.0 - p->lost / gp_n[i] : NAN;
   }
-  if (ana_rp_init(&e->rp, e->pts, np, d, err, errlen)) goto out;
+  /* With scenario axes a candidate is a tunable setting over all its
+   * scenario values (docs/decisions.md). */
+  ana_split split;
+  if (ana_split_compute(&split, r)) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  int irc = ana_rp_init_grouped(&e->rp, e->pts, np, split.n_tun ? split.tun_of : NULL, d, err,
+                                errlen);
+  ana_split_free(&split);
+  if (irc) goto out;
   for (size_t i = 0; i < np; i++) e->cand_of[i] = -1;
   for (size_t c = 0; c < e->rp.n_cand; c++) e->cand_of[e->rp.cand[c].point] = (long)c;
   /* Each candidate's fresh runs in replicate order, without gaps. */
@@ -451,7 +461,7 @@ static int state_store(const char *path, const evaluation *e, const refine_opts 
     const ana_rp_cand *cd = &e->rp.cand[c];
     const ana_rp_point *p = &e->pts[cd->point];
     ana_refine_cand *row = &rows[c];
-    row->rank = (int32_t)(c + 1);
+    row->rank = (int32_t)cd->rank; /* shared by a robust candidate's scenario values */
     row->point = p->id;
     row->alpha = cd->alpha;
     row->state = (int8_t)cd->seq.state;
@@ -485,7 +495,7 @@ static int state_store(const char *path, const evaluation *e, const refine_opts 
       attr_f64(g, "alpha", o->d.alpha) || attr_f64(g, "beta", o->d.beta) ||
       attr_f64(g, "ratio", o->d.ratio) || attr_i32(g, "k", o->k) || attr_i64(g, "r0", r0) ||
       attr_str(g, "status", status) || attr_i64(g, "decided_point", decided) ||
-      attr_i64(g, "decided_rank", e->st.decided >= 0 ? e->st.decided + 1 : -1) ||
+      attr_i64(g, "decided_rank", e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1) ||
       attr_i64(g, "closest_point", closest) || attr_i64(g, "n_candidates", (int64_t)nc) ||
       attr_i64(g, "runs_appended", appended) || attr_i64(g, "rounds", count_rounds(g)))
     goto done;
@@ -596,15 +606,22 @@ static void print_decision(const evaluation *e, const refine_opts *o, const swp_
          e->rp.n_cand, e->r.n_points, (long long)sw->replicates, (long long)appended,
          st->n_proven, st->n_refuted, st->n_open);
   if (st->status == ANA_RP_PROVEN) {
-    const ana_rp_cand *c = &e->rp.cand[st->decided];
-    printf("PROVEN: ");
-    print_point(stdout, e, c->point, sw);
-    printf("\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs (%lld not "
-           "passing, %lld metastable), alpha_%ld = %.3g (rank %ld of %zu candidates; family "
-           "alpha = %g)\n",
-           o->d.min_pass, o->d.max_meta, (long long)c->seq.n, (long long)c->seq.pass.bad,
-           (long long)c->seq.meta.bad, st->decided + 1, c->alpha, st->decided + 1, e->rp.n_cand,
-           o->d.alpha);
+    size_t end = (size_t)st->decided + 1;
+    while (end < e->rp.n_cand && e->rp.cand[end].rank == e->rp.cand[st->decided].rank) end++;
+    if (end - (size_t)st->decided > 1)
+      printf("PROVEN (robust: at each of its %zu scenario values, every one proven):\n",
+             end - (size_t)st->decided);
+    for (size_t i = (size_t)st->decided; i < end; i++) {
+      const ana_rp_cand *c = &e->rp.cand[i];
+      printf(end - (size_t)st->decided > 1 ? "  " : "PROVEN: ");
+      print_point(stdout, e, c->point, sw);
+      printf("\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs (%lld "
+             "not passing, %lld metastable), alpha_%d = %.3g (rank %d of %zu candidates; family "
+             "alpha = %g)\n",
+             o->d.min_pass, o->d.max_meta, (long long)c->seq.n, (long long)c->seq.pass.bad,
+             (long long)c->seq.meta.bad, c->rank, c->alpha, c->rank, e->rp.n_groups,
+             o->d.alpha);
+    }
   } else if (st->status == ANA_RP_NONE && e->rp.n_cand == 0) {
     /* Screening already rules every point out: name the nearest. */
     size_t best = 0;
@@ -641,7 +658,7 @@ static void print_decision(const evaluation *e, const refine_opts *o, const swp_
     for (size_t c = 0; c < e->rp.n_cand && shown < 5; c++) {
       const ana_rp_cand *cd = &e->rp.cand[c];
       if (cd->seq.state != ANA_SEQ_OPEN) continue;
-      printf("  rank %zu: ", c + 1);
+      printf("  rank %d: ", cd->rank);
       print_point(stdout, e, cd->point, sw);
       printf(": %lld fresh runs, %lld not passing, %lld more would prove a perfect point\n",
              (long long)cd->seq.n, (long long)cd->seq.pass.bad,

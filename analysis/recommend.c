@@ -646,6 +646,19 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
             "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
             "%.1f%%\n",
             c->amplification, 100.0 * c->goodput_lost);
+    /* A robust candidate: its other scenario values share its rank, each
+     * proven by its own SPRT at the same alpha_i (docs/decisions.md). */
+    for (size_t i = 0; i < ri.n_cand; i++) {
+      const ana_refine_cand *o2 = &ri.cand[i];
+      if (o2->rank != c->rank || o2 == c) continue;
+      long l2 = ana_results_point_index(r, o2->point);
+      char w2[1024] = "";
+      if (l2 >= 0) ana_point_describe(r, (size_t)l2, w2, sizeof w2);
+      fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%lld not passing, "
+                 "%lld metastable)\n",
+              (long long)o2->point, w2, o2->state == ANA_SEQ_PROVEN ? "proven" : "NOT proven",
+              (long long)o2->runs, (long long)o2->not_passing, (long long)o2->metastable);
+    }
     long sp = stats_of(s, c->point);
     if (sp >= 0) {
       fprintf(f, "    all its runs (screening + fresh): ");
