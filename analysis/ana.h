@@ -226,6 +226,7 @@ typedef struct ana_point_stats {
    * what effects and heat maps pool, so the fresh runs refine adds to a few
    * points do not make those points weigh more than the others. */
   int64_t n_pooled, n_pooled_meta, n_pooled_pass;
+  int64_t n_pooled_rec, n_pooled_slow, n_pooled_coll, n_pooled_undet; /* the other outcomes */
   double p_meta, p_pass;
   ana_interval meta_wilson, meta_exact, pass_wilson, pass_exact;
   double censor_ms;  /* where not-recovered runs are censored (horizon - clearance) */
@@ -252,6 +253,12 @@ typedef struct ana_level {
   int64_t n, n_meta, n_pass;
   double p_meta, p_pass;
   ana_interval meta_ci, pass_ci;
+  /* Every outcome, so a level with no metastable run but most runs slow
+   * does not read as healthy (issue 17): recovered, slow, collapsed,
+   * undetermined; n_rec + n_slow + n_meta + n_coll + n_undet = n. */
+  int64_t n_rec, n_slow, n_coll, n_undet;
+  double p_rec, p_slow;
+  ana_interval rec_ci, slow_ci;
 } ana_level;
 
 typedef struct ana_axis_effect {
@@ -259,6 +266,7 @@ typedef struct ana_axis_effect {
   size_t n_levels;
   ana_level *levels; /* sorted by value */
   double effect_meta, effect_pass; /* max - min of the level probabilities */
+  double effect_rec, effect_slow;  /* the same for P(recovered) and P(slow): shown, not ranked */
   double effect;                   /* max of the two: the ranking key */
 } ana_axis_effect;
 

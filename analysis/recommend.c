@@ -470,6 +470,10 @@ static void split_text(FILE *f, const ana_reco *rec, const ana_results *r, const
       }
     }
   }
+  if (rec->robust < 0 && rec->max_runs > 0 && rec->runs_needed > rec->max_runs)
+    fprintf(f, "With %lld runs per point no point can qualify: the targets need at least %lld "
+               "runs per point (rerun with replicates = %lld, or 'stormsweep refine').\n",
+            (long long)rec->max_runs, (long long)rec->runs_needed, (long long)rec->runs_needed);
   fprintf(f, "Per scenario value (the cheapest tunable setting that qualifies there):\n");
   for (size_t c = 0; c < sp->n_scen; c++) {
     long any = -1;

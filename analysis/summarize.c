@@ -209,12 +209,20 @@ static void level_finish(ana_level *l, ana_method m) {
   l->p_pass = l->n ? (double)l->n_pass / (double)l->n : NAN;
   l->meta_ci = ana_proportion_interval(m, l->n_meta, l->n);
   l->pass_ci = ana_proportion_interval(m, l->n_pass, l->n);
+  l->p_rec = l->n ? (double)l->n_rec / (double)l->n : NAN;
+  l->p_slow = l->n ? (double)l->n_slow / (double)l->n : NAN;
+  l->rec_ci = ana_proportion_interval(m, l->n_rec, l->n);
+  l->slow_ci = ana_proportion_interval(m, l->n_slow, l->n);
 }
 
 static void level_add(ana_level *l, const ana_point_stats *ps) {
   l->n += ps->n_pooled;
   l->n_meta += ps->n_pooled_meta;
   l->n_pass += ps->n_pooled_pass;
+  l->n_rec += ps->n_pooled_rec;
+  l->n_slow += ps->n_pooled_slow;
+  l->n_coll += ps->n_pooled_coll;
+  l->n_undet += ps->n_pooled_undet;
 }
 
 static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_summary *s,
@@ -228,9 +236,14 @@ static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_su
     if (l < e->n_levels) level_add(&e->levels[l], &s->points[p]);
   }
   double mmin = INFINITY, mmax = -INFINITY, pmin = INFINITY, pmax = -INFINITY;
+  double rmin = INFINITY, rmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
   for (size_t l = 0; l < e->n_levels; l++) {
     level_finish(&e->levels[l], s->method);
     if (e->levels[l].n == 0) continue;
+    rmin = fmin(rmin, e->levels[l].p_rec);
+    rmax = fmax(rmax, e->levels[l].p_rec);
+    smin = fmin(smin, e->levels[l].p_slow);
+    smax = fmax(smax, e->levels[l].p_slow);
     mmin = fmin(mmin, e->levels[l].p_meta);
     mmax = fmax(mmax, e->levels[l].p_meta);
     pmin = fmin(pmin, e->levels[l].p_pass);
@@ -238,6 +251,8 @@ static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_su
   }
   e->effect_meta = mmax >= mmin ? mmax - mmin : 0.0;
   e->effect_pass = pmax >= pmin ? pmax - pmin : 0.0;
+  e->effect_rec = rmax >= rmin ? rmax - rmin : 0.0;
+  e->effect_slow = smax >= smin ? smax - smin : 0.0;
   e->effect = fmax(e->effect_meta, e->effect_pass);
   return 0;
 }
@@ -340,6 +355,10 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
       ps->n_pooled++;
       ps->n_pooled_meta += run->outcome == ANA_METASTABLE;
       ps->n_pooled_pass += run_passes(run, slo_ms);
+      ps->n_pooled_rec += run->outcome == ANA_RECOVERED;
+      ps->n_pooled_slow += run->outcome == ANA_SLOW;
+      ps->n_pooled_coll += run->outcome == ANA_COLLAPSED;
+      ps->n_pooled_undet += run->outcome == ANA_UNDETERMINED;
     }
   }
   ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
@@ -622,7 +641,9 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
 void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summary *s) {
   fprintf(out,
           "\nParameter effects (each axis's values pooled over all other axes; effect = max - "
-          "min across its values; ranked by the larger of the two effects):\n");
+          "min across its values; ranked by the larger of the effects on P(pass) and "
+          "P(metastable); a value with no metastable run can still be mostly slow: read "
+          "P(recovered) and P(slow) too):\n");
   if (s->n_axes == 0) {
     fprintf(out, "  (the file has no grid axes)\n");
     return;
@@ -631,16 +652,27 @@ void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summar
     const ana_axis_effect *e = &s->effects[k];
     char name[256];
     ana_term_text(name, sizeof name, r->axes[e->axis]);
-    fprintf(out, "%2zu. %-20s effect on P(metastable) %.3f, on P(pass) %.3f\n", k + 1, name,
-            e->effect_meta, e->effect_pass);
+    fprintf(out,
+            "%2zu. %-20s effect on P(pass) %.3f, on P(recovered) %.3f, on P(slow) %.3f, on "
+            "P(metastable) %.3f\n",
+            k + 1, name, e->effect_pass, e->effect_rec, e->effect_slow, e->effect_meta);
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
-      char v[256], pm[48], pp[48];
+      char v[256], pm[48], pp[48], pr[48], psl[48], counts[96];
       term_label(r, e->axis, lv->example, v, sizeof v);
       prob_format(lv->p_meta, lv->meta_ci, pm, sizeof pm);
       prob_format(lv->p_pass, lv->pass_ci, pp, sizeof pp);
-      fprintf(out, "      %-14s runs %6lld  P(metastable) %-21s  P(pass) %s\n", v,
-              (long long)lv->n, pm, pp);
+      prob_format(lv->p_rec, lv->rec_ci, pr, sizeof pr);
+      prob_format(lv->p_slow, lv->slow_ci, psl, sizeof psl);
+      snprintf(counts, sizeof counts, "%lld/%lld/%lld/%lld", (long long)lv->n_rec,
+               (long long)lv->n_slow, (long long)lv->n_meta, (long long)lv->n_coll);
+      if (lv->n_undet)
+        snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "+%lldu",
+                 (long long)lv->n_undet);
+      fprintf(out,
+              "      %-14s runs %6lld  rec/slw/met/col %-15s  P(pass) %-21s  P(recovered) %-21s  "
+              "P(slow) %-21s  P(metastable) %s\n",
+              v, (long long)lv->n, counts, pp, pr, psl, pm);
     }
   }
 }
@@ -873,6 +905,10 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
     json_num(out, e->effect_meta);
     fputs(",\"effect_pass\":", out);
     json_num(out, e->effect_pass);
+    fputs(",\"effect_recovered\":", out);
+    json_num(out, e->effect_rec);
+    fputs(",\"effect_slow\":", out);
+    json_num(out, e->effect_slow);
     fputs(",\"levels\":[", out);
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
@@ -890,6 +926,17 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
       json_num(out, lv->p_pass);
       fputs(",\"p_pass_ci\":", out);
       json_interval(out, lv->pass_ci);
+      fprintf(out, ",\"recovered\":%lld,\"slow\":%lld,\"collapsed\":%lld,\"undetermined\":%lld",
+              (long long)lv->n_rec, (long long)lv->n_slow, (long long)lv->n_coll,
+              (long long)lv->n_undet);
+      fputs(",\"p_recovered\":", out);
+      json_num(out, lv->p_rec);
+      fputs(",\"p_recovered_ci\":", out);
+      json_interval(out, lv->rec_ci);
+      fputs(",\"p_slow\":", out);
+      json_num(out, lv->p_slow);
+      fputs(",\"p_slow_ci\":", out);
+      json_interval(out, lv->slow_ci);
       fputc('}', out);
     }
     fputs("]}", out);
