@@ -392,6 +392,14 @@ typedef struct ana_reco {
   long *scen_closest;          /* n_scen: its nearest miss when none qualifies (-1: no runs) */
 } ana_reco;
 
+/* The option at argv[*i] when it is lng ("--min-pass", also spelled
+ * "--min_pass") or shrt ("-o", also "-oVALUE"): its value from "--opt V",
+ * "--opt=V" or "-oV", *i advanced past it; NULL when the value is missing.
+ * *matched says whether argv[*i] was this option at all. Shared by the
+ * argv loops of analyze, recommend, report and refine. */
+const char *ana_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
+                          int *matched);
+
 /* Frees what ana_recommend allocated (safe on a zeroed struct). */
 void ana_reco_free(ana_reco *rec);
 

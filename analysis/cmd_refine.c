@@ -806,19 +806,6 @@ static void refine_usage(FILE *f) {
           ANA_SEQ_ALPHA, DEFAULT_MAX_RUNS, ANA_REFINE_K);
 }
 
-/* Value of "--opt V" or "--opt=V"; *i advanced. NULL (and *matched) when
- * absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                             int *matched) {
-  const char *a = argv[*i];
-  size_t n = strlen(lng);
-  *matched = 1;
-  if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) return *i + 1 < argc ? argv[++*i] : NULL;
-  if (!strncmp(a, lng, n) && a[n] == '=') return a + n + 1;
-  *matched = 0;
-  return NULL;
-}
-
 static int parse_prob(const char *v, double *out) {
   char *end;
   errno = 0;
@@ -845,29 +832,29 @@ static int opt_one(int argc, char **argv, int *i, refine_opts *o, const char *cm
   int m;
   const char *v;
   char *end;
-  if ((v = opt_value(argc, argv, i, "--min-pass", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--min-pass", NULL, &m)) || m) {
     if (parse_prob(v, &o->d.min_pass)) goto bad;
     o->given_pass = 1;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--max-metastable", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--max-metastable", NULL, &m)) || m) {
     if (parse_prob(v, &o->d.max_meta)) goto bad;
     o->given_meta = 1;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--alpha", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--alpha", NULL, &m)) || m) {
     if (parse_prob(v, &o->d.alpha) || !(o->d.alpha > 0 && o->d.alpha < 0.5)) goto bad;
     o->given_alpha = 1;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--max-runs", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--max-runs", NULL, &m)) || m) {
     errno = 0;
     long long n = v ? strtoll(v, &end, 10) : -1;
     if (!v || *end || errno || n < 0 || n > SWP_MAX_RUNS) goto bad;
     o->max_runs = n;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--parallel-candidates", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--parallel-candidates", NULL, &m)) || m) {
     errno = 0;
     long n = v ? strtol(v, &end, 10) : -1;
     if (!v || *end || errno || n < 1 || n > 1000) goto bad;
@@ -896,7 +883,7 @@ int cmd_refine(int argc, char **argv) {
     if (r < 0) return 2;
     if (r) continue;
     int m;
-    const char *v = opt_value(argc, argv, &i, "--threads", "-j", &m);
+    const char *v = ana_opt_value(argc, argv, &i, "--threads", "-j", &m);
     if (m) {
       char *end;
       long n = v ? strtol(v, &end, 10) : 0;
@@ -967,11 +954,11 @@ int cmd_run_refine(int argc, char **argv) {
       if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) o.quiet = 1;
       int m;
       int j = i;
-      const char *v = opt_value(argc, argv, &j, "--output", "-o", &m);
+      const char *v = ana_opt_value(argc, argv, &j, "--output", "-o", &m);
       if (m && v) output = v;
       else if (!strncmp(a, "-o", 2) && a[2] && a[1] != '-') output = a + 2;
       j = i;
-      v = opt_value(argc, argv, &j, "--threads", "-j", &m);
+      v = ana_opt_value(argc, argv, &j, "--threads", "-j", &m);
       if (m && v) o.threads = atoi(v);
       else if (!strncmp(a, "-j", 2) && a[2]) o.threads = atoi(a + 2);
     }

@@ -1028,6 +1028,8 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   int rc = -1;
   char *text = NULL;
   ana_grid2 g = {0};
+  ana_reco rec;
+  memset(&rec, 0, sizeof rec);
   out_dir od;
   sigset_t held, old_mask;
   sigemptyset(&held);
@@ -1037,7 +1039,6 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   sigprocmask(SIG_BLOCK, &held, &old_mask);
   if (out_dir_prepare(&od, o->dir, err, errlen) != 0) goto done;
   const char *dir = od.tmp;
-  ana_reco rec;
   if (ana_recommend(&rec, r, s, &o->reco) != 0 || !(text = ana_reco_text(&rec, r, s, &o->reco))) {
     snprintf(err, errlen, "out of memory");
     goto done;
@@ -1115,6 +1116,7 @@ done:
   /* A signal that came after the last check acts now, as it would have. */
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
   ana_grid2_free(&g);
+  ana_reco_free(&rec);
   free(text);
   return rc;
 }

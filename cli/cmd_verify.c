@@ -35,6 +35,7 @@
 
 #include "ana.h"
 #include "commands.h"
+#include "options.h"
 #include "seqtest.h"
 #include "swp_internal.h"
 
@@ -184,8 +185,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     fprintf(stderr, "stormsweep verify: out of memory\n");
     return 1;
   }
-  optind = 1;
-  opterr = 0;
+  cli_opts_begin(argc, argv); /* --min_pass as well as --min-pass */
   int c;
   long long n;
   while ((c = getopt_long(argc, argv, ":j:o:fqh", longopts, NULL)) != -1) {
@@ -240,14 +240,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     }
     case 'q': a->quiet = 1; break;
     case 'h': usage(stdout); return 0;
-    case ':':
-      fprintf(stderr, "stormsweep verify: %s needs a value (see 'stormsweep verify --help')\n",
-              argv[optind - 1]);
-      return 2;
-    default:
-      fprintf(stderr, "stormsweep verify: unknown option '%s' (see 'stormsweep verify --help')\n",
-              argv[optind - 1]);
-      return 2;
+    default: return cli_opt_error("verify", c, argv, longopts);
     }
   }
   if (optind < argc) a->scenario = argv[optind++];
