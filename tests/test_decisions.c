@@ -208,7 +208,7 @@ static void test_robust_differs_from_per_scenario(void **state) {
 
 /* ---- error rates with known truth ---- */
 
-#define TRIALS 4000
+#define TRIALS 2000
 #define K_SCEN 5
 #define N_RUNS 120
 #define MIN_PASS 0.9
@@ -309,7 +309,7 @@ static int refine_once(const double *truth, eng_rng *r, int groups) {
 
 static void test_refine_robust_error_rate(void **state) {
   (void)state;
-  const int trials = 2000;
+  const int trials = 1000;
   const double alpha = 0.05, margin = 3.0 * sqrt(0.05 * 0.95 / trials);
   /* One value at the boundary 0.99, the rest perfect: the group is proven
    * only if that value's SPRT errs, at alpha_1 = alpha / 2. */
