@@ -176,6 +176,8 @@ typedef struct ana_results {
   int complete;            /* root attribute "complete": 1, 0, or -1 when absent */
   int64_t replicates;      /* the sweep's own runs per point (root attribute); 0 when
                               unknown. refine appends replicates >= this one. */
+  unsigned char *scenario; /* n_axes: 1 = a scenario axis (the world's: traffic, faults,
+                              time), 0 = tunable (docs/decisions.md); NULL = all tunable */
 } ana_results;
 
 /* Reads everything but /ticks. Returns 0; or -1 with a one-line message
@@ -184,6 +186,8 @@ typedef struct ana_results {
  * for a file analysis cannot use. */
 int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen);
 void ana_results_free(ana_results *r);
+/* 1 when axis is a scenario axis (see ana_results.scenario). */
+int ana_axis_is_scenario(const ana_results *r, size_t axis);
 /* Index of the point with id, or -1. */
 long ana_results_point_index(const ana_results *r, int64_t id);
 /* Human-readable value of an axis ("inf", enum names, "%g"). */
@@ -222,6 +226,7 @@ typedef struct ana_point_stats {
    * what effects and heat maps pool, so the fresh runs refine adds to a few
    * points do not make those points weigh more than the others. */
   int64_t n_pooled, n_pooled_meta, n_pooled_pass;
+  int64_t n_pooled_rec, n_pooled_slow, n_pooled_coll, n_pooled_undet; /* the other outcomes */
   double p_meta, p_pass;
   ana_interval meta_wilson, meta_exact, pass_wilson, pass_exact;
   double censor_ms;  /* where not-recovered runs are censored (horizon - clearance) */
@@ -248,6 +253,12 @@ typedef struct ana_level {
   int64_t n, n_meta, n_pass;
   double p_meta, p_pass;
   ana_interval meta_ci, pass_ci;
+  /* Every outcome, so a level with no metastable run but most runs slow
+   * does not read as healthy (issue 17): recovered, slow, collapsed,
+   * undetermined; n_rec + n_slow + n_meta + n_coll + n_undet = n. */
+  int64_t n_rec, n_slow, n_coll, n_undet;
+  double p_rec, p_slow;
+  ana_interval rec_ci, slow_ci;
 } ana_level;
 
 typedef struct ana_axis_effect {
@@ -255,6 +266,7 @@ typedef struct ana_axis_effect {
   size_t n_levels;
   ana_level *levels; /* sorted by value */
   double effect_meta, effect_pass; /* max - min of the level probabilities */
+  double effect_rec, effect_slow;  /* the same for P(recovered) and P(slow): shown, not ranked */
   double effect;                   /* max of the two: the ranking key */
 } ana_axis_effect;
 
@@ -310,6 +322,9 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
                             const char *recommendation);
 /* "vnodes=16 capacity_factor=1.25 ..." */
 void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len);
+/* The same for the tunable (scenario = 0) or scenario (1) axes only; -1 = all. */
+void ana_point_describe_role(const ana_results *r, size_t point_index, int scenario, char *buf,
+                             size_t len);
 /* "1234", ">8000" (not reached, with the censoring time) or "-" */
 void ana_ms_format(double ms, double censor_ms, char *buf, size_t len);
 
@@ -328,6 +343,21 @@ typedef struct ana_cost_key {
 } ana_cost_key;
 ana_cost_key ana_cost_key_make(double amp, double lost, double vnodes, int64_t id, size_t index);
 int ana_cost_compare(const void *x, const void *y); /* qsort comparator on ana_cost_key */
+
+/* The grid split into tunable combinations (the values of the tunable
+ * axes) and scenario combinations (the values of the scenario axes), each in
+ * order of first appearance among the points. */
+typedef struct ana_split {
+  size_t n_tun, n_scen;
+  long *cell;        /* n_tun x n_scen: point index, -1 when the grid lacks it */
+  size_t *tun_of;    /* per point index */
+  size_t *scen_of;   /* per point index */
+} ana_split;
+
+/* Fills sp; n_tun = n_scen = 0 (and no allocation) when r has no scenario
+ * axis. Returns 0, or -1 when out of memory. */
+int ana_split_compute(ana_split *sp, const ana_results *r);
+void ana_split_free(ana_split *sp);
 
 typedef struct ana_reco_opts {
   double max_meta; /* exact upper bound of P(metastable) must be <= this */
@@ -350,7 +380,28 @@ typedef struct ana_reco {
   long candidates[ANA_RECO_CANDIDATES]; /* unproven points, nearest miss first */
   int64_t min_runs, max_runs;  /* runs per point in the file */
   int64_t runs_needed;         /* per point, for a perfect point to qualify */
+  /* Tunable vs scenario axes (docs/decisions.md): filled when the file has
+   * a scenario axis; then best/runner_up/closest above name the worst
+   * scenario cell of the robust choice / runner-up / nearest miss. */
+  ana_split split;             /* n_tun = 0 when the file has no scenario axis */
+  long robust, robust_runner_up; /* tunable combinations qualifying at every scenario value */
+  long robust_closest;         /* when none does: the one qualifying at most scenario values */
+  size_t robust_qualifying;    /* tunable combinations qualifying everywhere */
+  size_t robust_closest_cells; /* scenario values where robust_closest qualifies */
+  long *scen_best;             /* n_scen: point index of the cheapest qualifying point there */
+  long *scen_closest;          /* n_scen: its nearest miss when none qualifies (-1: no runs) */
 } ana_reco;
+
+/* The option at argv[*i] when it is lng ("--min-pass", also spelled
+ * "--min_pass") or shrt ("-o", also "-oVALUE"): its value from "--opt V",
+ * "--opt=V" or "-oV", *i advanced past it; NULL when the value is missing.
+ * *matched says whether argv[*i] was this option at all. Shared by the
+ * argv loops of analyze, recommend, report and refine. */
+const char *ana_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
+                          int *matched);
+
+/* Frees what ana_recommend allocated (safe on a zeroed struct). */
+void ana_reco_free(ana_reco *rec);
 
 int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
                   const ana_reco_opts *o);

@@ -39,13 +39,25 @@ typedef struct cli_opts {
 
 /* Value of "--opt VALUE" or "--opt=VALUE" (and "-o VALUE" / "-oVALUE" when
  * shrt is given). *matched tells whether argv[*i] was this option at all. */
-static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                             int *matched) {
-  const char *a = argv[*i];
+/* Whether a (up to its '=' or end) spells the long option lng, '_' and
+ * '-' alike after the leading "--" (settings are spelled with '_'). */
+static size_t long_match(const char *a, const char *lng) {
   size_t n = strlen(lng);
+  if (strncmp(a, "--", 2) || strncmp(lng, "--", 2)) return 0;
+  for (size_t k = 2; k < n; k++) {
+    char x = a[k] == '_' ? '-' : a[k], y = lng[k] == '_' ? '-' : lng[k];
+    if (!a[k] || x != y) return 0;
+  }
+  return a[n] == '\0' || a[n] == '=' ? n : 0;
+}
+
+const char *ana_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
+                          int *matched) {
+  const char *a = argv[*i];
+  size_t n = long_match(a, lng);
   *matched = 1;
-  if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) return *i + 1 < argc ? argv[++*i] : NULL;
-  if (!strncmp(a, lng, n) && a[n] == '=') return a + n + 1;
+  if ((n && a[n] == '\0') || (shrt && !strcmp(a, shrt))) return *i + 1 < argc ? argv[++*i] : NULL;
+  if (n && a[n] == '=') return a + n + 1;
   if (shrt && !strncmp(a, shrt, 2) && a[2]) return a + 2;
   *matched = 0;
   return NULL;
@@ -77,17 +89,17 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
       o->help = 1;
       return 0;
     }
-    if ((v = opt_value(argc, argv, &i, "--slo-ms", NULL, &m)) || m) {
+    if ((v = ana_opt_value(argc, argv, &i, "--slo-ms", NULL, &m)) || m) {
       if (!v) goto missing;
       if (parse_number(o->cmd, "--slo-ms", v, 0, 1e12, &o->slo_ms)) return 2;
-    } else if ((v = opt_value(argc, argv, &i, "--max-metastable", NULL, &m)) || m) {
+    } else if ((v = ana_opt_value(argc, argv, &i, "--max-metastable", NULL, &m)) || m) {
       if (!v) goto missing;
       if (parse_number(o->cmd, "--max-metastable", v, 0, 1, &o->max_meta)) return 2;
-    } else if ((v = opt_value(argc, argv, &i, "--min-pass", NULL, &m)) || m) {
+    } else if ((v = ana_opt_value(argc, argv, &i, "--min-pass", NULL, &m)) || m) {
       if (!v) goto missing;
       if (parse_number(o->cmd, "--min-pass", v, 0, 1, &o->min_pass)) return 2;
     } else if ((allowed & OPT_INTERVAL) &&
-               ((v = opt_value(argc, argv, &i, "--interval", NULL, &m)) || m)) {
+               ((v = ana_opt_value(argc, argv, &i, "--interval", NULL, &m)) || m)) {
       if (!v) goto missing;
       if (!strcmp(v, "wilson"))
         o->method = ANA_INTERVAL_WILSON;
@@ -98,7 +110,7 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
                 o->cmd, v);
         return 2;
       }
-    } else if ((allowed & OPT_CSV) && ((v = opt_value(argc, argv, &i, "--csv", NULL, &m)) || m)) {
+    } else if ((allowed & OPT_CSV) && ((v = ana_opt_value(argc, argv, &i, "--csv", NULL, &m)) || m)) {
       if (!v) goto missing;
       o->csv = v;
     } else if ((allowed & OPT_JSON) && !strcmp(a, "--json")) {
@@ -106,17 +118,17 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
     } else if ((allowed & OPT_WRITE) && !strcmp(a, "--write")) {
       o->write = 1;
     } else if ((allowed & OPT_REPORT) &&
-               ((v = opt_value(argc, argv, &i, "--output", "-o", &m)) || m)) {
+               ((v = ana_opt_value(argc, argv, &i, "--output", "-o", &m)) || m)) {
       if (!v) goto missing;
       o->out_dir = v;
-    } else if ((allowed & OPT_REPORT) && ((v = opt_value(argc, argv, &i, "--x", NULL, &m)) || m)) {
+    } else if ((allowed & OPT_REPORT) && ((v = ana_opt_value(argc, argv, &i, "--x", NULL, &m)) || m)) {
       if (!v) goto missing;
       o->x_axis = v;
-    } else if ((allowed & OPT_REPORT) && ((v = opt_value(argc, argv, &i, "--y", NULL, &m)) || m)) {
+    } else if ((allowed & OPT_REPORT) && ((v = ana_opt_value(argc, argv, &i, "--y", NULL, &m)) || m)) {
       if (!v) goto missing;
       o->y_axis = v;
     } else if ((allowed & OPT_REPORT) &&
-               ((v = opt_value(argc, argv, &i, "--points", NULL, &m)) || m)) {
+               ((v = ana_opt_value(argc, argv, &i, "--points", NULL, &m)) || m)) {
       if (!v) goto missing;
       o->points = v;
     } else if (a[0] == '-' && a[1]) {
@@ -218,8 +230,9 @@ static void analyze_help(void) {
       "A run passes the SLO when it recovered and its recovery_ms <= the SLO; this is\n"
       "recomputed from recovery_ms, so --slo-ms may differ from the sweep's own.\n\n"
       "Effects: for each axis, runs are pooled by that axis's value over all other axes;\n"
-      "effect = max - min of the pooled probability across the values; axes are ranked by\n"
-      "the larger of the effects on P(metastable) and P(pass).\n\n"
+      "effect = max - min of the pooled probability across the values, shown for P(pass),\n"
+      "P(recovered), P(slow) and P(metastable), with every outcome's count; axes are ranked\n"
+      "by the larger of the effects on P(metastable) and P(pass).\n\n"
       "options:\n"
       "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
       "                       seed study)\n"
@@ -249,6 +262,7 @@ int cmd_analyze(int argc, char **argv) {
   ana_summary s;
   if ((rc = load(&o, &r, &s)) != 0) return rc;
   ana_reco rec;
+  memset(&rec, 0, sizeof rec);
   char *text = recommendation_make(&o, &r, &s, &rec);
   char err[1024];
   if (o.json) {
@@ -273,6 +287,7 @@ int cmd_analyze(int argc, char **argv) {
     }
   }
   free(text);
+  ana_reco_free(&rec);
   ana_summary_free(&s);
   ana_results_free(&r);
   return rc;
@@ -323,6 +338,7 @@ int cmd_recommend(int argc, char **argv) {
   ana_summary s;
   if ((rc = load(&o, &r, &s)) != 0) return rc;
   ana_reco rec;
+  memset(&rec, 0, sizeof rec);
   char *text = recommendation_make(&o, &r, &s, &rec);
   if (!text) {
     fprintf(stderr, "stormsweep recommend: out of memory\n");
@@ -332,6 +348,7 @@ int cmd_recommend(int argc, char **argv) {
     ana_term_fputs(stdout, text, 1);
   }
   free(text);
+  ana_reco_free(&rec);
   ana_summary_free(&s);
   ana_results_free(&r);
   return rc;
@@ -347,8 +364,11 @@ static void report_help(void) {
       "                         [--slo-ms MS] [--max-metastable P] [--min-pass P]\n\n"
       "Writes plots (PNG and SVG, drawn by gnuplot) and DIR/index.html showing them with\n"
       "the per-point table, the parameter effects and the recommendation:\n"
-      "  heatmap_metastable     P(metastable) over two axes, other axes pooled (default:\n"
-      "                         the two axes with the largest effect)\n"
+      "  heatmap_pass, heatmap_recovered, heatmap_metastable\n"
+      "                         P(pass SLO), P(recovered) and P(metastable) over two axes,\n"
+      "                         other axes pooled (default: the two axes with the largest\n"
+      "                         effect); each cell labelled with its outcomes; on the\n"
+      "                         metastable map cells where most runs were slow are hatched\n"
       "  recovery_survival      Kaplan-Meier curves: fraction of runs not yet recovered vs\n"
       "                         time after fault clearance, for the chosen points\n"
       "  recovery_histogram     histogram of recovery times of the chosen points\n"

@@ -363,7 +363,17 @@ static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
     p->amp = amp_n[i] > 0 ? p->amp / amp_n[i] : NAN;
     p->lost = gp_n[i] > 0 ? 1.0 - p->lost / gp_n[i] : NAN;
   }
-  if (ana_rp_init(&e->rp, e->pts, np, d, err, errlen)) goto out;
+  /* With scenario axes a candidate is a tunable setting over all its
+   * scenario values (docs/decisions.md). */
+  ana_split split;
+  if (ana_split_compute(&split, r)) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  int irc = ana_rp_init_grouped(&e->rp, e->pts, np, split.n_tun ? split.tun_of : NULL, d, err,
+                                errlen);
+  ana_split_free(&split);
+  if (irc) goto out;
   for (size_t i = 0; i < np; i++) e->cand_of[i] = -1;
   for (size_t c = 0; c < e->rp.n_cand; c++) e->cand_of[e->rp.cand[c].point] = (long)c;
   /* Each candidate's fresh runs in replicate order, without gaps. */
@@ -451,7 +461,7 @@ static int state_store(const char *path, const evaluation *e, const refine_opts 
     const ana_rp_cand *cd = &e->rp.cand[c];
     const ana_rp_point *p = &e->pts[cd->point];
     ana_refine_cand *row = &rows[c];
-    row->rank = (int32_t)(c + 1);
+    row->rank = (int32_t)cd->rank; /* shared by a robust candidate's scenario values */
     row->point = p->id;
     row->alpha = cd->alpha;
     row->state = (int8_t)cd->seq.state;
@@ -485,7 +495,7 @@ static int state_store(const char *path, const evaluation *e, const refine_opts 
       attr_f64(g, "alpha", o->d.alpha) || attr_f64(g, "beta", o->d.beta) ||
       attr_f64(g, "ratio", o->d.ratio) || attr_i32(g, "k", o->k) || attr_i64(g, "r0", r0) ||
       attr_str(g, "status", status) || attr_i64(g, "decided_point", decided) ||
-      attr_i64(g, "decided_rank", e->st.decided >= 0 ? e->st.decided + 1 : -1) ||
+      attr_i64(g, "decided_rank", e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1) ||
       attr_i64(g, "closest_point", closest) || attr_i64(g, "n_candidates", (int64_t)nc) ||
       attr_i64(g, "runs_appended", appended) || attr_i64(g, "rounds", count_rounds(g)))
     goto done;
@@ -596,15 +606,22 @@ static void print_decision(const evaluation *e, const refine_opts *o, const swp_
          e->rp.n_cand, e->r.n_points, (long long)sw->replicates, (long long)appended,
          st->n_proven, st->n_refuted, st->n_open);
   if (st->status == ANA_RP_PROVEN) {
-    const ana_rp_cand *c = &e->rp.cand[st->decided];
-    printf("PROVEN: ");
-    print_point(stdout, e, c->point, sw);
-    printf("\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs (%lld not "
-           "passing, %lld metastable), alpha_%ld = %.3g (rank %ld of %zu candidates; family "
-           "alpha = %g)\n",
-           o->d.min_pass, o->d.max_meta, (long long)c->seq.n, (long long)c->seq.pass.bad,
-           (long long)c->seq.meta.bad, st->decided + 1, c->alpha, st->decided + 1, e->rp.n_cand,
-           o->d.alpha);
+    size_t end = (size_t)st->decided + 1;
+    while (end < e->rp.n_cand && e->rp.cand[end].rank == e->rp.cand[st->decided].rank) end++;
+    if (end - (size_t)st->decided > 1)
+      printf("PROVEN (robust: at each of its %zu scenario values, every one proven):\n",
+             end - (size_t)st->decided);
+    for (size_t i = (size_t)st->decided; i < end; i++) {
+      const ana_rp_cand *c = &e->rp.cand[i];
+      printf(end - (size_t)st->decided > 1 ? "  " : "PROVEN: ");
+      print_point(stdout, e, c->point, sw);
+      printf("\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs (%lld "
+             "not passing, %lld metastable), alpha_%d = %.3g (rank %d of %zu candidates; family "
+             "alpha = %g)\n",
+             o->d.min_pass, o->d.max_meta, (long long)c->seq.n, (long long)c->seq.pass.bad,
+             (long long)c->seq.meta.bad, c->rank, c->alpha, c->rank, e->rp.n_groups,
+             o->d.alpha);
+    }
   } else if (st->status == ANA_RP_NONE && e->rp.n_cand == 0) {
     /* Screening already rules every point out: name the nearest. */
     size_t best = 0;
@@ -641,7 +658,7 @@ static void print_decision(const evaluation *e, const refine_opts *o, const swp_
     for (size_t c = 0; c < e->rp.n_cand && shown < 5; c++) {
       const ana_rp_cand *cd = &e->rp.cand[c];
       if (cd->seq.state != ANA_SEQ_OPEN) continue;
-      printf("  rank %zu: ", c + 1);
+      printf("  rank %d: ", cd->rank);
       print_point(stdout, e, cd->point, sw);
       printf(": %lld fresh runs, %lld not passing, %lld more would prove a perfect point\n",
              (long long)cd->seq.n, (long long)cd->seq.pass.bad,
@@ -789,19 +806,6 @@ static void refine_usage(FILE *f) {
           ANA_SEQ_ALPHA, DEFAULT_MAX_RUNS, ANA_REFINE_K);
 }
 
-/* Value of "--opt V" or "--opt=V"; *i advanced. NULL (and *matched) when
- * absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                             int *matched) {
-  const char *a = argv[*i];
-  size_t n = strlen(lng);
-  *matched = 1;
-  if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) return *i + 1 < argc ? argv[++*i] : NULL;
-  if (!strncmp(a, lng, n) && a[n] == '=') return a + n + 1;
-  *matched = 0;
-  return NULL;
-}
-
 static int parse_prob(const char *v, double *out) {
   char *end;
   errno = 0;
@@ -828,29 +832,29 @@ static int opt_one(int argc, char **argv, int *i, refine_opts *o, const char *cm
   int m;
   const char *v;
   char *end;
-  if ((v = opt_value(argc, argv, i, "--min-pass", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--min-pass", NULL, &m)) || m) {
     if (parse_prob(v, &o->d.min_pass)) goto bad;
     o->given_pass = 1;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--max-metastable", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--max-metastable", NULL, &m)) || m) {
     if (parse_prob(v, &o->d.max_meta)) goto bad;
     o->given_meta = 1;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--alpha", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--alpha", NULL, &m)) || m) {
     if (parse_prob(v, &o->d.alpha) || !(o->d.alpha > 0 && o->d.alpha < 0.5)) goto bad;
     o->given_alpha = 1;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--max-runs", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--max-runs", NULL, &m)) || m) {
     errno = 0;
     long long n = v ? strtoll(v, &end, 10) : -1;
     if (!v || *end || errno || n < 0 || n > SWP_MAX_RUNS) goto bad;
     o->max_runs = n;
     return 1;
   }
-  if ((v = opt_value(argc, argv, i, "--parallel-candidates", NULL, &m)) || m) {
+  if ((v = ana_opt_value(argc, argv, i, "--parallel-candidates", NULL, &m)) || m) {
     errno = 0;
     long n = v ? strtol(v, &end, 10) : -1;
     if (!v || *end || errno || n < 1 || n > 1000) goto bad;
@@ -879,7 +883,7 @@ int cmd_refine(int argc, char **argv) {
     if (r < 0) return 2;
     if (r) continue;
     int m;
-    const char *v = opt_value(argc, argv, &i, "--threads", "-j", &m);
+    const char *v = ana_opt_value(argc, argv, &i, "--threads", "-j", &m);
     if (m) {
       char *end;
       long n = v ? strtol(v, &end, 10) : 0;
@@ -950,11 +954,11 @@ int cmd_run_refine(int argc, char **argv) {
       if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) o.quiet = 1;
       int m;
       int j = i;
-      const char *v = opt_value(argc, argv, &j, "--output", "-o", &m);
+      const char *v = ana_opt_value(argc, argv, &j, "--output", "-o", &m);
       if (m && v) output = v;
       else if (!strncmp(a, "-o", 2) && a[2] && a[1] != '-') output = a + 2;
       j = i;
-      v = opt_value(argc, argv, &j, "--threads", "-j", &m);
+      v = ana_opt_value(argc, argv, &j, "--threads", "-j", &m);
       if (m && v) o.threads = atoi(v);
       else if (!strncmp(a, "-j", 2) && a[2]) o.threads = atoi(a + 2);
     }

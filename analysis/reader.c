@@ -188,6 +188,7 @@ static int cmp_i64(const void *x, const void *y) {
  * bytes (newlines and tabs allowed when multiline); *bad (when given) says
  * which of the last. */
 static char *attr_string_raw(hid_t obj, const char *name);
+static int roles_read(ana_results *r, hid_t root);
 
 static char *attr_string(hid_t obj, const char *name, size_t max, int multiline,
                          const char **bad) {
@@ -1321,11 +1322,14 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
     goto fail;
   labels_read(r, fid);
   if (sweep_text) sweep_apply(r, sweep_text);
+  if (roles_read(r, root)) goto oom_fail;
   if (band_work_check(r, chunk_bytes, chunk_ticks, err, errlen)) goto fail;
   free(sweep_text);
   H5Gclose(root);
   H5Fclose(fid);
   return 0;
+oom_fail:
+  snprintf(err, errlen, "%s: out of memory", path);
 fail:
   free(sweep_text);
   if (root >= 0) H5Gclose(root);
@@ -1334,8 +1338,38 @@ fail:
   return -1;
 }
 
+/* The role of each axis: the file's scenario_axes attribute (the sweep's
+ * [sweep] overrides resolved when it was written), or for older files each
+ * setting's default role. A damaged attribute falls back to the defaults. */
+static int roles_read(ana_results *r, hid_t root) {
+  r->scenario = calloc(r->n_axes ? r->n_axes : 1, 1);
+  if (!r->scenario) return -1;
+  char *list = attr_string(root, "scenario_axes", MAX_SHORT_TEXT * 64, 0, NULL);
+  for (size_t a = 0; a < r->n_axes; a++) {
+    if (!list) {
+      r->scenario[a] = eng_setting_role_find(r->axes[a]) == ENG_ROLE_SCENARIO;
+      continue;
+    }
+    size_t n = strlen(r->axes[a]);
+    for (const char *p = list; *p;) {
+      while (*p == ' ' || *p == ',') p++;
+      const char *e = p;
+      while (*e && *e != ',') e++;
+      if ((size_t)(e - p) == n && !strncmp(p, r->axes[a], n)) r->scenario[a] = 1;
+      p = e;
+    }
+  }
+  free(list);
+  return 0;
+}
+
+int ana_axis_is_scenario(const ana_results *r, size_t axis) {
+  return r->scenario && axis < r->n_axes && r->scenario[axis];
+}
+
 void ana_results_free(ana_results *r) {
   labels_free(r);
+  free(r->scenario);
   if (r->axes)
     for (size_t a = 0; a < r->n_axes; a++) free(r->axes[a]);
   free(r->axes);

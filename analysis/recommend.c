@@ -46,6 +46,7 @@
 
 #include "ana.h"
 #include "refine.h"
+#include "textsafe.h"
 
 typedef ana_cost_key cost_key;
 
@@ -97,9 +98,183 @@ static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_
   return ana_cost_compare(ka, kb) < 0;
 }
 
-int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
-                  const ana_reco_opts *o) {
-  memset(out, 0, sizeof *out);
+
+/* ------------------------------------------------------------------------ */
+/* Tunable vs scenario axes                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* Whether points i and j agree on every axis of the role. */
+static int same_part(const ana_results *r, size_t i, size_t j, int scenario) {
+  for (size_t a = 0; a < r->n_axes; a++)
+    if (ana_axis_is_scenario(r, a) == scenario &&
+        !same_value(r->values[i * r->n_axes + a], r->values[j * r->n_axes + a]))
+      return 0;
+  return 1;
+}
+
+void ana_split_free(ana_split *sp) {
+  free(sp->cell);
+  free(sp->tun_of);
+  free(sp->scen_of);
+  memset(sp, 0, sizeof *sp);
+}
+
+int ana_split_compute(ana_split *sp, const ana_results *r) {
+  memset(sp, 0, sizeof *sp);
+  int any = 0;
+  for (size_t a = 0; a < r->n_axes; a++) any |= ana_axis_is_scenario(r, a);
+  if (!any || r->n_points == 0) return 0;
+  size_t n = r->n_points;
+  size_t *tun_first = malloc(n * sizeof *tun_first), *scen_first = malloc(n * sizeof *scen_first);
+  sp->tun_of = malloc(n * sizeof *sp->tun_of);
+  sp->scen_of = malloc(n * sizeof *sp->scen_of);
+  if (!tun_first || !scen_first || !sp->tun_of || !sp->scen_of) goto oom;
+  /* Quadratic in the points, which are a grid of at most thousands. */
+  for (size_t p = 0; p < n; p++) {
+    size_t t = 0, c = 0;
+    while (t < sp->n_tun && !same_part(r, p, tun_first[t], 0)) t++;
+    if (t == sp->n_tun) tun_first[sp->n_tun++] = p;
+    while (c < sp->n_scen && !same_part(r, p, scen_first[c], 1)) c++;
+    if (c == sp->n_scen) scen_first[sp->n_scen++] = p;
+    sp->tun_of[p] = t;
+    sp->scen_of[p] = c;
+  }
+  sp->cell = malloc(sp->n_tun * sp->n_scen * sizeof *sp->cell);
+  if (!sp->cell) goto oom;
+  for (size_t i = 0; i < sp->n_tun * sp->n_scen; i++) sp->cell[i] = -1;
+  for (size_t p = 0; p < n; p++) sp->cell[sp->tun_of[p] * sp->n_scen + sp->scen_of[p]] = (long)p;
+  free(tun_first);
+  free(scen_first);
+  return 0;
+oom:
+  free(tun_first);
+  free(scen_first);
+  ana_split_free(sp);
+  return -1;
+}
+
+void ana_reco_free(ana_reco *rec) {
+  ana_split_free(&rec->split);
+  free(rec->scen_best);
+  free(rec->scen_closest);
+  rec->scen_best = rec->scen_closest = NULL;
+}
+
+/* The scenario cell where tunable combination t is furthest from the
+ * targets (lowest lower bound of P(pass), then highest upper bound of
+ * P(metastable)); -1 when it has no cell with runs. */
+static long worst_cell(const ana_split *sp, const ana_summary *s, size_t t) {
+  long w = -1;
+  for (size_t c = 0; c < sp->n_scen; c++) {
+    long p = sp->cell[t * sp->n_scen + c];
+    if (p < 0 || s->points[p].n <= 0) continue;
+    const ana_point_stats *a = &s->points[p];
+    if (w < 0) {
+      w = p;
+      continue;
+    }
+    const ana_point_stats *b = &s->points[w];
+    if ((a->n_coll > 0) != (b->n_coll > 0) ? a->n_coll > 0
+        : a->pass_exact.lo != b->pass_exact.lo ? a->pass_exact.lo < b->pass_exact.lo
+                                               : a->meta_exact.hi > b->meta_exact.hi)
+      w = p;
+  }
+  return w;
+}
+
+/* Robust and per-scenario answers (docs/decisions.md). A tunable
+ * combination qualifies robustly when its point qualifies at every scenario
+ * value: an intersection-union test, so its false-proof rate is that of one
+ * point's test. Its cost is the worst over the scenario values. */
+static int recommend_split(ana_reco *out, const ana_results *r, const ana_summary *s,
+                           const ana_reco_opts *o, long vn) {
+  ana_split *sp = &out->split;
+  if (ana_split_compute(sp, r)) return -1;
+  out->robust = out->robust_runner_up = out->robust_closest = -1;
+  if (sp->n_tun == 0) return 0;
+  out->scen_best = malloc(sp->n_scen * sizeof *out->scen_best);
+  out->scen_closest = malloc(sp->n_scen * sizeof *out->scen_closest);
+  cost_key *keys = malloc(sp->n_tun * sizeof *keys);
+  size_t *ok_cells = calloc(sp->n_tun, sizeof *ok_cells);
+  if (!out->scen_best || !out->scen_closest || !keys || !ok_cells) {
+    free(keys);
+    free(ok_cells);
+    return -1;
+  }
+  size_t nq = 0;
+  for (size_t t = 0; t < sp->n_tun; t++) {
+    double amp = -INFINITY, lost = -INFINITY, vnodes = 0;
+    int64_t id = INT64_MAX;
+    for (size_t c = 0; c < sp->n_scen; c++) {
+      long p = sp->cell[t * sp->n_scen + c];
+      if (p < 0) continue;
+      const ana_point_stats *ps = &s->points[p];
+      if (qualifies(ps, o)) ok_cells[t]++;
+      cost_key k = cost_of(r, ps, vn);
+      amp = fmax(amp, k.amp);
+      lost = fmax(lost, k.lost);
+      vnodes = k.vnodes;
+      if (ps->point < id) id = ps->point;
+    }
+    if (ok_cells[t] == sp->n_scen)
+      keys[nq++] = (cost_key){amp, lost, vnodes, id, t};
+  }
+  out->robust_qualifying = nq;
+  qsort(keys, nq, sizeof *keys, ana_cost_compare);
+  if (nq > 0) out->robust = (long)keys[0].index;
+  if (nq > 1) out->robust_runner_up = (long)keys[1].index;
+  free(keys);
+  /* Nearest robust miss: most scenario values qualifying, then the best
+   * worst cell. */
+  for (size_t t = 0; t < sp->n_tun && out->robust < 0; t++) {
+    long w = worst_cell(sp, s, t);
+    if (w < 0) continue;
+    if (out->robust_closest < 0 || ok_cells[t] > ok_cells[out->robust_closest] ||
+        (ok_cells[t] == ok_cells[out->robust_closest] &&
+         s->points[w].pass_exact.lo >
+             s->points[worst_cell(sp, s, (size_t)out->robust_closest)].pass_exact.lo))
+      out->robust_closest = (long)t;
+  }
+  if (out->robust_closest >= 0) out->robust_closest_cells = ok_cells[out->robust_closest];
+  free(ok_cells);
+  /* Per scenario value: the cheapest qualifying point, else the nearest. */
+  for (size_t c = 0; c < sp->n_scen; c++) {
+    long best = -1, near = -1;
+    cost_key kb = {0}, kn = {0};
+    for (size_t t = 0; t < sp->n_tun; t++) {
+      long p = sp->cell[t * sp->n_scen + c];
+      if (p < 0 || s->points[p].n <= 0) continue;
+      cost_key k = cost_of(r, &s->points[p], vn);
+      if (qualifies(&s->points[p], o) && (best < 0 || ana_cost_compare(&k, &kb) < 0)) {
+        best = p;
+        kb = k;
+      }
+      if (near < 0 || closer(&s->points[p], &k, &s->points[near], &kn)) {
+        near = p;
+        kn = k;
+      }
+    }
+    out->scen_best[c] = best;
+    out->scen_closest[c] = near;
+  }
+  /* The point-level fields name the robust choice's worst cell, so report
+   * draws its curves. */
+  if (out->robust >= 0) {
+    out->best = worst_cell(sp, s, (size_t)out->robust);
+    out->runner_up =
+        out->robust_runner_up >= 0 ? worst_cell(sp, s, (size_t)out->robust_runner_up) : -1;
+    out->closest = -1;
+  } else {
+    out->best = out->runner_up = -1;
+    if (out->robust_closest >= 0) out->closest = worst_cell(sp, s, (size_t)out->robust_closest);
+  }
+  return 0;
+}
+
+static int recommend_points(ana_reco *out, const ana_results *r, const ana_summary *s,
+                            const ana_reco_opts *o) {
   out->best = out->runner_up = out->closest = -1;
   out->min_runs = -1;
   long vn = axis_find(r, "vnodes");
@@ -166,6 +341,18 @@ int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
   return 0;
 }
 
+int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
+                  const ana_reco_opts *o) {
+  memset(out, 0, sizeof *out);
+  out->robust = out->robust_runner_up = out->robust_closest = -1;
+  if (recommend_points(out, r, s, o)) return -1;
+  if (recommend_split(out, r, s, o, axis_find(r, "vnodes"))) {
+    ana_reco_free(out);
+    return -1;
+  }
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Text                                                                      */
 /* ------------------------------------------------------------------------ */
@@ -197,6 +384,130 @@ static void evidence_print(FILE *f, const ana_results *r, const ana_point_stats 
           ps->amp.mean, 100.0 * (1.0 - ps->gp_during.mean), ps->gp_after.mean);
 }
 
+/* One scenario cell in a line: "18/20 passed, 1 slow, 1 metastable". */
+static void cell_brief(FILE *f, const ana_point_stats *ps) {
+  fprintf(f, "%lld/%lld passed; %lld recovered, %lld slow, %lld metastable", (long long)ps->n_pass,
+          (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
+          (long long)ps->n_meta);
+  if (ps->n_coll) fprintf(f, ", %lld collapsed", (long long)ps->n_coll);
+  if (ps->n_undet) fprintf(f, ", %lld undetermined", (long long)ps->n_undet);
+}
+
+static void axes_of_role(FILE *f, const ana_results *r, int scenario) {
+  int any = 0;
+  for (size_t a = 0; a < r->n_axes; a++) {
+    if (ana_axis_is_scenario(r, a) != scenario) continue;
+    char name[256];
+    ana_term_text(name, sizeof name, r->axes[a]);
+    fprintf(f, "%s%s", any ? ", " : "", name);
+    any = 1;
+  }
+  if (!any) fprintf(f, "none");
+}
+
+static void robust_print(FILE *f, const char *title, const ana_reco *rec, const ana_results *r,
+                         const ana_summary *s, size_t t) {
+  const ana_split *sp = &rec->split;
+  long w = worst_cell(sp, s, t);
+  char tun[1024], scen[1024];
+  ana_point_describe_role(r, (size_t)sp->cell[t * sp->n_scen], 0, tun, sizeof tun);
+  double amp = 0, lost = 0;
+  for (size_t c = 0; c < sp->n_scen; c++) {
+    long p = sp->cell[t * sp->n_scen + c];
+    if (p < 0) continue;
+    amp = fmax(amp, s->points[p].amp.mean);
+    lost = fmax(lost, 1.0 - s->points[p].gp_during.mean);
+  }
+  fprintf(f, "%s%s — qualifies at all %zu scenario values\n", title, tun, sp->n_scen);
+  fprintf(f, "    cost (worst over the scenario values): retry amplification %.3f; goodput lost "
+             "during the fault %.1f%%\n", amp, 100.0 * lost);
+  if (w >= 0) {
+    ana_point_describe_role(r, (size_t)w, 1, scen, sizeof scen);
+    fprintf(f, "    hardest scenario value %s: ", scen);
+    evidence_print(f, r, &s->points[w], s->slo_ms);
+  }
+}
+
+static void split_text(FILE *f, const ana_reco *rec, const ana_results *r, const ana_summary *s,
+                       const ana_reco_opts *o) {
+  const ana_split *sp = &rec->split;
+  fprintf(f, "Tunable axes (what you choose): ");
+  axes_of_role(f, r, 0);
+  fprintf(f, ". Scenario axes (what happens to you): ");
+  axes_of_role(f, r, 1);
+  fprintf(f, " — %zu scenario value%s. Override with scenario_axes / tunable_axes in [sweep].\n",
+          sp->n_scen, sp->n_scen == 1 ? "" : "s");
+  if (rec->robust >= 0) {
+    robust_print(f, "ROBUST RECOMMENDATION (meets the targets at every scenario value): ", rec, r,
+                 s, (size_t)rec->robust);
+    if (rec->robust_runner_up >= 0)
+      robust_print(f, "Robust runner-up: ", rec, r, s, (size_t)rec->robust_runner_up);
+    fprintf(f, "%zu of %zu tunable settings qualify at every scenario value.\n",
+            rec->robust_qualifying, sp->n_tun);
+  } else {
+    fprintf(f, "NO ROBUST RECOMMENDATION: none of the %zu tunable settings meets the targets at "
+               "every one of the %zu scenario values.\n", sp->n_tun, sp->n_scen);
+    if (rec->robust_closest >= 0) {
+      size_t t = (size_t)rec->robust_closest;
+      char tun[1024];
+      ana_point_describe_role(r, (size_t)sp->cell[t * sp->n_scen], 0, tun, sizeof tun);
+      fprintf(f, "Closest: %s qualifies at %zu of %zu scenario values; not at:\n", tun,
+              rec->robust_closest_cells, sp->n_scen);
+      int shown = 0;
+      for (size_t c = 0; c < sp->n_scen; c++) {
+        long p = sp->cell[t * sp->n_scen + c];
+        if (p < 0 || qualifies(&s->points[p], o)) continue;
+        if (shown++ == 8) {
+          fprintf(f, "    ...\n");
+          break;
+        }
+        char scen[1024];
+        ana_point_describe_role(r, (size_t)p, 1, scen, sizeof scen);
+        fprintf(f, "    %s (point %lld): %s — ", scen, (long long)s->points[p].point,
+                refuted(&s->points[p], o) ? "refuted" : "not proven");
+        cell_brief(f, &s->points[p]);
+        fprintf(f, "\n");
+      }
+    }
+  }
+  if (rec->robust < 0 && rec->max_runs > 0 && rec->runs_needed > rec->max_runs)
+    fprintf(f, "With %lld runs per point no point can qualify: the targets need at least %lld "
+               "runs per point (rerun with replicates = %lld, or 'stormsweep refine').\n",
+            (long long)rec->max_runs, (long long)rec->runs_needed, (long long)rec->runs_needed);
+  fprintf(f, "Per scenario value (the cheapest tunable setting that qualifies there):\n");
+  for (size_t c = 0; c < sp->n_scen; c++) {
+    long any = -1;
+    for (size_t t = 0; t < sp->n_tun && any < 0; t++) any = sp->cell[t * sp->n_scen + c];
+    if (any < 0) continue;
+    char scen[1024], tun[1024];
+    ana_point_describe_role(r, (size_t)any, 1, scen, sizeof scen);
+    long b = rec->scen_best[c], n = rec->scen_closest[c];
+    if (b >= 0) {
+      ana_point_describe_role(r, (size_t)b, 0, tun, sizeof tun);
+      fprintf(f, "    %s: %s (point %lld: ", scen, tun, (long long)s->points[b].point);
+      cell_brief(f, &s->points[b]);
+      fprintf(f, "; amplification %.3f)\n", s->points[b].amp.mean);
+    } else if (n >= 0) {
+      ana_point_describe_role(r, (size_t)n, 0, tun, sizeof tun);
+      fprintf(f, "    %s: none qualifies (closest %s, point %lld: ", scen, tun,
+              (long long)s->points[n].point);
+      cell_brief(f, &s->points[n]);
+      fprintf(f, ")\n");
+    } else {
+      fprintf(f, "    %s: no finished runs\n", scen);
+    }
+  }
+  fprintf(f,
+          "Error rates: each scenario value is judged by exact bounds (at most 2.5%% chance per "
+          "target of calling a setting fixed in advance good when it is not). The robust answer "
+          "needs every scenario value to qualify (an intersection-union test), so a setting that "
+          "fails at even one value is called robust with at most that same chance, not %zu "
+          "times it. The per-scenario lines are %zu separate claims: the chance that at least "
+          "one is wrong can reach %zu times it. Not corrected for picking the cheapest of %zu "
+          "settings: 'stormsweep refine' proves the robust choice on fresh runs.\n",
+          sp->n_scen, sp->n_scen, sp->n_scen, sp->n_tun);
+}
+
 char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary *s,
                     const ana_reco_opts *o) {
   char *text = NULL;
@@ -208,7 +519,9 @@ char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary
           "Targets: P(metastable) upper 95%% bound <= %g and P(pass %.0f ms SLO) lower 95%% bound "
           ">= %g (two-sided Clopper-Pearson exact bounds).\n",
           o->max_meta, s->slo_ms, o->min_pass);
-  if (rec->best >= 0) {
+  if (rec->split.n_tun > 0) {
+    split_text(f, rec, r, s, o);
+  } else if (rec->best >= 0) {
     fprintf(f, "RECOMMENDED: ");
     evidence_print(f, r, &s->points[rec->best], s->slo_ms);
     if (rec->runner_up >= 0) {
@@ -337,6 +650,19 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
             "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
             "%.1f%%\n",
             c->amplification, 100.0 * c->goodput_lost);
+    /* A robust candidate: its other scenario values share its rank, each
+     * proven by its own SPRT at the same alpha_i (docs/decisions.md). */
+    for (size_t i = 0; i < ri.n_cand; i++) {
+      const ana_refine_cand *o2 = &ri.cand[i];
+      if (o2->rank != c->rank || o2 == c) continue;
+      long l2 = ana_results_point_index(r, o2->point);
+      char w2[1024] = "";
+      if (l2 >= 0) ana_point_describe(r, (size_t)l2, w2, sizeof w2);
+      fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%lld not passing, "
+                 "%lld metastable)\n",
+              (long long)o2->point, w2, o2->state == ANA_SEQ_PROVEN ? "proven" : "NOT proven",
+              (long long)o2->runs, (long long)o2->not_passing, (long long)o2->metastable);
+    }
     long sp = stats_of(s, c->point);
     if (sp >= 0) {
       fprintf(f, "    all its runs (screening + fresh): ");

@@ -38,40 +38,81 @@ int ana_rp_screen_ok(const ana_rp_point *p, const ana_seq_design *d) {
 
 int ana_rp_init(ana_rp *rp, const ana_rp_point *pts, size_t n, const ana_seq_design *d,
                 char *err, unsigned long errlen) {
+  return ana_rp_init_grouped(rp, pts, n, NULL, d, err, errlen);
+}
+
+int ana_rp_init_grouped(ana_rp *rp, const ana_rp_point *pts, size_t n, const size_t *group,
+                        const ana_seq_design *d, char *err, unsigned long errlen) {
   memset(rp, 0, sizeof *rp);
   rp->d = *d;
   if (ana_seq_design_check(&rp->d, err, errlen)) return -1;
-  ana_cost_key *keys = malloc((n ? n : 1) * sizeof *keys);
-  rp->cand = malloc((n ? n : 1) * sizeof *rp->cand);
-  if (!keys || !rp->cand) {
+  size_t m = n ? n : 1;
+  ana_cost_key *keys = malloc(m * sizeof *keys);
+  unsigned char *bad = calloc(m, 1), *seen = calloc(m, 1);
+  rp->cand = malloc(m * sizeof *rp->cand);
+  if (!keys || !rp->cand || !bad || !seen) {
     free(keys);
+    free(bad);
+    free(seen);
     free(rp->cand);
     rp->cand = NULL;
     if (err) snprintf(err, errlen, "out of memory for %zu candidates", n);
     return -1;
   }
-  size_t nc = 0;
+#define GROUP(i) (group ? group[i] : (i))
+  /* A group (a tunable setting over its scenario values) is a candidate
+   * only when every one of its points is: one refuted scenario value
+   * refutes the robust claim. */
+  for (size_t i = 0; i < n; i++)
+    if (GROUP(i) < n && !ana_rp_screen_ok(&pts[i], &rp->d)) bad[GROUP(i)] = 1;
+  size_t ng = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!ana_rp_screen_ok(&pts[i], &rp->d)) continue;
-    /* recommend's cost order, so refine's rank 1 is what recommend would pick */
-    keys[nc++] = ana_cost_key_make(pts[i].amp, pts[i].lost, pts[i].vnodes, pts[i].id, i);
+    size_t g = GROUP(i);
+    if (g >= n || bad[g]) continue;
+    if (!seen[g]) {
+      seen[g] = 1;
+      /* recommend's cost order, so refine's rank 1 is what recommend would
+       * pick; a group costs what it costs at its worst scenario value. */
+      keys[ng++] = ana_cost_key_make(pts[i].amp, pts[i].lost, pts[i].vnodes, pts[i].id, g);
+      continue;
+    }
+    for (size_t k = 0; k < ng; k++) {
+      if (keys[k].index != g) continue;
+      ana_cost_key c = ana_cost_key_make(pts[i].amp, pts[i].lost, pts[i].vnodes, pts[i].id, g);
+      if (c.amp > keys[k].amp || isnan(c.amp)) keys[k].amp = c.amp;
+      if (c.lost > keys[k].lost || isnan(c.lost)) keys[k].lost = c.lost;
+      if (c.id < keys[k].id) keys[k].id = c.id;
+    }
   }
-  qsort(keys, nc, sizeof *keys, ana_cost_compare);
-  rp->n_cand = nc;
-  for (size_t i = 0; i < nc; i++) {
-    ana_rp_cand *c = &rp->cand[i];
-    c->point = keys[i].index;
-    /* alpha / 2^(i+1); ldexp underflows to 0 only past rank ~1070, where a
+  qsort(keys, ng, sizeof *keys, ana_cost_compare);
+  size_t nc = 0;
+  for (size_t k = 0; k < ng; k++) {
+    /* alpha / 2^rank; ldexp underflows to 0 only past rank ~1070, where a
      * test could never prove anything anyway: keep it positive. */
-    c->alpha = ldexp(rp->d.alpha, -(int)(i < 1000 ? i + 1 : 1000));
-    /* seqtest proves at ln(1 / alpha_i): Ville's inequality bounds the
-     * false-proof rate by alpha_i exactly (the likelihood ratio is a
-     * nonnegative supermartingale for any bad rate >= q0). */
-    ana_seq_design di = rp->d;
-    di.alpha = c->alpha;
-    ana_seq_init(&c->seq, &di);
+    double alpha = ldexp(rp->d.alpha, -(int)(k < 1000 ? k + 1 : 1000));
+    for (size_t i = 0; i < n; i++) {
+      if (GROUP(i) != keys[k].index) continue;
+      ana_rp_cand *c = &rp->cand[nc++];
+      c->point = i;
+      c->rank = (int)k + 1;
+      c->alpha = alpha;
+      /* seqtest proves at ln(1 / alpha_i): Ville's inequality bounds the
+       * false-proof rate by alpha_i exactly (the likelihood ratio is a
+       * nonnegative supermartingale for any bad rate >= q0). Every point
+       * of a group is tested at the group's alpha_i and the group is
+       * proven only when all are (intersection-union): a group that fails
+       * at some scenario value is proven only if that value's test errs. */
+      ana_seq_design di = rp->d;
+      di.alpha = alpha;
+      ana_seq_init(&c->seq, &di);
+    }
   }
+#undef GROUP
+  rp->n_cand = nc;
+  rp->n_groups = ng;
   free(keys);
+  free(bad);
+  free(seen);
   return 0;
 }
 
@@ -100,6 +141,23 @@ static double progress(const ana_seq *s) {
   return 1.0 - (double)bad / (double)s->n;
 }
 
+/* The state of the group of candidates [i, j): proven when all are,
+ * refuted when any is. */
+static ana_seq_state group_state(const ana_rp *rp, size_t i, size_t j) {
+  int all_proven = 1;
+  for (size_t c = i; c < j; c++) {
+    if (rp->cand[c].seq.state == ANA_SEQ_REFUTED) return ANA_SEQ_REFUTED;
+    if (rp->cand[c].seq.state != ANA_SEQ_PROVEN) all_proven = 0;
+  }
+  return all_proven ? ANA_SEQ_PROVEN : ANA_SEQ_OPEN;
+}
+
+static size_t group_end(const ana_rp *rp, size_t i) {
+  size_t j = i + 1;
+  while (j < rp->n_cand && rp->cand[j].rank == rp->cand[i].rank) j++;
+  return j;
+}
+
 ana_rp_step ana_rp_decide(const ana_rp *rp, int k, int64_t *batch) {
   ana_rp_step st;
   memset(&st, 0, sizeof st);
@@ -112,18 +170,21 @@ ana_rp_step ana_rp_decide(const ana_rp *rp, int k, int64_t *batch) {
     else if (s == ANA_SEQ_PROVEN) st.n_proven++;
     else st.n_refuted++;
   }
-  /* The cheapest candidate not refuted decides. */
-  for (size_t i = 0; i < rp->n_cand; i++) {
-    ana_seq_state s = rp->cand[i].seq.state;
-    if (s == ANA_SEQ_REFUTED) continue;
+  /* The cheapest group not refuted decides. */
+  size_t groups_open = 0;
+  int first = 1;
+  for (size_t i = 0; i < rp->n_cand; i = group_end(rp, i)) {
+    ana_seq_state s = group_state(rp, i, group_end(rp, i));
+    if (s == ANA_SEQ_OPEN) groups_open++;
+    if (!first || s == ANA_SEQ_REFUTED) continue;
+    first = 0;
     if (s == ANA_SEQ_PROVEN) {
       st.status = ANA_RP_PROVEN;
       st.decided = (long)i;
       return st;
     }
-    break;
   }
-  if (st.n_open == 0) {
+  if (groups_open == 0) {
     st.status = ANA_RP_NONE;
     double best = -INFINITY;
     for (size_t i = 0; i < rp->n_cand; i++) {
@@ -137,12 +198,18 @@ ana_rp_step ana_rp_decide(const ana_rp *rp, int k, int64_t *batch) {
   }
   st.status = ANA_RP_OPEN;
   int given = 0;
-  for (size_t i = 0; i < rp->n_cand && given < k; i++) {
-    if (rp->cand[i].seq.state != ANA_SEQ_OPEN) continue;
-    int64_t b = ana_rp_runs_to_go(&rp->cand[i].seq);
-    if (b < ANA_REFINE_MIN_BATCH) b = ANA_REFINE_MIN_BATCH;
-    if (batch) batch[i] = b;
-    st.batch_total += b;
+  for (size_t i = 0; i < rp->n_cand && given < k; i = group_end(rp, i)) {
+    size_t j = group_end(rp, i);
+    if (group_state(rp, i, j) != ANA_SEQ_OPEN) continue;
+    /* Runs go to every open scenario value of the group: the robust
+     * question needs them all. */
+    for (size_t c = i; c < j; c++) {
+      if (rp->cand[c].seq.state != ANA_SEQ_OPEN) continue;
+      int64_t b = ana_rp_runs_to_go(&rp->cand[c].seq);
+      if (b < ANA_REFINE_MIN_BATCH) b = ANA_REFINE_MIN_BATCH;
+      if (batch) batch[c] = b;
+      st.batch_total += b;
+    }
     given++;
   }
   return st;

@@ -19,6 +19,11 @@
  * in order. A false "proven" needs some candidate's test to err, so the
  * family-wise error is <= sum_i alpha_i < alpha however many are tried.
  *
+ * Scenario axes (ana_rp_init_grouped): a candidate is a tunable setting
+ * with one point per scenario value; each point gets its own SPRT at the
+ * candidate's alpha_i and the candidate is proven when all are, refuted
+ * when one is (intersection-union: still <= alpha_i per candidate).
+ *
  * Stopping: decided when the cheapest candidate not refuted is proven;
  * none qualifies when every candidate is refuted; otherwise the K cheapest
  * open candidates each get a batch of
@@ -48,6 +53,7 @@ typedef struct ana_rp_point {
 /* Candidates of a grid, in rank order (index 0 = rank 1). */
 typedef struct ana_rp_cand {
   size_t point;  /* index into the points */
+  int rank;      /* 1-based cost rank of its group; the points of a group are adjacent */
   double alpha;  /* alpha / 2^rank */
   ana_seq seq;   /* its confirmation test; the caller feeds it */
 } ana_rp_cand;
@@ -56,12 +62,21 @@ typedef struct ana_rp {
   ana_seq_design d; /* the family's design (alpha = the family-wise level) */
   size_t n_cand;
   ana_rp_cand *cand;
+  size_t n_groups; /* ranks: candidate groups (= n_cand without groups) */
 } ana_rp;
 
 /* Builds the candidates from screening (design checked: 0 or -1 with err).
  * Each candidate's seq is initialised at its alpha_i, ready to be fed. */
 int ana_rp_init(ana_rp *rp, const ana_rp_point *pts, size_t n, const ana_seq_design *d,
                 char *err, unsigned long errlen);
+/* The same with points grouped: group[i] (< n) names point i's group, a
+ * tunable setting whose points are its scenario values (docs/decisions.md).
+ * A group is one candidate: screened out when any of its points is, ranked
+ * by its worst cost, each of its points tested at the group's alpha_i, and
+ * proven only when all its points are (refuted when one is). group NULL:
+ * every point its own group (ana_rp_init). */
+int ana_rp_init_grouped(ana_rp *rp, const ana_rp_point *pts, size_t n, const size_t *group,
+                        const ana_seq_design *d, char *err, unsigned long errlen);
 void ana_rp_free(ana_rp *rp);
 
 /* Whether point p's screening keeps it a candidate (for messages). */
@@ -75,7 +90,7 @@ typedef enum ana_rp_status {
 
 typedef struct ana_rp_step {
   ana_rp_status status;
-  long decided;       /* candidate index when PROVEN, else -1 */
+  long decided;       /* candidate index when PROVEN (the first of its group), else -1 */
   long closest;       /* when NONE: the candidate whose test got furthest (-1: no candidate) */
   size_t n_open, n_proven, n_refuted;
   int64_t batch_total;

@@ -10,6 +10,8 @@
  * uses noenhanced text so setting keys like budget_ratio print as written.
  *
  * Plots:
+ *   heatmap_pass, heatmap_recovered  P(pass) and P(recovered) likewise, every
+ *                       cell labelled with its outcomes (docs/decisions.md)
  *   heatmap_metastable  P(metastable) over two axes, runs of the other axes
  *                       pooled; each cell labelled with P and metastable/runs
  *   recovery_survival   Kaplan–Meier: fraction of runs not yet recovered vs
@@ -387,15 +389,21 @@ static int heatmap_write(const ana_results *r, const ana_summary *s, long ax, lo
   }
   FILE *f = file_open(dir, "heatmap_metastable.dat", err, errlen);
   if (!f) return -1;
-  fprintf(f, "# x_index y_index p_metastable runs metastable (runs of the other axes pooled)\n");
+  /* One file for the three heat maps (metastable, pass, recovered): every
+   * outcome of a cell, so a cell with no metastable run but most runs slow
+   * is visible as such (issue 17). */
+  fprintf(f, "# x_index y_index p_metastable runs metastable p_pass passed p_recovered "
+             "recovered slow collapsed undetermined (runs of the other axes pooled)\n");
   for (size_t i = 0; i < g->nx; i++) {
     for (size_t j = 0; j < g->ny; j++) {
       const ana_level *c = &g->cells[i * g->ny + j];
       if (c->n > 0)
-        fprintf(f, "%zu %zu %.6f %lld %lld\n", i, j, c->p_meta, (long long)c->n,
-                (long long)c->n_meta);
+        fprintf(f, "%zu %zu %.6f %lld %lld %.6f %lld %.6f %lld %lld %lld %lld\n", i, j, c->p_meta,
+                (long long)c->n, (long long)c->n_meta, c->p_pass, (long long)c->n_pass,
+                c->p_rec, (long long)c->n_rec, (long long)c->n_slow, (long long)c->n_coll,
+                (long long)c->n_undet);
       else
-        fprintf(f, "%zu %zu NaN 0 0\n", i, j);
+        fprintf(f, "%zu %zu NaN 0 0 NaN 0 NaN 0 0 0 0\n", i, j);
     }
     fprintf(f, "\n");
   }
@@ -530,18 +538,35 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
           "set datafile missing 'NaN'\n"
           "set grid lc rgb '#dddddd'\n\n");
 
-  /* Heat map. */
-  if (ax >= 0) {
+  /* Heat maps: P(pass) and P(recovered) (green = good) and P(metastable)
+   * (green = none), each labelled with every outcome; on the metastable
+   * map, cells where most runs were slow are hatched, so "no metastable
+   * run" is never read as "healthy". */
+  static const struct {
+    const char *name, *what, *label, *palette;
+    int column;
+  } maps[] = {
+      {"heatmap_pass", "P(pass SLO)",
+       "sprintf('%.2f\\n%d/%d pass\\n%d slow', $6, $7, $4, $10)",
+       "set palette defined (0 '#d73027', 0.5 '#fee08b', 1 '#1a9850')", 6},
+      {"heatmap_recovered", "P(recovered)",
+       "sprintf('%.2f\\n%d rec/%d slow\\n%d met of %d', $8, $9, $10, $5, $4)",
+       "set palette defined (0 '#d73027', 0.5 '#fee08b', 1 '#1a9850')", 8},
+      {"heatmap_metastable", "P(metastable)",
+       "sprintf('%.2f\\n%d/%d met\\n%d slow', $3, $5, $4, $10)",
+       "set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')", 3},
+  };
+  for (size_t m = 0; ax >= 0 && m < sizeof maps / sizeof maps[0]; m++) {
     FILE *b = open_memstream(&body, &blen);
     if (!b) goto oom;
     char xn[128], yn[128];
     ana_gp_text(xn, sizeof xn, r->axes[ax]);
     ana_gp_text(yn, sizeof yn, ay >= 0 ? r->axes[ay] : "(all points)");
-    fprintf(b, "reset\nset title 'P(metastable) by %s and %s (other axes pooled; label: P, "
-               "metastable/runs)'\n", xn, yn);
+    fprintf(b, "reset\nset title '%s by %s and %s (other axes pooled; outcomes of the runs in "
+               "each cell%s)'\n", maps[m].what, xn, yn,
+            maps[m].column == 3 ? "; hatched: most runs slow, not recovered in time" : "");
     fprintf(b, "set xlabel '%s'\nset ylabel '%s'\n", xn, yn);
-    fprintf(b, "set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n"
-               "set cbrange [0:1]\nset cblabel 'P(metastable)'\n");
+    fprintf(b, "%s\nset cbrange [0:1]\nset cblabel '%s'\n", maps[m].palette, maps[m].what);
     fprintf(b, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", g->nx - 1, g->ny - 1);
     fprintf(b, "set xtics (");
     for (size_t i = 0; i < g->nx; i++) {
@@ -562,11 +587,14 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
       fprintf(b, "'all' 0");
     }
     fprintf(b, ")\nunset grid\nset tics scale 0\n"
-               "plot 'heatmap_metastable.dat' using 1:2:3 with image notitle, \\\n"
-               "     '' using 1:2:(sprintf('%%.2f\\n%%d/%%d', $3, $5, $4)) with labels "
-               "font ',9' notitle\n");
+               "plot 'heatmap_metastable.dat' using 1:2:%d with image notitle, \\\n",
+            maps[m].column);
+    if (maps[m].column == 3)
+      fprintf(b, "     '' using 1:($4 > 0 && $10 * 2 > $4 ? $2 : NaN):(0.5):(0.5) with "
+                 "boxxyerror fs transparent pattern 4 noborder lc rgb '#7f3b08' notitle, \\\n");
+    fprintf(b, "     '' using 1:2:(%s) with labels font ',8' notitle\n", maps[m].label);
     fclose(b);
-    gp_both(f, "heatmap_metastable", body);
+    gp_both(f, maps[m].name, body);
     free(body);
     body = NULL;
   }
@@ -757,12 +785,15 @@ static int effects_plot_write(const ana_results *r, const ana_summary *s, const 
     snprintf(name, sizeof name, "effect_%zu.dat", e->axis);
     FILE *f = file_open(dir, name, err, errlen);
     if (!f) goto fail;
-    fprintf(f, "# level_index p_metastable lo hi p_pass lo hi runs (other axes pooled; 95%% %s)\n",
+    fprintf(f, "# level_index p_metastable lo hi p_pass lo hi runs p_recovered lo hi p_slow lo "
+               "hi (other axes pooled; 95%% %s)\n",
             ana_method_name(s->method));
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
-      fprintf(f, "%zu %.6f %.6f %.6f %.6f %.6f %.6f %lld\n", l, lv->p_meta, lv->meta_ci.lo,
-              lv->meta_ci.hi, lv->p_pass, lv->pass_ci.lo, lv->pass_ci.hi, (long long)lv->n);
+      fprintf(f, "%zu %.6f %.6f %.6f %.6f %.6f %.6f %lld %.6f %.6f %.6f %.6f %.6f %.6f\n", l,
+              lv->p_meta, lv->meta_ci.lo, lv->meta_ci.hi, lv->p_pass, lv->pass_ci.lo,
+              lv->pass_ci.hi, (long long)lv->n, lv->p_rec, lv->rec_ci.lo, lv->rec_ci.hi,
+              lv->p_slow, lv->slow_ci.lo, lv->slow_ci.hi);
     }
     if (file_close(f, dir, name, err, errlen) != 0) goto fail;
   }
@@ -787,7 +818,8 @@ static int effects_plot_write(const ana_results *r, const ana_summary *s, const 
       goto fail;
     }
     ana_gp_text(an, sizeof an, r->axes[e->axis]);
-    fprintf(b, "reset\nset title 'P(metastable) and P(pass) by %s (other axes pooled; 95%% "
+    fprintf(b, "reset\nset title 'P(pass), P(recovered), P(slow), P(metastable) by %s (other "
+               "axes pooled; 95%% "
                "intervals)'\nset xlabel '%s'\nset ylabel 'probability'\n"
                "set yrange [-0.02:1.02]\nset xrange [-0.5:%zu.5]\nset key outside below\n"
                "set grid\nset xtics (",
@@ -800,7 +832,10 @@ static int effects_plot_write(const ana_results *r, const ana_summary *s, const 
     }
     fprintf(b, ")\nplot 'effect_%zu.dat' using ($1-0.06):2:3:4 with yerrorlines pt 7 lw 2 "
                "lc rgb '#d62728' title 'P(metastable)', \\\n     '' using ($1+0.06):5:6:7 "
-               "with yerrorlines pt 5 lw 2 lc rgb '#1f77b4' title 'P(pass)'\n",
+               "with yerrorlines pt 5 lw 2 lc rgb '#1f77b4' title 'P(pass)', \\\n     '' using "
+               "($1+0.02):9:10:11 with yerrorlines pt 9 lw 2 lc rgb '#2ca02c' title "
+               "'P(recovered)', \\\n     '' using ($1-0.02):12:13:14 with yerrorlines pt 11 lw 2 "
+               "lc rgb '#ff7f0e' title 'P(slow)'\n",
             e->axis);
     fclose(b);
     snprintf(name, sizeof name, "effect_%zu", e->axis);
@@ -838,7 +873,8 @@ static void effects_html(FILE *f, const ana_results *r, const ana_summary *s, co
   for (size_t k = 0; k < s->n_axes; k++) {
     char name[64], cap[256];
     snprintf(name, sizeof name, "effect_%zu", s->effects[k].axis);
-    snprintf(cap, sizeof cap, "P(metastable) and P(pass) by %s, other axes pooled (95%% %s)",
+    snprintf(cap, sizeof cap,
+             "P(pass), P(recovered), P(slow) and P(metastable) by %s, other axes pooled (95%% %s)",
              r->axes[s->effects[k].axis], ana_method_name(s->method));
     fprintf(f, "<div style=\"display:inline-block;width:49%%;vertical-align:top\">");
     html_image(f, dir, name, cap);
@@ -904,7 +940,11 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
   fprintf(f, "</pre>\n");
   html_refine_section(f, r);
   fprintf(f, "<h2>Plots</h2>\n");
-  html_image(f, dir, "heatmap_metastable", "P(metastable) over two axes, the others pooled");
+  html_image(f, dir, "heatmap_pass", "P(pass SLO) over two axes, the others pooled");
+  html_image(f, dir, "heatmap_recovered",
+             "P(recovered) over two axes, the others pooled: the runs back within the horizon");
+  html_image(f, dir, "heatmap_metastable",
+             "P(metastable) over two axes, the others pooled (hatched: most runs slow)");
   effects_html(f, r, s, dir);
   html_image(f, dir, "recovery_survival", "Recovery after clearance: Kaplan-Meier curves");
   html_image(f, dir, "recovery_histogram", "Recovery-time histogram");
@@ -913,8 +953,9 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
   html_image(f, dir, "goodput", "Goodput: median and 5-95% band");
 
   fprintf(f, "<h2>Parameter effects</h2>\n<table><tr><th>rank</th><th>axis</th><th>value</th>"
-             "<th>runs</th><th>P(metastable)</th><th>95%% CI</th><th>P(pass)</th>"
-             "<th>95%% CI</th><th>effect (meta / pass)</th></tr>\n");
+             "<th>runs</th><th>recovered/slow/metastable/collapsed</th><th>P(pass)</th>"
+             "<th>95%% CI</th><th>P(recovered)</th><th>P(slow)</th><th>P(metastable)</th>"
+             "<th>95%% CI</th><th>effect (pass / recovered / slow / meta)</th></tr>\n");
   for (size_t k = 0; k < s->n_axes; k++) {
     const ana_axis_effect *e = &s->effects[k];
     for (size_t l = 0; l < e->n_levels; l++) {
@@ -925,10 +966,13 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
       html_text(f, r->axes[e->axis]);
       fprintf(f, "</td><td>");
       html_text(f, v);
-      fprintf(f, "</td><td>%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td><td>%.3f</td>"
-                 "<td>%.3f&ndash;%.3f</td><td>%.3f / %.3f</td></tr>\n",
-              (long long)lv->n, lv->p_meta, lv->meta_ci.lo, lv->meta_ci.hi, lv->p_pass,
-              lv->pass_ci.lo, lv->pass_ci.hi, e->effect_meta, e->effect_pass);
+      fprintf(f, "</td><td>%lld</td><td>%lld/%lld/%lld/%lld</td><td>%.3f</td>"
+                 "<td>%.3f&ndash;%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
+                 "<td>%.3f&ndash;%.3f</td><td>%.3f / %.3f / %.3f / %.3f</td></tr>\n",
+              (long long)lv->n, (long long)lv->n_rec, (long long)lv->n_slow,
+              (long long)lv->n_meta, (long long)lv->n_coll, lv->p_pass, lv->pass_ci.lo,
+              lv->pass_ci.hi, lv->p_rec, lv->p_slow, lv->p_meta, lv->meta_ci.lo, lv->meta_ci.hi,
+              e->effect_pass, e->effect_rec, e->effect_slow, e->effect_meta);
     }
   }
   fprintf(f, "</table>\n<h2>Per grid point</h2>\n<p>Best first. Recovery quantiles are "
@@ -984,6 +1028,8 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   int rc = -1;
   char *text = NULL;
   ana_grid2 g = {0};
+  ana_reco rec;
+  memset(&rec, 0, sizeof rec);
   out_dir od;
   sigset_t held, old_mask;
   sigemptyset(&held);
@@ -993,7 +1039,6 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
   sigprocmask(SIG_BLOCK, &held, &old_mask);
   if (out_dir_prepare(&od, o->dir, err, errlen) != 0) goto done;
   const char *dir = od.tmp;
-  ana_reco rec;
   if (ana_recommend(&rec, r, s, &o->reco) != 0 || !(text = ana_reco_text(&rec, r, s, &o->reco))) {
     snprintf(err, errlen, "out of memory");
     goto done;
@@ -1045,7 +1090,8 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
     goto done;
   rc = -1;
   if (html_write(r, s, dir, text, err, errlen) != 0) goto done;
-  static const char *const names[] = {"heatmap_metastable", "recovery_survival",
+  static const char *const names[] = {"heatmap_metastable", "heatmap_pass", "heatmap_recovered",
+                                      "recovery_survival",
                                       "recovery_histogram", "queue_depth", "open_breakers",
                                       "goodput"};
   int drawn[sizeof names / sizeof names[0]] = {0};
@@ -1070,6 +1116,7 @@ done:
   /* A signal that came after the last check acts now, as it would have. */
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
   ana_grid2_free(&g);
+  ana_reco_free(&rec);
   free(text);
   return rc;
 }

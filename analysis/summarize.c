@@ -64,22 +64,30 @@ void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char
  * stored and shown as it is: names and labels are escaped here, so no file
  * can put a line break or a terminal control into it. */
 void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len) {
+  ana_point_describe_role(r, point_index, -1, buf, len);
+}
+
+void ana_point_describe_role(const ana_results *r, size_t point_index, int scenario, char *buf,
+                             size_t len) {
   size_t used = 0;
+  int any = 0;
   buf[0] = '\0';
   for (size_t a = 0; a < r->n_axes && used + 1 < len; a++) {
+    if (scenario >= 0 && ana_axis_is_scenario(r, a) != scenario) continue;
     char v[64], name[256], value[256];
     ana_value_label(r, a, point_index, v, sizeof v);
     ana_term_text(name, sizeof name, r->axes[a]);
     ana_term_text(value, sizeof value, v);
     char piece[520];
-    snprintf(piece, sizeof piece, "%s%s=%s", a ? " " : "", name, value);
+    snprintf(piece, sizeof piece, "%s%s=%s", any ? " " : "", name, value);
+    any = 1;
     size_t w = ana_utf8_cut(piece, len - 1 - used);
     memcpy(buf + used, piece, w);
     buf[used + w] = '\0';
     if (w < strlen(piece)) break;
     used += w;
   }
-  if (r->n_axes == 0) snprintf(buf, len, "(no grid axes)");
+  if (!any) snprintf(buf, len, scenario == 1 ? "(no scenario axes)" : scenario == 0 ? "(no tunable axes)" : "(no grid axes)");
 }
 
 void ana_ms_format(double ms, double censor_ms, char *buf, size_t len) {
@@ -201,12 +209,20 @@ static void level_finish(ana_level *l, ana_method m) {
   l->p_pass = l->n ? (double)l->n_pass / (double)l->n : NAN;
   l->meta_ci = ana_proportion_interval(m, l->n_meta, l->n);
   l->pass_ci = ana_proportion_interval(m, l->n_pass, l->n);
+  l->p_rec = l->n ? (double)l->n_rec / (double)l->n : NAN;
+  l->p_slow = l->n ? (double)l->n_slow / (double)l->n : NAN;
+  l->rec_ci = ana_proportion_interval(m, l->n_rec, l->n);
+  l->slow_ci = ana_proportion_interval(m, l->n_slow, l->n);
 }
 
 static void level_add(ana_level *l, const ana_point_stats *ps) {
   l->n += ps->n_pooled;
   l->n_meta += ps->n_pooled_meta;
   l->n_pass += ps->n_pooled_pass;
+  l->n_rec += ps->n_pooled_rec;
+  l->n_slow += ps->n_pooled_slow;
+  l->n_coll += ps->n_pooled_coll;
+  l->n_undet += ps->n_pooled_undet;
 }
 
 static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_summary *s,
@@ -220,9 +236,14 @@ static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_su
     if (l < e->n_levels) level_add(&e->levels[l], &s->points[p]);
   }
   double mmin = INFINITY, mmax = -INFINITY, pmin = INFINITY, pmax = -INFINITY;
+  double rmin = INFINITY, rmax = -INFINITY, smin = INFINITY, smax = -INFINITY;
   for (size_t l = 0; l < e->n_levels; l++) {
     level_finish(&e->levels[l], s->method);
     if (e->levels[l].n == 0) continue;
+    rmin = fmin(rmin, e->levels[l].p_rec);
+    rmax = fmax(rmax, e->levels[l].p_rec);
+    smin = fmin(smin, e->levels[l].p_slow);
+    smax = fmax(smax, e->levels[l].p_slow);
     mmin = fmin(mmin, e->levels[l].p_meta);
     mmax = fmax(mmax, e->levels[l].p_meta);
     pmin = fmin(pmin, e->levels[l].p_pass);
@@ -230,6 +251,8 @@ static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_su
   }
   e->effect_meta = mmax >= mmin ? mmax - mmin : 0.0;
   e->effect_pass = pmax >= pmin ? pmax - pmin : 0.0;
+  e->effect_rec = rmax >= rmin ? rmax - rmin : 0.0;
+  e->effect_slow = smax >= smin ? smax - smin : 0.0;
   e->effect = fmax(e->effect_meta, e->effect_pass);
   return 0;
 }
@@ -332,6 +355,10 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
       ps->n_pooled++;
       ps->n_pooled_meta += run->outcome == ANA_METASTABLE;
       ps->n_pooled_pass += run_passes(run, slo_ms);
+      ps->n_pooled_rec += run->outcome == ANA_RECOVERED;
+      ps->n_pooled_slow += run->outcome == ANA_SLOW;
+      ps->n_pooled_coll += run->outcome == ANA_COLLAPSED;
+      ps->n_pooled_undet += run->outcome == ANA_UNDETERMINED;
     }
   }
   ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
@@ -614,7 +641,9 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
 void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summary *s) {
   fprintf(out,
           "\nParameter effects (each axis's values pooled over all other axes; effect = max - "
-          "min across its values; ranked by the larger of the two effects):\n");
+          "min across its values; ranked by the larger of the effects on P(pass) and "
+          "P(metastable); a value with no metastable run can still be mostly slow: read "
+          "P(recovered) and P(slow) too):\n");
   if (s->n_axes == 0) {
     fprintf(out, "  (the file has no grid axes)\n");
     return;
@@ -623,16 +652,27 @@ void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summar
     const ana_axis_effect *e = &s->effects[k];
     char name[256];
     ana_term_text(name, sizeof name, r->axes[e->axis]);
-    fprintf(out, "%2zu. %-20s effect on P(metastable) %.3f, on P(pass) %.3f\n", k + 1, name,
-            e->effect_meta, e->effect_pass);
+    fprintf(out,
+            "%2zu. %-20s effect on P(pass) %.3f, on P(recovered) %.3f, on P(slow) %.3f, on "
+            "P(metastable) %.3f\n",
+            k + 1, name, e->effect_pass, e->effect_rec, e->effect_slow, e->effect_meta);
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
-      char v[256], pm[48], pp[48];
+      char v[256], pm[48], pp[48], pr[48], psl[48], counts[96];
       term_label(r, e->axis, lv->example, v, sizeof v);
       prob_format(lv->p_meta, lv->meta_ci, pm, sizeof pm);
       prob_format(lv->p_pass, lv->pass_ci, pp, sizeof pp);
-      fprintf(out, "      %-14s runs %6lld  P(metastable) %-21s  P(pass) %s\n", v,
-              (long long)lv->n, pm, pp);
+      prob_format(lv->p_rec, lv->rec_ci, pr, sizeof pr);
+      prob_format(lv->p_slow, lv->slow_ci, psl, sizeof psl);
+      snprintf(counts, sizeof counts, "%lld/%lld/%lld/%lld", (long long)lv->n_rec,
+               (long long)lv->n_slow, (long long)lv->n_meta, (long long)lv->n_coll);
+      if (lv->n_undet)
+        snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "+%lldu",
+                 (long long)lv->n_undet);
+      fprintf(out,
+              "      %-14s runs %6lld  rec/slw/met/col %-15s  P(pass) %-21s  P(recovered) %-21s  "
+              "P(slow) %-21s  P(metastable) %s\n",
+              v, (long long)lv->n, counts, pp, pr, psl, pm);
     }
   }
 }
@@ -843,19 +883,29 @@ void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *
       const ana_level *lv = &e->levels[l];
       char v[64];
       ana_value_label(r, e->axis, lv->example, v, sizeof v);
-      json_array_append_new(
-          levels, json_pack("{s:o,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "value", ana_json_text(v),
-                            "runs", (json_int_t)lv->n, "metastable", (json_int_t)lv->n_meta,
-                            "passed", (json_int_t)lv->n_pass, "p_metastable",
-                            ana_json_number(lv->p_meta), "p_metastable_ci",
-                            json_interval(lv->meta_ci), "p_pass", ana_json_number(lv->p_pass),
-                            "p_pass_ci", json_interval(lv->pass_ci)));
+      json_t *lj = json_pack("{s:o,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "value", ana_json_text(v),
+                             "runs", (json_int_t)lv->n, "metastable", (json_int_t)lv->n_meta,
+                             "passed", (json_int_t)lv->n_pass, "p_metastable",
+                             ana_json_number(lv->p_meta), "p_metastable_ci",
+                             json_interval(lv->meta_ci), "p_pass", ana_json_number(lv->p_pass),
+                             "p_pass_ci", json_interval(lv->pass_ci));
+      json_object_update_new(
+          lj, json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "recovered", (json_int_t)lv->n_rec,
+                        "slow", (json_int_t)lv->n_slow, "collapsed", (json_int_t)lv->n_coll,
+                        "undetermined", (json_int_t)lv->n_undet, "p_recovered",
+                        ana_json_number(lv->p_rec), "p_recovered_ci", json_interval(lv->rec_ci),
+                        "p_slow", ana_json_number(lv->p_slow), "p_slow_ci",
+                        json_interval(lv->slow_ci)));
+      json_array_append_new(levels, lj);
     }
     json_array_append_new(
         effects, json_pack("{s:o,s:I,s:o,s:o,s:o,s:o}", "axis", ana_json_text(r->axes[e->axis]),
                            "rank", (json_int_t)(k + 1), "effect", ana_json_number(e->effect),
                            "effect_metastable", ana_json_number(e->effect_meta), "effect_pass",
                            ana_json_number(e->effect_pass), "levels", levels));
+    json_t *ej = json_array_get(effects, json_array_size(effects) - 1);
+    json_object_set_new(ej, "effect_recovered", ana_json_number(e->effect_rec));
+    json_object_set_new(ej, "effect_slow", ana_json_number(e->effect_slow));
   }
   json_object_set_new(root, "effects", effects);
   if (recommendation) json_object_set_new(root, "recommendation", ana_json_text(recommendation));

@@ -13,6 +13,10 @@
  * a clean point needs ~332) but never past the runs the test could still
  * need before it can prove.
  *
+ * With scenario values (a [grid] or --grid over scenario axes, or both),
+ * each value is verified in turn as its own configuration and the verdict
+ * is the intersection of theirs (verify_across).
+ *
  * With -o FILE the runs go through the sweep writer (sweeps/h5out.c), one
  * commit per batch, so an interrupted verify keeps every finished run and
  * `--resume` reads them back and continues without rerunning any.
@@ -32,6 +36,7 @@
 #include "ana.h"
 #include "client_import.h"
 #include "commands.h"
+#include "options.h"
 #include "seqtest.h"
 #include "swp_internal.h"
 
@@ -51,6 +56,9 @@ typedef struct verify_args {
   const char *client; /* --client FILE */
   const char **sets;
   int n_sets;
+  const char **grids; /* --grid KEY=V1,V2: scenario values to check across */
+  int n_grids;
+  int across;         /* set internally: one scenario value of several */
   double min_pass, max_meta, alpha;
   int64_t max_runs;
   int threads;
@@ -84,18 +92,23 @@ typedef struct verify_state {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
-          "                         [--set KEY=VALUE]...\n"
+          "                         [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
           "                         [--seed S] [--quiet]\n\n"
           "A CI gate for one configuration: runs seeds of it until a sequential test (Wald's\n"
           "SPRT per target) proves the targets met or missed. Without SCENARIO.ini the\n"
           "configuration is the built-in seed study's scenario (its grid dropped). A sweep\n"
-          "file is accepted when its grid, after --set, has a single point.\n\n"
+          "file is accepted when its grid, after --set, varies only scenario axes (traffic,\n"
+          "faults, time; [sweep] scenario_axes overrides): then every scenario value is\n"
+          "verified in turn, each at --alpha, and the configuration is proven only when every\n"
+          "value is, refuted when any is (the overall false-proof rate stays <= alpha;\n"
+          "docs/decisions.md).\n\n"
           "  --policy NAME         naive or guarded (applied before --set)\n"
           "  --client FILE         the retry policy you ship (gRPC service config or Envoy\n"
           "                        retry_policy; docs/client-import.md), after --policy\n"
           "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
+          "  --grid KEY=V1,V2,...  check across these scenario values (repeatable)\n"
           "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
           "  --max-metastable P    claim P(metastable) <= P (default 0.01; 1: off)\n"
           "  --max-runs N          give up undecided after N runs (default %d)\n"
@@ -145,12 +158,13 @@ static int parse_count(const char *opt, const char *text, long long lo, long lon
 
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
-  enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT, O_RESUME,
-         O_SEED };
+  enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
+         O_RESUME, O_SEED, O_GRID };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
       {"set", required_argument, NULL, O_SET},
+      {"grid", required_argument, NULL, O_GRID},
       {"min-pass", required_argument, NULL, O_MIN_PASS},
       {"max-metastable", required_argument, NULL, O_MAX_META},
       {"max-runs", required_argument, NULL, O_MAX_RUNS},
@@ -171,12 +185,12 @@ static int parse_args(verify_args *a, int argc, char **argv) {
   a->alpha = ANA_SEQ_ALPHA;
   a->max_runs = VERIFY_DEFAULT_MAX_RUNS;
   a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
-  if (!a->sets) {
+  a->grids = calloc((size_t)argc + 1, sizeof *a->grids);
+  if (!a->sets || !a->grids) {
     fprintf(stderr, "stormsweep verify: out of memory\n");
     return 1;
   }
-  optind = 1;
-  opterr = 0;
+  cli_opts_begin(argc, argv); /* --min_pass as well as --min-pass */
   int c;
   long long n;
   while ((c = getopt_long(argc, argv, ":j:o:fqh", longopts, NULL)) != -1) {
@@ -189,6 +203,13 @@ static int parse_args(verify_args *a, int argc, char **argv) {
         return 2;
       }
       a->sets[a->n_sets++] = optarg;
+      break;
+    case O_GRID:
+      if (!strchr(optarg, '=')) {
+        fprintf(stderr, "stormsweep verify: --grid: expected KEY=V1,V2,..., got '%s'\n", optarg);
+        return 2;
+      }
+      a->grids[a->n_grids++] = optarg;
       break;
     case O_MIN_PASS:
       if (parse_prob("--min-pass", optarg, &a->min_pass)) return 2;
@@ -225,14 +246,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     }
     case 'q': a->quiet = 1; break;
     case 'h': usage(stdout); return 0;
-    case ':':
-      fprintf(stderr, "stormsweep verify: %s needs a value (see 'stormsweep verify --help')\n",
-              argv[optind - 1]);
-      return 2;
-    default:
-      fprintf(stderr, "stormsweep verify: unknown option '%s' (see 'stormsweep verify --help')\n",
-              argv[optind - 1]);
-      return 2;
+    default: return cli_opt_error("verify", c, argv, longopts);
     }
   }
   if (optind < argc) a->scenario = argv[optind++];
@@ -298,6 +312,8 @@ static int build_sweep(verify_state *v) {
   }
   for (int i = 0; i < a->n_sets; i++)
     if (swp_sweep_override_set(&v->sw, a->sets[i], err, sizeof err)) goto bad;
+  for (int i = 0; i < a->n_grids; i++)
+    if (swp_sweep_override_grid(&v->sw, a->grids[i], err, sizeof err)) goto bad;
   snprintf(kv, sizeof kv, "replicates=%lld", (long long)a->max_runs);
   if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
   if (a->have_seed) {
@@ -306,15 +322,19 @@ static int build_sweep(verify_state *v) {
   }
   if (swp_sweep_check(&v->sw, err, sizeof err)) goto bad;
   if (v->sw.n_points != 1) {
+    /* Several scenario values are checked one by one (cmd_verify); a
+     * tunable with several values is not one configuration. */
     char axes[256] = "";
     size_t used = 0;
     for (size_t i = 0; i < v->sw.n_axes; i++)
-      if (v->sw.axes[i].count > 1)
+      if (v->sw.axes[i].count > 1 && !swp_sweep_axis_is_scenario(&v->sw, v->sw.axes[i].key))
         used += (size_t)snprintf(axes + used, used < sizeof axes ? sizeof axes - used : 0, "%s%s",
                                  used ? ", " : "", v->sw.axes[i].key);
+    if (!used) return 0;
     fprintf(stderr,
-            "stormsweep verify: %s has %lld grid points (axes %s): verify checks one "
-            "configuration; fix the axes with --set KEY=VALUE\n",
+            "stormsweep verify: %s has %lld grid points (tunable axes %s): verify checks one "
+            "configuration, across scenario values if given; fix the axes with --set "
+            "KEY=VALUE\n",
             v->sw.source, (long long)v->sw.n_points, axes);
     return 2;
   }
@@ -768,21 +788,26 @@ static void state_free(verify_state *v) {
   if (v->out) swp_h5out_close(v->out, NULL, NULL, 0);
   swp_sweep_free(&v->sw);
   free(v->runs);
-  free(v->a.sets);
 }
 
-int cmd_verify(int argc, char **argv) {
+/* Verifies the one configuration a describes (with its scenario fixed).
+ * Returns the exit status; *state gets the test's verdict, *runs its run
+ * count. */
+static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_state *state,
+                         int64_t *runs) {
   verify_state v;
   memset(&v, 0, sizeof v);
-  swp_sweep_init(&v.sw);
-  int rc = parse_args(&v.a, argc, argv);
-  if (rc >= 0) {
-    free(v.a.sets);
-    swp_sweep_free(&v.sw);
-    return rc;
-  }
-  swp_sweep_free(&v.sw);
+  v.a = *a;
+  *state = ANA_SEQ_OPEN;
+  *runs = 0;
+  int rc;
   if ((rc = build_sweep(&v))) goto done;
+  if (v.sw.n_points != 1) {
+    fprintf(stderr, "stormsweep verify: %lld scenario values left after fixing them\n",
+            (long long)v.sw.n_points);
+    rc = 2;
+    goto done;
+  }
   ana_seq_design d = {.min_pass = v.a.min_pass, .max_meta = v.a.max_meta, .alpha = v.a.alpha};
   char err[1024];
   if (ana_seq_design_check(&d, err, sizeof err)) {
@@ -866,7 +891,9 @@ int cmd_verify(int argc, char **argv) {
 
   char evidence[8192];
   format_evidence(&v, interrupted, evidence, sizeof evidence);
-  if (v.a.quiet) {
+  if (v.a.quiet && v.a.across) {
+    /* verify_across prints the per-value verdicts in its table */
+  } else if (v.a.quiet) {
     char claim[128];
     format_claim(&v, claim, sizeof claim);
     printf("stormsweep verify: %s after %lld run%s: %s\n", verdict_word(&v, interrupted),
@@ -889,7 +916,121 @@ int cmd_verify(int argc, char **argv) {
   } else {
     rc = v.seq.state == ANA_SEQ_PROVEN ? 0 : v.seq.state == ANA_SEQ_REFUTED ? 1 : 3;
   }
+  *state = v.seq.state;
+  *runs = v.seq.n;
 done:
   state_free(&v);
+  return rc;
+}
+
+/* Across scenario values (docs/decisions.md): each value of the sweep's
+ * scenario axes is verified as its own configuration, each test at alpha;
+ * the configuration is proven only when every value is (an
+ * intersection-union test: a configuration that misses the targets at
+ * some value is proven only if that value's test errs, so the overall
+ * false-proof rate stays <= alpha), refuted when any value is. */
+static int verify_across(const verify_args *a, int argc, char **argv, const swp_sweep *sw) {
+  if (a->output || a->junit) {
+    fprintf(stderr, "stormsweep verify: %lld scenario values: -o and --junit take one "
+                    "configuration; fix the scenario with --set KEY=VALUE, or drop them\n",
+            (long long)sw->n_points);
+    return 2;
+  }
+  int64_t np = sw->n_points;
+  ana_seq_state *st = calloc((size_t)np, sizeof *st);
+  int64_t *runs = calloc((size_t)np, sizeof *runs);
+  size_t *idx = calloc(sw->n_axes ? sw->n_axes : 1, sizeof *idx);
+  const char **sets = calloc((size_t)a->n_sets + sw->n_axes + 1, sizeof *sets);
+  char (*kv)[256] = calloc(sw->n_axes ? sw->n_axes : 1, sizeof *kv);
+  int rc = 0, n_proven = 0, n_refuted = 0, interrupted = 0;
+  if (!st || !runs || !idx || !sets || !kv) {
+    fprintf(stderr, "stormsweep verify: out of memory\n");
+    rc = 1;
+    goto out;
+  }
+  for (int64_t p = 0; p < np; p++) {
+    verify_args b = *a;
+    b.sets = sets;
+    b.grids = NULL;
+    b.n_grids = 0;
+    b.across = 1;
+    memcpy(sets, a->sets, (size_t)a->n_sets * sizeof *sets);
+    b.n_sets = a->n_sets;
+    swp_sweep_point_indexes(sw, p, idx);
+    char desc[512];
+    swp_sweep_point_describe(sw, p, desc, sizeof desc);
+    for (size_t x = 0; x < sw->n_axes; x++) {
+      if (sw->axes[x].count < 2) continue;
+      snprintf(kv[x], sizeof kv[x], "%s=%s", sw->axes[x].key, sw->axes[x].values[idx[x]]);
+      sets[b.n_sets++] = kv[x];
+    }
+    if (!a->quiet) printf("==== scenario value %lld of %lld: %s\n", (long long)p + 1, (long long)np, desc);
+    int r = verify_config(&b, argc, argv, &st[p], &runs[p]);
+    if (r == 2 || (r == 1 && st[p] != ANA_SEQ_REFUTED) || r >= 128) {
+      rc = r;
+      interrupted = r >= 128;
+      if (!interrupted) goto out;
+      break;
+    }
+    n_proven += st[p] == ANA_SEQ_PROVEN;
+    n_refuted += st[p] == ANA_SEQ_REFUTED;
+    if (!a->quiet) printf("\n");
+  }
+  printf("stormsweep verify: across %lld scenario values (each tested at alpha %g; proven only "
+         "if every one is):\n", (long long)np, a->alpha);
+  for (int64_t p = 0; p < np; p++) {
+    char desc[512];
+    swp_sweep_point_describe(sw, p, desc, sizeof desc);
+    const char *w = st[p] == ANA_SEQ_PROVEN ? "PROVEN" : st[p] == ANA_SEQ_REFUTED ? "REFUTED"
+                                                                                : "UNDECIDED";
+    if (interrupted && runs[p] == 0 && st[p] == ANA_SEQ_OPEN) w = "NOT RUN";
+    printf("  %-40s %s after %lld run%s\n", desc, w, (long long)runs[p], runs[p] == 1 ? "" : "s");
+  }
+  if (interrupted) goto out;
+  if (n_refuted) {
+    printf("overall        REFUTED: misses the targets at %d of %lld scenario values\n", n_refuted,
+           (long long)np);
+    rc = 1;
+  } else if (n_proven == np) {
+    printf("overall        PROVEN at every one of the %lld scenario values (false-proof rate "
+           "<= alpha = %g for the whole claim)\n", (long long)np, a->alpha);
+    rc = 0;
+  } else {
+    printf("overall        UNDECIDED: proven at %d of %lld scenario values, none refuted\n",
+           n_proven, (long long)np);
+    rc = 3;
+  }
+out:
+  free(st);
+  free(runs);
+  free(idx);
+  free(sets);
+  free(kv);
+  return rc;
+}
+
+int cmd_verify(int argc, char **argv) {
+  verify_args a;
+  int rc = parse_args(&a, argc, argv);
+  if (rc >= 0) {
+    free(a.sets);
+    free(a.grids);
+    return rc;
+  }
+  /* The configuration, to see whether it spans scenario values. */
+  verify_state probe;
+  memset(&probe, 0, sizeof probe);
+  probe.a = a;
+  ana_seq_state state;
+  int64_t runs;
+  if ((rc = build_sweep(&probe)) == 0) {
+    if (probe.sw.n_points > 1)
+      rc = verify_across(&a, argc, argv, &probe.sw);
+    else
+      rc = verify_config(&a, argc, argv, &state, &runs);
+  }
+  swp_sweep_free(&probe.sw);
+  free(a.sets);
+  free(a.grids);
   return rc;
 }

@@ -317,6 +317,21 @@ size_t eng_settings_count(void) { return NSETTINGS; }
 
 const eng_setting *eng_settings_at(size_t i) { return i < NSETTINGS ? &settings[i] : NULL; }
 
+/* Groups whose settings describe the world, not a choice: what the traffic
+ * is, which faults happen, and how long and how strictly a run is watched. */
+static const char *const scenario_groups[] = {"traffic", "faults", "time", "measurement", NULL};
+
+eng_setting_role eng_setting_role_of(const eng_setting *s) {
+  if (!s || !s->group) return ENG_ROLE_TUNABLE;
+  for (size_t i = 0; scenario_groups[i]; i++)
+    if (!strcmp(s->group, scenario_groups[i])) return ENG_ROLE_SCENARIO;
+  return ENG_ROLE_TUNABLE;
+}
+
+eng_setting_role eng_setting_role_find(const char *key) {
+  return eng_setting_role_of(eng_settings_find(key));
+}
+
 const eng_setting *eng_settings_find(const char *key) {
   for (size_t i = 0; i < NSETTINGS; i++)
     if (!strcmp(settings[i].key, key)) return &settings[i];

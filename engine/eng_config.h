@@ -136,6 +136,18 @@ typedef struct eng_setting {
 
 void eng_config_defaults(eng_config *cfg);
 
+/* The role of a setting as a sweep axis (docs/decisions.md): a tunable is
+ * something the operator chooses (client policy, router, cluster), a
+ * scenario setting is something the world chooses (traffic, faults) or the
+ * measurement itself (time, measurement). recommend, refine and verify ask
+ * for a choice of tunables that holds at every scenario value. The rule is
+ * by group, so a new row of the table gets its role from its group; a
+ * sweep's [sweep] scenario_axes / tunable_axes override it per file. */
+typedef enum { ENG_ROLE_TUNABLE = 0, ENG_ROLE_SCENARIO = 1 } eng_setting_role;
+eng_setting_role eng_setting_role_of(const eng_setting *s);
+/* The default role of key; unknown keys are tunable. */
+eng_setting_role eng_setting_role_find(const char *key);
+
 size_t eng_settings_count(void);
 const eng_setting *eng_settings_at(size_t i);
 const eng_setting *eng_settings_find(const char *key);

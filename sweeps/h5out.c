@@ -54,7 +54,7 @@
  *
  * | object            | type, shape, storage                     | contents |
  * |-------------------|------------------------------------------|----------|
- * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `crn` (int32: 1 with common random numbers, `crn = on`; missing in older files = 0); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
+ * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `crn` (int32: 1 with common random numbers, `crn = on`; missing in older files = 0); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `scenario_axes` (the axes that are scenario, not tunable, joined by ", "; missing in older files: each setting's default role, docs/decisions.md); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
  * | `/points`         | compound [n_points]                      | `point` (int64), then one float64 column per axis named by its key: eng_config_get_number of the point's config (enums: their index; windows: first start in ms, NaN for none; policy: 0 naive, 1 guarded, NaN custom) |
  * | `/points_text`    | compound [n_points]                      | `point` (int64), then one string column per axis, same names: the value as the engine prints it ("inf", "full", "2000+500 6000+200") |
  * | `/axes/<key>`     | string [values]                          | one per axis: its values in order; attributes `numbers` (float64 [values]) and `position` (int32, 0 = slowest) |
@@ -543,11 +543,20 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
   swp_time_iso8601(created, sizeof created);
   char *text = swp_sweep_format(sw);
   const char **axes = malloc((sw->n_axes + 1) * sizeof *axes);
+  /* The axes recommend treats as scenario (the world's), not tunables. */
+  size_t scen_len = 1;
+  for (size_t a = 0; a < sw->n_axes; a++) scen_len += strlen(sw->axes[a].key) + 2;
+  char *scen = calloc(scen_len, 1);
   const char *metrics[ENG_M_COUNT];
   for (int m = 0; m < ENG_M_COUNT; m++) metrics[m] = eng_metric_get_info((eng_metric)m)->name;
   int rc = -1;
-  if (text && axes) {
-    for (size_t a = 0; a < sw->n_axes; a++) axes[a] = sw->axes[a].key;
+  if (text && axes && scen) {
+    for (size_t a = 0; a < sw->n_axes; a++) {
+      axes[a] = sw->axes[a].key;
+      if (!swp_sweep_axis_is_scenario(sw, sw->axes[a].key)) continue;
+      if (*scen) strcat(scen, ", ");
+      strcat(scen, sw->axes[a].key);
+    }
     uint64_t seed = sw->seed;
     rc = attr_str(f, "format", FORMAT_NAME) || attr_i32(f, "format_version", FORMAT_VERSION) ||
          attr_str(f, "tool_version", STORMSWEEP_VERSION) ||
@@ -555,7 +564,7 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
          attr_i32(f, "crn", sw->crn) || attr_i64(f, "replicates", sw->replicates) || attr_i64(f, "n_points", sw->n_points) ||
          attr_i64(f, "n_runs", swp_sweep_runs(sw)) || attr_i32(f, "ticks", sw->ticks) ||
          attr_f64(f, "tick_ms", sw->tick_ms) || attr_strs(f, "axes", axes, sw->n_axes) ||
-         attr_strs(f, "metrics", metrics, ENG_M_COUNT) ||
+         attr_str(f, "scenario_axes", scen) || attr_strs(f, "metrics", metrics, ENG_M_COUNT) ||
          attr_str(f, "sweep_name", sw->name) || attr_str(f, "sweep_description", sw->description) ||
          attr_str(f, "sweep_text", text) || attr_str(f, "sweep_source", sw->source) ||
          attr_str(f, "sweep_source_text", sw->source_text) ||
@@ -566,6 +575,7 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
   }
   free(text);
   free(axes);
+  free(scen);
   return rc;
 }
 

@@ -49,6 +49,8 @@ void swp_sweep_free(swp_sweep *sw) {
   free(sw->source_text);
   free(sw->name);
   free(sw->description);
+  free(sw->scenario_axes);
+  free(sw->tunable_axes);
   memset(sw, 0, sizeof *sw);
 }
 
@@ -57,7 +59,7 @@ void swp_sweep_free(swp_sweep *sw) {
 enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
 static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
 static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "crn",
-                                         "refine", NULL};
+                                         "refine", "scenario_axes", "tunable_axes", NULL};
 
 /* A raw entry as read: validated after the whole file is read. */
 typedef struct entry {
@@ -261,8 +263,8 @@ static int handler(void *user, const char *section, const char *name, const char
     if (sug)
       return fail(c, c->line, "unknown key '%s' in [sweep] (did you mean '%s'?)", name, sug);
     return fail(c, c->line,
-                "unknown key '%s' in [sweep] (expected name, description, replicates, seed, crn or "
-                "refine)",
+                "unknown key '%s' in [sweep] (expected name, description, replicates, seed, crn, "
+                "refine, scenario_axes or tunable_axes)",
                 name);
   }
   if (sec != SEC_SWEEP && !eng_settings_find(name)) {
@@ -339,6 +341,77 @@ static int parse_seed(const char *s, uint64_t *out) {
   return 0;
 }
 
+/* Whether the comma-separated list holds name (blanks around items ignored). */
+static int list_has(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    while (*p == ' ' || *p == '\t' || *p == ',') p++;
+    const char *e = p;
+    while (*e && *e != ',') e++;
+    const char *t = e;
+    while (t > p && (t[-1] == ' ' || t[-1] == '\t')) t--;
+    if ((size_t)(t - p) == n && !strncmp(p, name, n)) return 1;
+    p = e;
+  }
+  return 0;
+}
+
+/* scenario_axes / tunable_axes: a list of setting keys, normalised to
+ * "a, b"; "none" (or nothing) is an empty list. */
+static int role_list_apply(swp_sweep *sw, const char *key, const char *value, char *msg,
+                           size_t len) {
+  char **dst = !strcmp(key, "scenario_axes") ? &sw->scenario_axes : &sw->tunable_axes;
+  const char *other = dst == &sw->scenario_axes ? sw->tunable_axes : sw->scenario_axes;
+  size_t cap = strlen(value) + 1;
+  char *out = calloc(cap + 2, 1), *item = malloc(cap);
+  if (!out || !item) {
+    free(out);
+    free(item);
+    swp_seterr(msg, len, "out of memory");
+    return -1;
+  }
+  size_t used = 0;
+  for (const char *p = value; *p;) {
+    while (*p == ' ' || *p == '\t' || *p == ',') p++;
+    if (!*p) break;
+    const char *e = p;
+    while (*e && *e != ',') e++;
+    const char *t = e;
+    while (t > p && (t[-1] == ' ' || t[-1] == '\t')) t--;
+    memcpy(item, p, (size_t)(t - p));
+    item[t - p] = '\0';
+    p = e;
+    if (!strcmp(item, "none")) continue;
+    if (!eng_settings_find(item)) {
+      const char *sug = eng_settings_suggest(item);
+      swp_seterr(msg, len, "%s: '%s' is not a setting%s%s%s", key, item,
+                 sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+      goto bad;
+    }
+    if (list_has(other, item)) {
+      swp_seterr(msg, len, "%s: '%s' is also listed in %s", key, item,
+                 dst == &sw->scenario_axes ? "tunable_axes" : "scenario_axes");
+      goto bad;
+    }
+    if (list_has(out, item)) continue;
+    used += (size_t)snprintf(out + used, cap + 2 - used, "%s%s", used ? ", " : "", item);
+  }
+  free(item);
+  free(*dst);
+  *dst = out;
+  return 0;
+bad:
+  free(item);
+  free(out);
+  return -1;
+}
+
+int swp_sweep_axis_is_scenario(const swp_sweep *sw, const char *key) {
+  if (list_has(sw->scenario_axes, key)) return 1;
+  if (list_has(sw->tunable_axes, key)) return 0;
+  return eng_setting_role_find(key) == ENG_ROLE_SCENARIO;
+}
+
 /* Applies a [sweep] key; msg gets "key: problem". */
 static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, char *msg,
                            size_t len) {
@@ -375,6 +448,8 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
       swp_seterr(msg, len, "refine: expected on or off, got '%s'", value);
       return -1;
     }
+  } else if (!strcmp(key, "scenario_axes") || !strcmp(key, "tunable_axes")) {
+    return role_list_apply(sw, key, value, msg, len);
   } else {
     char **dst = !strcmp(key, "name") ? &sw->name : &sw->description;
     char *v = strdup(value);
@@ -913,6 +988,8 @@ char *swp_sweep_format(const swp_sweep *sw) {
   tb_str(&t, num);
   if (sw->crn) tb_str(&t, "crn = on\n"); /* off is left out: older files' text is unchanged */
   if (sw->refine) tb_str(&t, "refine = on\n"); /* only when set: older texts stay equal */
+  if (sw->scenario_axes) tb_wrapped(&t, "scenario_axes", *sw->scenario_axes ? sw->scenario_axes : "none", 0);
+  if (sw->tunable_axes) tb_wrapped(&t, "tunable_axes", *sw->tunable_axes ? sw->tunable_axes : "none", 0);
   tb_str(&t, "\n[scenario]\n");
   for (size_t i = 0; i < sw->n_settings; i++)
     tb_wrapped(&t, sw->settings[i].key, sw->settings[i].value, 0);

@@ -25,6 +25,8 @@
  *   seed        = 1           ; master seed, decimal or 0x hex (default 1)
  *   crn         = off         ; on: common random numbers across points
  *   refine      = off         ; on: `run` then refines the file (stormsweep refine)
+ *   scenario_axes = load, ... ; axes that are the world's, not a choice (default: traffic,
+ *   tunable_axes  = ...       ; faults, time, measurement settings; docs/decisions.md)
  *
  *   [scenario]                ; fixed settings: any key of the engine
  *   load        = 0.7         ; settings table ('stormsweep sim --list-settings')
@@ -117,6 +119,7 @@ typedef struct swp_sweep {
   uint64_t seed;
   int crn;           /* common random numbers: the seed ignores the point */
   int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
+  char *scenario_axes, *tunable_axes; /* [sweep] role overrides, "a, b" ("" = none); NULL unset */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
@@ -130,6 +133,9 @@ typedef struct swp_sweep {
 } swp_sweep;
 
 void swp_sweep_init(swp_sweep *sw);
+/* 1 when key is a scenario axis of this sweep ([sweep] scenario_axes /
+ * tunable_axes, else the setting's default role, eng_setting_role_find). */
+int swp_sweep_axis_is_scenario(const swp_sweep *sw, const char *key);
 void swp_sweep_free(swp_sweep *sw);
 
 /* Parses sweep text (source names it in messages). sw must be freshly

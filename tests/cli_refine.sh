@@ -6,8 +6,9 @@
 # a decided file changes nothing; SIGINT mid-round exits 130, prints the
 # command that continues, and continuing gives the uninterrupted file; so
 # does SIGKILL; `run --resume` and `merge` refuse a refined file by name; a
-# slice file and changed targets are refused (exit 2); recommend names the
-# proven point with its proof and the report lists the refined points.
+# slice file and changed targets are refused (exit 2); load is a scenario
+# axis, so the proof is robust (budget_ratio=0.1 at both loads); recommend
+# names the proven point with its proof and the report lists the refined points.
 # Usage: bash cli_refine.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
 # shellcheck source=lib/cli_common.sh
@@ -60,7 +61,10 @@ expect_exit 0 "$BIN" run tiny.ini -o screen.h5 -j 2 -q
 cp screen.h5 j1.h5
 cp screen.h5 j2.h5
 expect_exit 0 "$BIN" refine j2.h5 "${LOOSE[@]}" -j 2
-expect_in "$T/out" "PROVEN: point"
+# load is a scenario axis: the proof covers budget_ratio=0.1 at both loads.
+expect_in "$T/out" "PROVEN (robust: at each of its 2 scenario values, every one proven)"
+expect_in "$T/out" "point 0 (load=0.5 budget_ratio=0.1)"
+expect_in "$T/out" "point 2 (load=0.8 budget_ratio=0.1)"
 expect_in "$T/out" "proven by SPRT on"
 expect_exit 0 "$BIN" refine j1.h5 "${LOOSE[@]}" -j 1 -q
 same_results j1.h5 j2.h5
@@ -98,6 +102,7 @@ expect_in "$T/err" "appended by refine"
 expect_exit 0 "$BIN" recommend j2.h5
 expect_in "$T/out" "RECOMMENDED (proven)"
 expect_in "$T/out" "fresh runs"
+expect_in "$T/out" "and at point 2: load=0.8 budget_ratio=0.1 — proven by SPRT"
 if command -v gnuplot >/dev/null; then
   expect_exit 0 "$BIN" report j2.h5 -o rep
   expect_in rep/index.html "Refined points"

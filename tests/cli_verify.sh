@@ -72,6 +72,36 @@ expect_exit 0 "$BIN" verify grid.ini --set vnodes=50 --set shards=4 --set horizo
   --set surge=800+300 --set brownout=800+300 --policy guarded "${LOOSE[@]}" -q
 expect_exit 0 "$BIN" verify --help
 
+# ---- across scenario values: proven only when every value is ----
+expect_exit 1 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" --grid load=0.5,0.7,0.95 -j 2
+expect_in "$T/out" "across 3 scenario values"
+expect_in "$T/out" "load=0.5                                 PROVEN after 32 runs"
+expect_in "$T/out" "load=0.95                                REFUTED after"
+expect_in "$T/out" "overall        REFUTED: misses the targets at 1 of 3 scenario values"
+expect_exit 0 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" --grid load=0.5,0.7 -q
+expect_in "$T/out" "overall        PROVEN at every one of the 2 scenario values"
+cat >scen.ini <<'EOF'
+[sweep]
+seed = 5
+[scenario]
+shards = 4
+horizon_ms = 3000
+surge = 800+300
+brownout = 800+300
+[grid]
+load = 0.5, 0.7
+EOF
+expect_exit 0 "$BIN" verify scen.ini --policy guarded "${LOOSE[@]}" -q
+expect_in "$T/out" "overall        PROVEN"
+# A tunable axis with several values is not one configuration.
+expect_exit 2 "$BIN" verify scen.ini --grid vnodes=10,20
+expect_in "$T/err" "tunable axes vnodes"
+# ... unless the sweep calls it a scenario axis.
+sed 's/^seed = 5$/seed = 5\nscenario_axes = vnodes/' scen.ini >scen2.ini
+expect_exit 0 "$BIN" verify scen2.ini --grid vnodes=50,150 --policy guarded "${LOOSE[@]}" -q
+expect_in "$T/out" "across 4 scenario values"
+expect_exit 2 "$BIN" verify scen.ini --policy guarded -o x.h5
+
 # ---- JUnit ----
 py=/usr/bin/python3
 junit_check() { # FILE TESTS FAILURES

@@ -430,6 +430,23 @@ static void test_effects(void **state) {
   /* The level interval is the pooled one: 30/40 with Wilson. */
   ana_interval w = ana_wilson(30, 40, ANA_Z95);
   assert_near(first->levels[1].meta_ci.lo, w.lo, 1e-12);
+  /* Every outcome per level (issue 17): budget inf has 5 recovered, 5
+   * slow, 30 metastable of 40; its P(recovered) and P(slow) effects. */
+  assert_int_equal(first->levels[1].n_rec, 5);
+  assert_int_equal(first->levels[1].n_slow, 5);
+  assert_int_equal(first->levels[0].n_rec, 40);
+  assert_near(first->levels[1].p_rec, 5.0 / 40, 1e-12);
+  assert_near(first->levels[1].p_slow, 5.0 / 40, 1e-12);
+  assert_near(first->effect_rec, 1.0 - 5.0 / 40, 1e-12);
+  assert_near(first->effect_slow, 5.0 / 40, 1e-12);
+  char *txt = NULL;
+  size_t txt_len = 0;
+  FILE *mf = open_memstream(&txt, &txt_len);
+  ana_summary_print_effects(mf, &fx->r, s);
+  fclose(mf);
+  assert_non_null(strstr(txt, "effect on P(pass) 1.000, on P(recovered) 0.875, on P(slow) 0.125, on P(metastable) 0.750"));
+  assert_non_null(strstr(txt, "rec/slw/met/col 5/5/30/0"));
+  free(txt);
 
   ana_grid2 g;
   assert_int_equal(ana_grid2_compute(&g, &fx->r, s, 0, 1), 0);
@@ -438,6 +455,9 @@ static void test_effects(void **state) {
   assert_near(g.cells[0 * 2 + 0].p_meta, 0, 0);
   assert_near(g.cells[1 * 2 + 0].p_meta, 1, 0);
   assert_near(g.cells[1 * 2 + 1].p_meta, 0.5, 0);
+  assert_int_equal(g.cells[1 * 2 + 1].n_slow, 5);
+  assert_int_equal(g.cells[1 * 2 + 1].n_rec, 5);
+  assert_near(g.cells[1 * 2 + 1].p_rec, 0.25, 0);
   assert_int_equal(g.cells[1 * 2 + 1].n, 20);
   ana_grid2_free(&g);
 }
