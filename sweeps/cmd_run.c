@@ -457,6 +457,8 @@ static int run_setup(run_state *st, int argc, char **argv) {
       return 2;
     }
     st->subset.done = swp_h5out_done(st->out);
+    if (swp_h5out_note(st->out)[0])
+      fprintf(stderr, "stormsweep run: %s\n", swp_h5out_note(st->out));
   }
   st->to_run = swp_subset_count(sw, &st->subset);
   if (ra->resume && st->to_run == 0) {
