@@ -738,7 +738,7 @@ static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   o->runs = o->runs_mem = o->runs_space = -1;
   o->wall = o->thread = o->timing_space = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
-  o->n_runs = o->base_runs = n_runs;
+  o->n_runs = o->base_runs = o->finish_runs = n_runs;
   o->ticks_n = ticks;
   o->path = strdup(path);
   o->done = calloc((size_t)(n_runs > 0 ? n_runs : 1), 1);
@@ -1948,11 +1948,12 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     swp_wlock_release(lock);
     return -1;
   }
-  if (swp_journal_open(&j, path, &id, &have_journal, err, errlen)) {
-    swp_wlock_release(lock);
-    return -1;
+  char first[1024] = "", why[512] = "", note[512] = "", jerr[512] = "";
+  if (swp_journal_open(&j, path, &id, &have_journal, jerr, sizeof jerr)) {
+    /* A journal of another sweep: the file's own checks name the
+     * difference better; a matching file with it is refused below. */
+    j = NULL;
   }
-  char first[1024] = "", why[512] = "", note[512] = "";
   swp_h5out *o = NULL;
   int64_t restored = 0;
   int rc = resume_open_file(&o, path, sw, slice_index, slice_count, append, j != NULL, first,
@@ -2009,6 +2010,12 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
       }
     }
   }
+  if (!rc && jerr[0]) {
+    snprintf(first, sizeof first, "%s (refusing to resume)", jerr);
+    h5out_fail(o);
+    h5out_abandon(o);
+    rc = -1;
+  }
   if (rc) {
     swp_seterr(err, errlen, "%s", first);
     swp_journal_close(j);
@@ -2023,7 +2030,6 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     snprintf(note, sizeof note, "%s: restored %lld committed runs from %s.journal", path,
              (long long)restored, path);
   snprintf(o->note, sizeof o->note, "%s", note);
-  char jerr[512];
   if (append) {
     /* Refine appends rows the journal cannot describe: finish what it
      * holds, make the file durable and drop it; from here commits sync the

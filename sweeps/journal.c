@@ -451,6 +451,14 @@ int swp_journal_sync(swp_journal *j, char *err, size_t errlen) {
   return 0;
 }
 
+int swp_journal_exists(const char *h5path) {
+  char *p = swp_journal_path(h5path);
+  struct stat st;
+  int e = p && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+  free(p);
+  return e;
+}
+
 int swp_journal_remove(const char *h5path) {
   char *p = swp_journal_path(h5path);
   if (!p) return -1;

@@ -58,6 +58,8 @@ int swp_journal_append(swp_journal *j, const swp_run_record *rec, char *err, siz
 /* Makes every record appended so far durable (fdatasync). */
 int swp_journal_sync(swp_journal *j, char *err, size_t errlen);
 void swp_journal_close(swp_journal *j);
+/* 1 when h5path has a journal (it was being written, or is damaged). */
+int swp_journal_exists(const char *h5path);
 /* Removes the journal of h5path (and syncs the directory); 0 when there was
  * none. Call only once h5path itself is durable. */
 int swp_journal_remove(const char *h5path);
