@@ -34,7 +34,7 @@ same_or_refused() {
       fail "$f: a refused resume left complete = 1"
     return
   fi
-  for obj in /runs $(h5ls ref.h5/ticks | awk '{print "/ticks/" $1}'); do
+  for obj in /runs /ticks; do
     h5diff ref.h5 "$f" "$obj" "$obj" >/dev/null 2>&1 || { bad=1; fail "$f: $obj differs from the reference after resume (exit 0)"; break; }
   done
   h5dump -a /complete "$f" | grep -q '(0): 1' || fail "$f: resumed (exit 0) but not complete"
