@@ -37,8 +37,15 @@
  * every run marked done has all 19 chunks, and reruns any that lacks one. A
  * failed write (disk full) freezes the file at its last commit: closing it
  * would flush half-written metadata (h5out_freeze). The one window left is a
- * kill *during* a flush of index blocks, milliseconds every 2 s; a file
- * damaged that way is refused by --resume with a message (start over).
+ * kill *during* a flush of index blocks, milliseconds every 2 s, and a power
+ * cut, which may leave any mix of old and new pages: for those, every run is
+ * also appended to FILE.journal (journal.c), which each commit makes durable
+ * (fdatasync) before it writes a row. --resume checks the file's done runs
+ * against the journal byte for byte, restores the journal's runs the file
+ * lacks, and rebuilds a damaged file from the journal (journal_verify,
+ * journal_rebuild). Files are created under a temporary name and renamed into
+ * place; one writer at a time holds FILE.lock (writelock.c). The guarantee
+ * and its cost: docs/durability.md.
  *
  * ## Layout (format "stormsweep-results", format_version 1)
  *

@@ -279,7 +279,10 @@ int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, s
  * naming the difference, a file of another sweep (effective sweep_text,
  * master seed, shapes) or another slice (slice_count 0: the whole sweep);
  * checks that every run marked done has all its /ticks chunks (a run that
- * lacks one is run again). */
+ * lacks one is run again). With a journal (FILE.journal) every done run is
+ * checked against it byte for byte, and a damaged file is rebuilt from it
+ * (swp_h5out_note then says so); see docs/durability.md. A file another
+ * process is writing (FILE.lock held) is refused. */
 int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen);
 /* Reopens a complete whole-sweep file to append runs to it (refine): like
