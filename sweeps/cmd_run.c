@@ -687,12 +687,16 @@ static int run_root(int argc, char **argv, int ranks) {
   if (write_failed && damaged) {
     /* HDF5 found its own structures damaged: resuming the file as it is
      * would fail the same way; only its journal can bring the runs back. */
-    if (swp_journal_exists(ra->output))
+    /* Moved aside, so the resume rebuilds it from the journal rather than
+     * trusting the parts of it that still verify. */
+    char aside[4200];
+    snprintf(aside, sizeof aside, "%s.damaged", ra->output);
+    if (swp_journal_exists(ra->output) && rename(ra->output, aside) == 0)
       fprintf(stderr,
-              "stormsweep run: %s is damaged (HDF5 found its own index broken). Its journal "
-              "%s.journal holds every committed run; --resume verifies the file against it, "
-              "rebuilds it from the journal and runs the rest:\n  %s\n",
-              ra->output, ra->output, again ? again : "the same command with --resume");
+              "stormsweep run: %s was damaged (HDF5 found its own index broken) and is now %s. "
+              "Its journal %s.journal holds every committed run; --resume rebuilds the file "
+              "from it and runs the rest:\n  %s\n",
+              ra->output, aside, ra->output, again ? again : "the same command with --resume");
     else
       fprintf(stderr,
               "stormsweep run: %s is damaged (HDF5 found its own index broken) and has no "
