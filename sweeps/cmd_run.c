@@ -467,8 +467,8 @@ static int run_setup(run_state *st, int argc, char **argv) {
     if (swp_h5out_open_resume(&st->out, ra->output, sw, ra->slice_index, ra->slice_count, err,
                               sizeof err)) {
       fprintf(stderr, "stormsweep run: %s\n", err);
-      /* Another writer, or a file being rebuilt that failed: not usage. */
-      return strstr(err, "another stormsweep process") || strstr(err, "rebuil") ? 1 : 2;
+      /* Another writer is a failure of the moment, not of the usage. */
+      return strstr(err, "another stormsweep process") ? 1 : 2;
     }
     st->subset.done = swp_h5out_done(st->out);
     if (swp_h5out_note(st->out)[0])
