@@ -78,7 +78,9 @@
 
 #include "ana.h"
 #include "ana_h5.h"
+#include "journal.h"
 #include "swp.h"
+#include "writelock.h"
 
 /* ---- layout names (keep in step with sweeps/h5out.c) ---- */
 #define ATTR_FORMAT "format"
@@ -1029,8 +1031,16 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
   if (fid < 0) {
     char why[256];
     hdf5_reason(why, sizeof why);
-    snprintf(err, errlen, "%s: cannot open HDF5 file%s: truncated or damaged?%s", path,
-             flags == H5F_ACC_RDWR ? " for writing" : "", why);
+    if (swp_wlock_held_elsewhere(path) || strstr(why, "unable to lock file"))
+      snprintf(err, errlen, "%s: another process is writing it (a sweep, resume, refine or "
+               "merge); try again once it has finished", path);
+    else if (swp_journal_exists(path))
+      snprintf(err, errlen, "%s: cannot open HDF5 file: damaged, but its journal %s.journal "
+               "holds every committed run: 'stormsweep run ... --resume' (the command that wrote "
+               "it) rebuilds it%s", path, path, why);
+    else
+      snprintf(err, errlen, "%s: cannot open HDF5 file%s: truncated or damaged?%s", path,
+               flags == H5F_ACC_RDWR ? " for writing" : "", why);
     return -1;
   }
   hid_t root = H5Gopen2(fid, "/", H5P_DEFAULT);

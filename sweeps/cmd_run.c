@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "client_import.h"
+#include "journal.h"
 #include "swp_internal.h"
 
 /* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
@@ -54,7 +55,7 @@ typedef struct run_args {
   const char *sweep_path;
   const char *output;
   int threads;
-  int force, quiet, help, print_ini, resume, no_space_check;
+  int force, quiet, help, print_ini, resume, no_space_check, no_journal;
   int64_t slice_index, slice_count; /* slice_count 0: the whole sweep */
   double commit_s;
   const char *client;     /* --client FILE: applied before every override */
@@ -174,6 +175,10 @@ static int args_parse(int argc, char **argv, int is_run, int loud, run_args *ra)
         ra->no_space_check = 1;
         continue;
       }
+      if (!strcmp(a, "--no-journal")) {
+        ra->no_journal = 1;
+        continue;
+      }
       if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
         ra->quiet = 1;
         continue;
@@ -268,7 +273,11 @@ static void run_usage(FILE *out) {
           "                       2): a kill loses at most the runs since the last commit\n"
           "  -f, --force          overwrite an existing result file\n"
           "  --no-space-check     skip the check that the output's file system has room for\n"
-          "                       the estimated size (about 20 bytes per tick per run)\n"
+          "                       the estimated size (about 20 bytes per tick per run, twice\n"
+          "                       while the journal exists)\n"
+          "  --no-journal         write no FILE.journal (a new FILE only): half the disk space\n"
+          "                       while running, but a power cut may then lose committed runs\n"
+          "                       (docs/durability.md)\n"
           "  -q, --quiet          no progress line and no summary\n"
           "  -h, --help           this help\n\n"
           "Results are identical for any thread count, process count, slicing or resumption:\n"
@@ -383,7 +392,7 @@ static char *resume_command(int argc, char **argv, int ranks) {
  * take about `runs` more runs; reclaim is the size of a file --force will
  * replace. A file system that cannot be asked is not checked. */
 static int space_check(const char *output, const swp_sweep *sw, int64_t runs, int new_file,
-                       double reclaim) {
+                       double reclaim, int journal) {
   char *copy = strdup(output);
   if (!copy) return 0;
   struct statvfs vfs;
@@ -394,7 +403,9 @@ static int space_check(const char *output, const swp_sweep *sw, int64_t runs, in
     return 0;
   }
   double per_run = EST_BYTES_PER_TICK * sw->ticks;
-  double need = (double)runs * per_run;
+  /* Twice: the file and its journal (docs/durability.md) hold the same
+   * compressed ticks until the sweep is finished. */
+  double need = (journal ? 2.0 : 1.0) * (double)runs * per_run;
   if (new_file) need += EST_BYTES_FIXED + (double)swp_sweep_runs(sw) * EST_BYTES_PER_ROW;
   double avail = (double)vfs.f_bavail * (double)vfs.f_frsize + reclaim;
   int rc = 0;
@@ -405,9 +416,11 @@ static int space_check(const char *output, const swp_sweep *sw, int64_t runs, in
     format_bytes(per_run, p, sizeof p);
     fprintf(stderr,
             "stormsweep run: not enough disk space for %s (in %s): %lld runs need about %s "
-            "(~%s per run of %d ticks, a conservative estimate) and %s is free. Free some "
+            "(~%s per run of %d ticks, a conservative estimate%s) "
+            "and %s is free. Free some "
             "space, write elsewhere (-o), or pass --no-space-check if the estimate is wrong.\n",
-            output, dir, (long long)runs, n, p, sw->ticks, a);
+            output, dir, (long long)runs, n, p, sw->ticks,
+            journal ? ", twice: the file and its journal" : "", a);
     rc = 2;
   }
   free(copy);
@@ -480,9 +493,12 @@ static int run_setup(run_state *st, int argc, char **argv) {
     if (swp_h5out_open_resume(&st->out, ra->output, sw, ra->slice_index, ra->slice_count, err,
                               sizeof err)) {
       fprintf(stderr, "stormsweep run: %s\n", err);
-      return 2;
+      /* Another writer is a failure of the moment, not of the usage. */
+      return strstr(err, "another stormsweep process") ? 1 : 2;
     }
     st->subset.done = swp_h5out_done(st->out);
+    if (swp_h5out_note(st->out)[0])
+      fprintf(stderr, "stormsweep run: %s\n", swp_h5out_note(st->out));
   }
   st->to_run = swp_subset_count(sw, &st->subset);
   if (ra->resume && st->to_run == 0) {
@@ -509,13 +525,16 @@ static int run_setup(run_state *st, int argc, char **argv) {
   }
   if (!ra->no_space_check) {
     rc = space_check(ra->output, sw, st->to_run, !ra->resume,
-                     exists && ra->force && S_ISREG(out_st.st_mode) ? (double)out_st.st_size : 0);
+                     exists && ra->force && S_ISREG(out_st.st_mode) ? (double)out_st.st_size : 0,
+                     !(ra->no_journal && !ra->resume));
     if (rc) return rc;
   }
   if (!ra->resume) {
     char *cmdline = command_line_join(argc, argv);
-    int created = swp_h5out_create(&st->out, ra->output, sw, cmdline ? cmdline : "", ra->force,
-                                   err, sizeof err);
+    int created = swp_h5out_create_flags(
+        &st->out, ra->output, sw, cmdline ? cmdline : "",
+        (ra->force ? SWP_H5OUT_FORCE : 0) | (ra->no_journal ? SWP_H5OUT_NO_JOURNAL : 0), err,
+        sizeof err);
     free(cmdline);
     if (!created && ra->slice_count)
       created = swp_h5out_set_slice(st->out, ra->slice_index, ra->slice_count, err, sizeof err);
@@ -685,7 +704,33 @@ static int run_root(int argc, char **argv, int ranks) {
   /* After a failed write the close message only repeats it. */
   if (close_rc && !res.write_failed) fprintf(stderr, "stormsweep run: %s\n", err);
   char *again = resume_command(argc, argv, ranks);
-  if (write_failed) {
+  const char *e1 = res.first_error, *e2 = err;
+  int damaged = close_rc || res.write_failed
+                    ? strstr(e1, "addr overflow") || strstr(e1, "B-tree") ||
+                          strstr(e1, "signature") || strstr(e2, "addr overflow") ||
+                          strstr(e2, "B-tree") || strstr(e2, "signature")
+                    : 0;
+  if (write_failed && damaged) {
+    /* HDF5 found its own structures damaged: resuming the file as it is
+     * would fail the same way; only its journal can bring the runs back. */
+    /* Moved aside, so the resume rebuilds it from the journal rather than
+     * trusting the parts of it that still verify. */
+    char aside[4200];
+    snprintf(aside, sizeof aside, "%s.damaged", ra->output);
+    if (swp_journal_exists(ra->output) && rename(ra->output, aside) == 0)
+      fprintf(stderr,
+              "stormsweep run: %s was damaged (HDF5 found its own index broken) and is now %s. "
+              "Its journal %s.journal holds every committed run; --resume rebuilds the file "
+              "from it and runs the rest:\n  %s\n",
+              ra->output, aside, ra->output, again ? again : "the same command with --resume");
+    else
+      fprintf(stderr,
+              "stormsweep run: %s is damaged (HDF5 found its own index broken) and has no "
+              "journal to rebuild it from, so --resume cannot continue it; its runs are lost: "
+              "start over with --force\n",
+              ra->output);
+    rc = 1;
+  } else if (write_failed) {
     fprintf(stderr,
             "stormsweep run: %s keeps the %lld runs committed before the failure and nothing "
             "after it;\n  once the cause is fixed (e.g. disk space freed), finish it with:\n  %s\n",

@@ -37,8 +37,15 @@
  * every run marked done has all 19 chunks, and reruns any that lacks one. A
  * failed write (disk full) freezes the file at its last commit: closing it
  * would flush half-written metadata (h5out_freeze). The one window left is a
- * kill *during* a flush of index blocks, milliseconds every 2 s; a file
- * damaged that way is refused by --resume with a message (start over).
+ * kill *during* a flush of index blocks, milliseconds every 2 s, and a power
+ * cut, which may leave any mix of old and new pages: for those, every run is
+ * also appended to FILE.journal (journal.c), which each commit makes durable
+ * (fdatasync) before it writes a row. --resume checks the file's done runs
+ * against the journal byte for byte, restores the journal's runs the file
+ * lacks, and rebuilds a damaged file from the journal (journal_verify,
+ * journal_rebuild). Files are created under a temporary name and renamed into
+ * place; one writer at a time holds FILE.lock (writelock.c). The guarantee
+ * and its cost: docs/durability.md.
  *
  * ## Layout (format "stormsweep-results", format_version 1)
  *
@@ -108,7 +115,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "swp_internal.h"
+#include "writelock.h"
 
 #define FORMAT_NAME "stormsweep-results"
 #define FORMAT_VERSION 1
@@ -210,6 +219,15 @@ struct swp_h5out {
   int32_t *pend_thread;
   size_t n_pend;
   char *path;
+  /* Durability (journal.c, writelock.c, docs/durability.md). */
+  swp_wlock *lock;         /* our own one-writer lock, held until closed */
+  swp_journal *journal;    /* FILE.journal; NULL: none (merge, refine) */
+  int replaying;           /* writing runs read from the journal: not journaled again */
+  int64_t finish_runs;     /* runs that make the file finished (its slice, or n_runs) */
+  int sync_file;           /* no journal: fdatasync the file between commit steps */
+  char note[512];          /* what resume salvaged, for the caller to print */
+  swp_journal_id jid;      /* the journal's identity (jcmd: its command line) */
+  char *jcmd;
 };
 
 /* A result file open read-only (merge). */
@@ -713,6 +731,9 @@ static void h5out_release(swp_h5out *o) {
 static int h5out_close_file(swp_h5out *o) {
   h5out_release(o);
   int rc = o->file >= 0 && H5Fclose(o->file) < 0 ? -1 : 0;
+  swp_journal_close(o->journal);
+  swp_wlock_release(o->lock);
+  free(o->jcmd);
   free(o->path);
   free(o->done);
   free(o->pend);
@@ -734,7 +755,7 @@ static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   o->runs = o->runs_mem = o->runs_space = -1;
   o->wall = o->thread = o->timing_space = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
-  o->n_runs = o->base_runs = n_runs;
+  o->n_runs = o->base_runs = o->finish_runs = n_runs;
   o->ticks_n = ticks;
   o->path = strdup(path);
   o->done = calloc((size_t)(n_runs > 0 ? n_runs : 1), 1);
@@ -756,8 +777,33 @@ static int h5out_spaces(swp_h5out *o) {
   return o->runs_space < 0 || o->timing_space < 0 ? -1 : 0;
 }
 
+/* The journal's identity of a file of sweep sw (slice 0/0: the whole sweep). */
+static int journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_count,
+                      const char *command_line, swp_journal_id *id) {
+  char *text = swp_sweep_format(sw);
+  if (!text) return -1;
+  memset(id, 0, sizeof *id);
+  id->master_seed = sw->seed;
+  id->n_runs = swp_sweep_runs(sw);
+  id->ticks = sw->ticks;
+  id->slice_index = slice_count > 1 ? slice_index : 0;
+  id->slice_count = slice_count > 1 ? slice_count : 0;
+  id->sweep_crc = swp_journal_crc_text(text);
+  id->tool_version = STORMSWEEP_VERSION;
+  id->command_line = command_line;
+  free(text);
+  return 0;
+}
+
+/* Runs of slice index/count of sw (all of them when count <= 1). */
+static int64_t slice_runs(const swp_sweep *sw, int64_t index, int64_t count) {
+  swp_subset s = {index, count, NULL};
+  return swp_subset_count(sw, &s);
+}
+
 static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep *sw,
-                     const char *command_line, int force, char *err, size_t errlen) {
+                     const char *command_line, unsigned flags, char *err, size_t errlen) {
+  int force = (flags & SWP_H5OUT_FORCE) != 0;
   *out = NULL;
   if (!sw->checked) {
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
@@ -770,8 +816,45 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
   }
   o->master_seed = sw->seed;
   o->replicates = sw->replicates;
+  o->finish_runs = o->n_runs;
+  if (!(flags & SWP_H5OUT_NO_LOCK) && swp_wlock_acquire(&o->lock, path, err, errlen)) {
+    h5out_close_file(o);
+    return -1;
+  }
+  /* Built under a temporary name and renamed into place once its skeleton is
+   * written: a process killed while creating never leaves a file under the
+   * final name that --resume would have to make sense of. */
+  int in_place = (flags & SWP_H5OUT_IN_PLACE) != 0;
+  char *tmp = in_place ? NULL : malloc(strlen(path) + 16);
+  struct stat pst;
+  if (!in_place && !force && lstat(path, &pst) == 0) {
+    swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
+    free(tmp);
+    h5out_close_file(o);
+    return -1;
+  }
+  if (!in_place) {
+    int fd = -1;
+    if (tmp) {
+      sprintf(tmp, "%s.new-XXXXXX", path);
+      fd = mkstemp(tmp);
+    }
+    if (fd < 0) {
+      swp_seterr(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
+                 strerror(errno));
+      free(tmp);
+      h5out_close_file(o);
+      return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    int chmod_rc = fchmod(fd, 0666 & ~mask);
+    (void)chmod_rc;
+    close(fd);
+  }
   hid_t fapl = file_access();
-  o->file = H5Fcreate(path, force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  o->file = H5Fcreate(in_place ? path : tmp, force || !in_place ? H5F_ACC_TRUNC : H5F_ACC_EXCL,
+                      H5P_DEFAULT, fapl);
   char why[256];
   h5_reason(why);
   H5Pclose(fapl);
@@ -780,6 +863,8 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
       swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
     else
       swp_seterr(err, errlen, "%s: cannot create: %s", path, why);
+    if (tmp) unlink(tmp);
+    free(tmp);
     h5out_close_file(o);
     return -1;
   }
@@ -797,8 +882,36 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     /* Half a file is worse than none: it was ours, so it goes. */
     h5out_fail(o);
     h5out_abandon(o);
-    unlink(path);
+    unlink(in_place ? path : tmp);
+    free(tmp);
     return -1;
+  }
+  if (!in_place && swp_rename_into_place(tmp, path, force)) {
+    int e = errno;
+    if (e == EEXIST)
+      swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
+    else
+      swp_seterr(err, errlen, "%s: cannot rename the new file into place: %s", path,
+                 strerror(e));
+    h5out_fail(o);
+    h5out_abandon(o);
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  free(tmp);
+  if (!(flags & SWP_H5OUT_NO_JOURNAL)) {
+    if (journal_id(sw, 0, 0, command_line, &o->jid) ||
+        !(o->jcmd = strdup(command_line ? command_line : "")) ||
+        (o->jid.command_line = o->jcmd,
+         swp_journal_create(&o->journal, path, &o->jid, err, errlen))) {
+      if (!o->journal && (!err || !err[0]))
+        swp_seterr(err, errlen, "%s: out of memory", path);
+      h5out_fail(o);
+      h5out_abandon(o);
+      unlink(path);
+      return -1;
+    }
   }
   *out = o;
   return 0;
@@ -815,6 +928,23 @@ static int swp_h5out_set_slice_q(swp_h5out *o, int64_t index, int64_t count, cha
     swp_seterr(err, errlen, "%s: writing the slice attributes: %s", o->path, why);
     o->failed = 1;
     return -1;
+  }
+  if (count > 1) {
+    int64_t n = 0;
+    for (int64_t r = 0; r < o->base_runs; r++)
+      n += swp_slice_of(o->replicates, count, r) == index;
+    o->finish_runs = n;
+  }
+  if (o->journal) {
+    /* Still empty: written again with the slice in its identity. */
+    swp_journal_close(o->journal);
+    o->journal = NULL;
+    o->jid.slice_index = count > 1 ? index : 0;
+    o->jid.slice_count = count > 1 ? count : 0;
+    if (swp_journal_create(&o->journal, o->path, &o->jid, err, errlen)) {
+      o->failed = 1;
+      return -1;
+    }
   }
   return 0;
 }
@@ -869,6 +999,9 @@ static void h5out_freeze(swp_h5out *o) {
  * on the frozen descriptor. Error printing stays off for that. */
 static void h5out_abandon(swp_h5out *o) {
   h5out_release(o);
+  swp_journal_close(o->journal);
+  swp_wlock_release(o->lock);
+  free(o->jcmd);
   free(o->path);
   free(o->done);
   free(o->pend);
@@ -907,6 +1040,13 @@ static int h5out_reserve(swp_h5out *o, char *why, size_t whylen) {
   if (to <= o->reserved_to) return 0;
   int e = posix_fallocate(*(int *)handle, (off_t)o->reserved_to, to - (off_t)o->reserved_to);
   if (e == EINVAL || e == EOPNOTSUPP) return 0;
+  /* The margin is a precaution, not a need: a sweep that fits the disk
+   * must not fail for it. Without it a flush may still find the disk full;
+   * the journal then holds every committed run (docs/durability.md). */
+  if ((e == ENOSPC || e == EDQUOT || e == EFBIG) && (off_t)eoa > o->reserved_to)
+    e = posix_fallocate(*(int *)handle, (off_t)o->reserved_to, (off_t)eoa - o->reserved_to);
+  else if (e == ENOSPC || e == EDQUOT || e == EFBIG)
+    e = 0;
   if (e) {
     snprintf(why, whylen, "reserving disk space: %s", strerror(e));
     return -1;
@@ -957,6 +1097,20 @@ static int h5out_evict(swp_h5out *o, char *err, size_t errlen) {
   return 0;
 }
 
+/* fdatasync of the HDF5 file (sec2 driver; others are not synced). */
+static int h5out_sync_file(swp_h5out *o, char *why, size_t whylen) {
+  hid_t fapl = H5Fget_access_plist(o->file);
+  void *handle = NULL;
+  int ok = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
+           H5Fget_vfd_handle(o->file, fapl, &handle) >= 0 && handle;
+  if (fapl >= 0) H5Pclose(fapl);
+  if (ok && fdatasync(*(int *)handle)) {
+    snprintf(why, whylen, "fdatasync: %s", strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 /* The commit: the chunks written since the last commit are on disk already
  * (H5Dwrite_chunk writes raw data at once); the first flush puts their index
  * on disk, then their rows (done = 1) are written and flushed. A file cut off
@@ -968,9 +1122,13 @@ static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
     return -1;
   }
   char why[256] = "";
-  const char *step = "reserve";
-  int rc = h5out_reserve(o, why, sizeof why);
+  const char *step = "journal";
+  /* The journal first: once it is durable the runs are committed, whatever
+   * happens to the HDF5 file from here on. */
+  int rc = o->journal && !o->replaying ? swp_journal_sync(o->journal, why, sizeof why) : 0;
+  if (!rc) step = "reserve", rc = h5out_reserve(o, why, sizeof why);
   if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
+  if (!rc && o->sync_file) step = "fdatasync", rc = h5out_sync_file(o, why, sizeof why);
   if (!rc && o->n_pend) {
     hsize_t n = o->n_pend;
     hid_t ms = H5Screate_simple(1, &n, NULL);
@@ -988,6 +1146,7 @@ static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
     }
     if (ms >= 0) H5Sclose(ms);
     if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
+    if (!rc && o->sync_file) step = "fdatasync", rc = h5out_sync_file(o, why, sizeof why);
   }
   if (rc) {
     if (!why[0]) h5_reason(why);
@@ -1023,6 +1182,10 @@ static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *
       h5out_fail(o);
       return -1;
     }
+  }
+  if (o->journal && !o->replaying && swp_journal_append(o->journal, rec, err, errlen)) {
+    h5out_fail(o);
+    return -1;
   }
   run_row *row = &o->pend[o->n_pend];
   memset(row, 0, sizeof *row);
@@ -1119,6 +1282,13 @@ static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_
     return -1;
   }
   char *path = strdup(o->path);
+  /* Kept past the close: the journal goes only once the closed file is on
+   * disk, and no other writer may come in between. */
+  swp_journal *journal = o->journal;
+  swp_wlock *lock = o->lock;
+  int finished = o->done_before + o->committed >= o->finish_runs;
+  o->journal = NULL;
+  o->lock = NULL;
   if (h5out_close_file(o)) {
     if (!rc) {
       step = "close";
@@ -1127,6 +1297,14 @@ static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_
     rc = -1;
   }
   if (!rc && path) trim_reserve(path);
+  if (!rc && path && swp_fsync_path(path) == 0 && swp_fsync_dir(path) == 0 && finished &&
+      journal) {
+    swp_journal_close(journal);
+    journal = NULL;
+    swp_journal_remove(path);
+  }
+  swp_journal_close(journal);
+  swp_wlock_release(lock);
   if (rc) swp_seterr(err, errlen, "%s: finishing (%s): %s", path ? path : "result file", step, why);
   free(path);
   return rc ? -1 : 0;
@@ -1495,9 +1673,12 @@ static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t 
   return cleared;
 }
 
-static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_sweep *sw,
-                          int64_t slice_index, int64_t slice_count, int append, char *err,
-                          size_t errlen) {
+static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *sw,
+                          int64_t slice_index, int64_t slice_count, int append, int journal,
+                          char *err, size_t errlen) {
+  /* Without a journal the damage is final; with one, the caller rebuilds. */
+  const char *lost = journal ? "" : " (the file is damaged and has no journal to rebuild it "
+                                    "from; its runs cannot be saved: start over with --force)";
   *out = NULL;
   if (!sw->checked) {
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
@@ -1524,10 +1705,8 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
       swp_seterr(err, errlen, "%s: does not exist: nothing to resume (drop --resume to start it)",
                  path);
     else
-      swp_seterr(err, errlen,
-                 "%s: not an HDF5 file (or damaged beyond reading); cannot resume it (start over "
-                 "with --force)",
-                 path);
+      swp_seterr(err, errlen, "%s: not an HDF5 file (or damaged beyond reading)%s", path,
+                 lost);
     goto fail;
   }
   hid_t fapl = file_access();
@@ -1536,7 +1715,7 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
   H5Pclose(fapl);
   if (o->file < 0) {
     swp_seterr(err, errlen, "%s: cannot open for --resume: %s%s", path, why,
-               strstr(why, "locked") ? "" : " (start over with --force)");
+               strstr(why, "locked") ? "" : lost);
     goto fail;
   }
   if (layout_read_info(o->file, path, &info, err, errlen)) goto fail;
@@ -1604,17 +1783,14 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     goto fail;
   if (layout_read_done(o->runs, o->n_runs, o->done)) {
     h5_reason(why);
-    swp_seterr(err, errlen, "%s: cannot read /runs: %s (the file is damaged; start over with "
-               "--force)", path, why);
+    swp_seterr(err, errlen, "%s: cannot read /runs: %s%s", path, why, lost);
     goto fail;
   }
   /* Appending (refine) checks only the appended rows: the sweep's own runs
    * were all committed (refine requires it) before any append. */
   if (verify_done_chunks(o, append ? o->base_runs : 0, why, sizeof why) < 0) {
     swp_seterr(err, errlen,
-               "%s: damaged: %s. It was cut off while being written and cannot be continued; "
-               "start over with --force",
-               path, why);
+               "%s: damaged: %s%s", path, why, lost);
     goto fail;
   }
   for (int64_t r = 0; r < o->n_runs; r++) o->done_before += o->done[r];
@@ -1625,6 +1801,287 @@ fail:
   if (rc) {
     h5out_close_file(o);
     return -1;
+  }
+  *out = o;
+  return 0;
+}
+
+/* ---- resume with a journal: verify, restore, rebuild ---- */
+
+/* Whether run r's row and chunks in the file equal its journal record. */
+static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8_t **buf,
+                       size_t *cap, char *why, size_t whylen) {
+  run_row row;
+  memset(&row, 0, sizeof row);
+  hsize_t at = (hsize_t)r, one = 1;
+  hid_t ms = H5Screate_simple(1, &one, NULL);
+  int bad = ms < 0 || H5Sselect_elements(o->runs_space, H5S_SELECT_SET, 1, &at) < 0 ||
+            H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, &row) < 0;
+  if (ms >= 0) H5Sclose(ms);
+  if (bad) {
+    char h5[256];
+    h5_reason(h5);
+    snprintf(why, whylen, "run %lld's /runs row cannot be read (%s)", (long long)r, h5);
+    return 0;
+  }
+  if (row.run != rec->run || row.point != rec->point || row.replicate != rec->replicate ||
+      row.ticks != rec->ticks || row.done != 1 ||
+      memcmp(&row.s, &rec->summary, sizeof row.s)) {
+    snprintf(why, whylen, "run %lld's /runs row differs from its journal record", (long long)r);
+    return 0;
+  }
+  hsize_t off[2] = {(hsize_t)r, 0};
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    const char *name = eng_metric_get_info((eng_metric)m)->name;
+    hsize_t size = 0;
+    uint32_t mask = 0;
+    if (chunk_size_at(o->ticks[m], r, &size) || size != rec->chunk_size[m]) {
+      snprintf(why, whylen, "run %lld's /ticks/%s chunk is %s", (long long)r, name,
+               size ? "of another size than its journal record" : "missing or unreadable");
+      return 0;
+    }
+    if (size > *cap) {
+      uint8_t *b = realloc(*buf, (size_t)size);
+      if (!b) {
+        snprintf(why, whylen, "out of memory");
+        return 0;
+      }
+      *buf = b;
+      *cap = (size_t)size;
+    }
+    if (H5Dread_chunk(o->ticks[m], H5P_DEFAULT, off, &mask, *buf) < 0 || mask ||
+        memcmp(*buf, rec->chunk[m], (size_t)size)) {
+      snprintf(why, whylen, "run %lld's /ticks/%s chunk differs from its journal record",
+               (long long)r, name);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Checks every run the file marks done against the journal, and stages the
+ * journal's runs the file lacks (killed between the journal's sync and the
+ * rows' commit) to be written again from it. Returns 0, 1 when the file
+ * disagrees with the journal (why says where), -1 on a read failure of the
+ * journal itself. */
+static int journal_verify(swp_h5out *o, swp_journal *j, int64_t *restored, char *why,
+                          size_t whylen) {
+  uint8_t *jbuf = NULL, *cbuf = NULL;
+  size_t jcap = 0, ccap = 0;
+  int rc = 0;
+  *restored = 0;
+  int64_t n = o->jid.n_runs < o->n_runs ? o->jid.n_runs : o->n_runs;
+  for (int64_t r = 0; r < n && !rc; r++) {
+    int has = swp_journal_has(j, r);
+    if (o->done[r] && !has) {
+      snprintf(why, whylen, "run %lld is marked done in it but is not in its journal",
+               (long long)r);
+      rc = 1;
+    } else if (has) {
+      swp_run_record rec;
+      if (swp_journal_read(j, r, &rec, &jbuf, &jcap, why, whylen)) {
+        rc = -1;
+      } else if (o->done[r]) {
+        if (!run_matches(o, r, &rec, &cbuf, &ccap, why, whylen)) rc = 1;
+      } else {
+        char err[512];
+        o->replaying = 1;
+        if (swp_h5out_write_run_q(o, &rec, err, sizeof err)) {
+          snprintf(why, whylen, "%s", err);
+          rc = 1;
+        }
+        o->replaying = 0;
+        o->done[r] = 1; /* written now: the driver skips it */
+        (*restored)++;
+      }
+    }
+  }
+  free(jbuf);
+  free(cbuf);
+  return rc;
+}
+
+/* Writes a fresh file of sw holding the journal's runs, and renames it over
+ * path (the damaged file). */
+static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_index,
+                           int64_t slice_count, swp_journal *j, char *err, size_t errlen) {
+  char *tmp = malloc(strlen(path) + 24);
+  int fd = -1;
+  if (tmp) {
+    sprintf(tmp, "%s.rebuild-XXXXXX", path);
+    fd = mkstemp(tmp);
+  }
+  if (fd < 0) {
+    swp_seterr(err, errlen, "%s: cannot create a file beside it to rebuild it in: %s", path,
+               strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  close(fd);
+  swp_h5out *o = NULL;
+  int rc = swp_h5out_create_q(&o, tmp, sw, swp_journal_command_line(j),
+                              SWP_H5OUT_FORCE | SWP_H5OUT_NO_JOURNAL | SWP_H5OUT_NO_LOCK |
+                                  SWP_H5OUT_IN_PLACE,
+                              err, errlen);
+  if (!rc && slice_count > 1) rc = swp_h5out_set_slice_q(o, slice_index, slice_count, err, errlen);
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  for (int64_t r = 0; r < o->n_runs && !rc && o; r++) {
+    if (!swp_journal_has(j, r)) continue;
+    swp_run_record rec;
+    rc = swp_journal_read(j, r, &rec, &buf, &cap, err, errlen) ||
+         swp_h5out_write_run_q(o, &rec, err, errlen);
+  }
+  free(buf);
+  if (o) {
+    int crc = rc ? (h5out_fail(o), h5out_abandon(o), -1) : swp_h5out_close_q(o, NULL, err, errlen);
+    if (crc) rc = -1;
+  }
+  if (!rc && (swp_fsync_path(tmp) || swp_rename_into_place(tmp, path, 1))) {
+    swp_seterr(err, errlen, "%s: renaming the rebuilt file into place: %s", path, strerror(errno));
+    rc = -1;
+  }
+  if (rc) unlink(tmp);
+  free(tmp);
+  return rc ? -1 : 0;
+}
+
+static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_sweep *sw,
+                                   int64_t slice_index, int64_t slice_count, int append,
+                                   char *err, size_t errlen) {
+  *out = NULL;
+  if (!sw->checked) {
+    swp_seterr(err, errlen, "%s: the sweep was not checked", path);
+    return -1;
+  }
+  if (slice_count <= 1) slice_index = slice_count = 0;
+  swp_wlock *lock = NULL;
+  if (swp_wlock_acquire(&lock, path, err, errlen)) return -1;
+  swp_journal_id id;
+  swp_journal *j = NULL;
+  int have_journal = 0;
+  if (journal_id(sw, slice_index, slice_count, NULL, &id)) {
+    swp_seterr(err, errlen, "%s: out of memory", path);
+    swp_wlock_release(lock);
+    return -1;
+  }
+  char first[1024] = "", why[512] = "", note[512] = "", jerr[512] = "";
+  if (swp_journal_open(&j, path, &id, &have_journal, jerr, sizeof jerr)) {
+    /* A journal of another sweep: the file's own checks name the
+     * difference better; a matching file with it is refused below. */
+    j = NULL;
+  }
+  swp_h5out *o = NULL;
+  int64_t restored = 0;
+  int rc = resume_open_file(&o, path, sw, slice_index, slice_count, append, j != NULL, first,
+                            sizeof first);
+  if (!rc && j) {
+    o->jid = id;
+    int v = journal_verify(o, j, &restored, why, sizeof why);
+    if (v < 0) {
+      swp_seterr(err, errlen, "%s: its journal: %s", path, why);
+      h5out_fail(o);
+      h5out_abandon(o);
+      swp_journal_close(j);
+      swp_wlock_release(lock);
+      return -1;
+    }
+    if (v) {
+      snprintf(first, sizeof first, "%s", why);
+      /* Nothing of the damaged file may be written back. */
+      h5out_fail(o);
+      h5out_abandon(o);
+      o = NULL;
+      rc = -1;
+    }
+  }
+  if (rc && j && !strstr(first, "locked")) {
+    /* The file is damaged (or gone) but the journal holds every committed
+     * run: rebuild it from the journal, then open that. */
+    if (journal_rebuild(path, sw, slice_index, slice_count, j, err, errlen)) {
+      swp_journal_close(j);
+      swp_wlock_release(lock);
+      return -1;
+    }
+    char *dmg = first[0] ? first : (char *)"damaged";
+    const char *p = strncmp(dmg, path, strlen(path)) ? dmg : dmg + strlen(path);
+    if (*p == ':') p++;
+    while (*p == ' ') p++;
+    snprintf(note, sizeof note, "%s was damaged (%.200s); rebuilt it from %s.journal, keeping "
+             "the %lld runs committed there", path, p, path, (long long)swp_journal_count(j));
+    first[0] = 0;
+    restored = 0;
+    rc = resume_open_file(&o, path, sw, slice_index, slice_count, append, j != NULL, first,
+                            sizeof first);
+    if (!rc) {
+      o->jid = id;
+      int v = journal_verify(o, j, &restored, why, sizeof why);
+      if (v) {
+        swp_seterr(err, errlen, "%s: rebuilt from its journal but does not verify: %s", path,
+                   why);
+        h5out_fail(o);
+        h5out_abandon(o);
+        swp_journal_close(j);
+        swp_wlock_release(lock);
+        return -1;
+      }
+    }
+  }
+  if (!rc && jerr[0]) {
+    snprintf(first, sizeof first, "%s (refusing to resume)", jerr);
+    h5out_fail(o);
+    h5out_abandon(o);
+    rc = -1;
+  }
+  if (rc) {
+    swp_seterr(err, errlen, "%s", first);
+    swp_journal_close(j);
+    swp_wlock_release(lock);
+    return -1;
+  }
+  o->lock = lock;
+  o->jid = id;
+  if (slice_count > 1)
+    o->finish_runs = slice_runs(sw, slice_index, slice_count);
+  if (restored && !note[0])
+    snprintf(note, sizeof note, "%s: restored %lld committed runs from %s.journal", path,
+             (long long)restored, path);
+  snprintf(o->note, sizeof o->note, "%s", note);
+  if (append) {
+    /* Refine appends rows the journal cannot describe: finish what it
+     * holds, make the file durable and drop it; from here commits sync the
+     * file itself. */
+    o->sync_file = 1;
+    if (j && (h5out_commit(o, err, errlen) || h5out_sync_file(o, jerr, sizeof jerr))) {
+      if (!err[0]) swp_seterr(err, errlen, "%s: %s", path, jerr);
+      swp_journal_close(j);
+      h5out_fail(o);
+      h5out_abandon(o);
+      return -1;
+    }
+    swp_journal_close(j);
+    if (have_journal) swp_journal_remove(path);
+    *out = o;
+    return 0;
+  }
+  if (j) {
+    if (swp_journal_truncate_tail(j, err, errlen)) {
+      swp_journal_close(j);
+      h5out_fail(o);
+      h5out_abandon(o);
+      return -1;
+    }
+    o->journal = j;
+  } else {
+    /* A file closed cleanly (or written before journals): start one for the
+     * runs this session adds. */
+    o->jcmd = strdup("");
+    id.command_line = "";
+    if (swp_journal_create(&o->journal, path, &id, err, errlen)) {
+      h5out_fail(o);
+      h5out_abandon(o);
+      return -1;
+    }
   }
   *out = o;
   return 0;
@@ -2062,10 +2519,22 @@ int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, int force, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_create_q(out, path, sw, command_line, force, err, errlen);
+  int rc = swp_h5out_create_q(out, path, sw, command_line, force ? SWP_H5OUT_FORCE : 0, err,
+                              errlen);
   quiet_end(&q);
   return rc;
 }
+
+int swp_h5out_create_flags(swp_h5out **out, const char *path, const swp_sweep *sw,
+                           const char *command_line, unsigned flags, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = swp_h5out_create_q(out, path, sw, command_line, flags, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+const char *swp_h5out_note(const swp_h5out *o) { return o->note; }
 
 int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, size_t errlen) {
   h5_quiet q;

@@ -22,11 +22,17 @@
  * beside OUT (O_EXCL: never a file or symbolic link somebody left there),
  * and renamed over OUT only when complete, so a failed merge never leaves a
  * half file, never damages an existing OUT, and removes only the file it
- * created.
+ * created. SIGINT and SIGTERM remove OUT.partial-XXXXXX too (the handler
+ * only calls unlink, then dies of the signal). The merged file is synced
+ * before the rename and its directory after it. The merge holds OUT's
+ * writer lock (writelock.h) throughout, and a stale OUT.journal — of an
+ * earlier, unfinished `run -o OUT` — is removed once OUT is replaced: it
+ * describes a file that no longer exists.
  */
 #include <errno.h>
 #include <hdf5.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +41,22 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "swp_internal.h"
+#include "writelock.h"
 
 #define MERGE_BLOCK 4096 /* runs per pass over the parts */
+
+/* What the SIGINT/SIGTERM handler removes: the only state a handler may
+ * touch, hence file scope. Set before the partial file is created. */
+static char partial_path[4096];
+static volatile sig_atomic_t partial_armed;
+
+static void on_merge_signal(int sig) {
+  if (partial_armed) unlink(partial_path); /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 #define LIST_MAX 6       /* runs named in a message */
 
 typedef struct merge_args {
@@ -397,6 +416,7 @@ int cmd_merge(int argc, char **argv) {
   swp_sweep_init(&sw);
   char *tmp = NULL;
   swp_h5out *out = NULL;
+  swp_wlock *lock = NULL;
   char err[1024];
   rc = 2;
   if (!in) {
@@ -510,12 +530,40 @@ int cmd_merge(int argc, char **argv) {
     for (int p = 0; p < ma.n_parts; p++) need += swp_h5in_ticks_bytes(in[p]);
     if (merge_space_check(ma.output, need)) goto done;
   }
+  if (swp_wlock_acquire(&lock, ma.output, err, sizeof err)) {
+    fprintf(stderr, "stormsweep merge: %s\n", err);
+    rc = 1;
+    goto done;
+  }
   tmp = malloc(strlen(ma.output) + 32);
   if (!tmp) goto done;
   sprintf(tmp, "%s.partial-XXXXXX", ma.output);
+  if (strlen(tmp) >= sizeof partial_path) {
+    fprintf(stderr, "stormsweep merge: %s: name too long\n", ma.output);
+    goto done;
+  }
   struct stat tmp_st;
   {
+    /* The handler must know the name before the file exists. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_merge_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     int fd = mkstemp(tmp);
+    if (fd >= 0) {
+      memcpy(partial_path, tmp, strlen(tmp) + 1);
+      partial_armed = 1;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
       fprintf(stderr, "stormsweep merge: cannot create a temporary file beside %s: %s\n",
               ma.output, strerror(errno));
@@ -547,7 +595,10 @@ int cmd_merge(int argc, char **argv) {
     }
   }
   /* Truncating is safe: the name is ours, random, and only just created. */
-  int crc = swp_h5out_create(&out, tmp, &sw, cmdline ? cmdline : "", 1, err, sizeof err);
+  int crc = swp_h5out_create_flags(&out, tmp, &sw, cmdline ? cmdline : "",
+                                   SWP_H5OUT_FORCE | SWP_H5OUT_NO_JOURNAL | SWP_H5OUT_NO_LOCK |
+                                       SWP_H5OUT_IN_PLACE,
+                                   err, sizeof err);
   free(cmdline);
   if (crc) {
     fprintf(stderr, "stormsweep merge: %s\n", err);
@@ -603,12 +654,15 @@ int cmd_merge(int argc, char **argv) {
     rc = 1;
     goto done;
   }
-  if (rename(tmp, ma.output)) {
+  /* close synced the file; the rename syncs the directory. */
+  if (swp_rename_into_place(tmp, ma.output, 1)) {
     fprintf(stderr, "stormsweep merge: renaming %s to %s: %s\n", tmp, ma.output, strerror(errno));
     unlink(tmp);
     rc = 1;
     goto done;
   }
+  partial_armed = 0;
+  swp_journal_remove(ma.output);
   if (!ma.quiet) {
     fprintf(stderr, "stormsweep merge: %d part%s, %lld runs -> %s\n", ma.n_parts,
             ma.n_parts == 1 ? "" : "s", (long long)i0->n_runs, ma.output);
@@ -619,6 +673,8 @@ done:
     swp_h5out_close(out, NULL, NULL, 0);
     if (tmp) unlink(tmp);
   }
+  partial_armed = 0;
+  swp_wlock_release(lock);
   for (int p = 0; in && p < ma.n_parts; p++) swp_h5in_close(in[p]);
   free(in);
   free(owner);

@@ -272,6 +272,17 @@ typedef struct swp_timing {
  * object except run rows and ticks. command_line is stored as given. */
 int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, int force, char *err, size_t errlen);
+/* swp_h5out_create with flags: FORCE as force above; NO_JOURNAL writes no
+ * FILE.journal (merge: its output is renamed into place only when whole);
+ * NO_LOCK takes no FILE.lock; IN_PLACE creates path itself rather than a
+ * temporary renamed over it (path is then a name the caller just made). */
+enum { SWP_H5OUT_FORCE = 1, SWP_H5OUT_NO_JOURNAL = 2, SWP_H5OUT_NO_LOCK = 4,
+       SWP_H5OUT_IN_PLACE = 8 };
+int swp_h5out_create_flags(swp_h5out **out, const char *path, const swp_sweep *sw,
+                           const char *command_line, unsigned flags, char *err, size_t errlen);
+/* What opening it salvaged or repaired ("" when nothing): e.g. a damaged
+ * file rebuilt from its journal. For the caller to print. */
+const char *swp_h5out_note(const swp_h5out *o);
 /* Marks a new file as slice index/count (root attributes slice, slice_index,
  * slice_count); a file without them holds the whole sweep. */
 int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, size_t errlen);
@@ -279,7 +290,10 @@ int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, s
  * naming the difference, a file of another sweep (effective sweep_text,
  * master seed, shapes) or another slice (slice_count 0: the whole sweep);
  * checks that every run marked done has all its /ticks chunks (a run that
- * lacks one is run again). */
+ * lacks one is run again). With a journal (FILE.journal) every done run is
+ * checked against it byte for byte, and a damaged file is rebuilt from it
+ * (swp_h5out_note then says so); see docs/durability.md. A file another
+ * process is writing (FILE.lock held) is refused. */
 int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen);
 /* Reopens a complete whole-sweep file to append runs to it (refine): like

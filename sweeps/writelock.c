@@ -1,0 +1,125 @@
+/*
+ * writelock.c — the one-writer lock of a result file (see writelock.h).
+ *
+ * Protocol: open (or create) FILE.lock, take a write lock on its first byte
+ * with F_OFD_SETLK (no waiting), then check that the descriptor still is the
+ * file named FILE.lock — a releasing writer unlinks it while holding the
+ * lock, so a process that opened the old one in between would otherwise hold
+ * a lock nobody else can see; it then simply tries again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "swp_internal.h"
+#include "writelock.h"
+
+struct swp_wlock {
+  int fd;
+  char *name;
+};
+
+static char *lock_name(const char *path) {
+  size_t n = strlen(path);
+  char *s = malloc(n + 6);
+  if (s) {
+    memcpy(s, path, n);
+    memcpy(s + n, ".lock", 6);
+  }
+  return s;
+}
+
+static struct flock first_byte(short type) {
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = 0;
+  fl.l_len = 1;
+  return fl;
+}
+
+int swp_wlock_acquire(swp_wlock **lock, const char *path, char *err, size_t errlen) {
+  *lock = NULL;
+  char *name = lock_name(path);
+  if (!name) {
+    swp_seterr(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  for (int attempt = 0; attempt < 100; attempt++) {
+    int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+      swp_seterr(err, errlen, "%s: cannot create its lock file %s: %s", path, name,
+                 strerror(errno));
+      free(name);
+      return -1;
+    }
+    struct flock fl = first_byte(F_WRLCK);
+    if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+      int e = errno;
+      close(fd);
+      if (e == EAGAIN || e == EACCES) {
+        swp_seterr(err, errlen,
+                   "%s: another stormsweep process is writing it (it holds %s); wait for it to "
+                   "finish or stop it first",
+                   path, name);
+        free(name);
+        return 1;
+      }
+      if (e == EINVAL || e == ENOLCK || e == EOPNOTSUPP) {
+        /* A file system without fcntl locks: nothing to lock with. */
+        swp_seterr(err, errlen, "%s: cannot lock %s: %s", path, name, strerror(e));
+        free(name);
+        return -1;
+      }
+      swp_seterr(err, errlen, "%s: cannot lock %s: %s", path, name, strerror(e));
+      free(name);
+      return -1;
+    }
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && lstat(name, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino) {
+      swp_wlock *l = malloc(sizeof *l);
+      if (!l) {
+        close(fd);
+        free(name);
+        swp_seterr(err, errlen, "%s: out of memory", path);
+        return -1;
+      }
+      l->fd = fd;
+      l->name = name;
+      *lock = l;
+      return 0;
+    }
+    close(fd); /* released and unlinked meanwhile: take the new one */
+  }
+  swp_seterr(err, errlen, "%s: its lock file %s keeps changing; is another process writing it?",
+             path, name);
+  free(name);
+  return 1;
+}
+
+void swp_wlock_release(swp_wlock *lock) {
+  if (!lock) return;
+  unlink(lock->name); /* while still holding it: see the protocol above */
+  close(lock->fd);
+  free(lock->name);
+  free(lock);
+}
+
+int swp_wlock_held_elsewhere(const char *path) {
+  char *name = lock_name(path);
+  if (!name) return 0;
+  int fd = open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  free(name);
+  if (fd < 0) return 0;
+  struct flock fl = first_byte(F_WRLCK);
+  int held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  close(fd);
+  return held;
+}

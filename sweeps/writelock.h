@@ -1,0 +1,30 @@
+/*
+ * writelock.h — stormsweep's own "one writer per result file" lock, held for
+ * the writer's lifetime and independent of HDF5's file locking (which users
+ * turn off with HDF5_USE_FILE_LOCKING=FALSE on Lustre and NFS).
+ *
+ * The lock is an open-file-description fcntl lock (F_OFD_SETLK) on a
+ * companion file FILE.lock, not on FILE itself: HDF5 may emulate its flock
+ * with fcntl locks on NFS, which would then conflict with ours in the same
+ * process, and FILE is replaced by rename when it is rebuilt or created. The
+ * kernel drops the lock when the process dies however it dies, so a stale
+ * FILE.lock left by SIGKILL never blocks anyone; a clean release unlinks it.
+ */
+#ifndef STORMSWEEP_WRITELOCK_H
+#define STORMSWEEP_WRITELOCK_H
+
+#include <stddef.h>
+
+typedef struct swp_wlock swp_wlock;
+
+/* Takes the lock of result file path (creating path.lock). Returns 0; 1 when
+ * another process holds it (err says so: "another stormsweep process is
+ * writing it"); -1 on any other failure (err says why). */
+int swp_wlock_acquire(swp_wlock **lock, const char *path, char *err, size_t errlen);
+/* Releases the lock and removes path.lock (NULL is fine). */
+void swp_wlock_release(swp_wlock *lock);
+/* 1 when a live process holds the lock of path, 0 when none does (or it
+ * cannot tell). Takes nothing. */
+int swp_wlock_held_elsewhere(const char *path);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * test_journal.c — the journal's valid prefix (sweeps/journal.c) and the
+ * writer lock (sweeps/writelock.c): records read back as written; a torn
+ * tail, a flipped byte or a record cut short ends the prefix there; a
+ * journal of another sweep is refused; a second lock on the same file is
+ * refused while the first is held and granted once it is released.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "journal.h"
+#include "writelock.h"
+
+#define TICKS 100
+
+typedef struct fx {
+  char dir[64], h5[96];
+  swp_journal_id id;
+  uint8_t chunk[ENG_M_COUNT][32];
+} fx;
+
+static int setup(void **state) {
+  fx *f = calloc(1, sizeof *f);
+  snprintf(f->dir, sizeof f->dir, "/tmp/test_journal.XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  snprintf(f->h5, sizeof f->h5, "%s/r.h5", f->dir);
+  f->id.master_seed = 7;
+  f->id.n_runs = 10;
+  f->id.ticks = TICKS;
+  f->id.sweep_crc = swp_journal_crc_text("[sweep]\nseed = 7\n");
+  f->id.tool_version = "test";
+  f->id.command_line = "stormsweep run x";
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fx *f = *state;
+  char *j = swp_journal_path(f->h5);
+  unlink(j);
+  free(j);
+  char lock[128];
+  snprintf(lock, sizeof lock, "%s.lock", f->h5);
+  unlink(lock);
+  rmdir(f->dir);
+  free(f);
+  return 0;
+}
+
+/* Run r's record: chunk m holds bytes r*31 + m + i. */
+static void make_record(fx *f, int64_t r, swp_run_record *rec) {
+  memset(rec, 0, sizeof *rec);
+  rec->run = r;
+  rec->point = r / 2;
+  rec->replicate = (int32_t)(r % 2);
+  rec->ticks = TICKS;
+  rec->summary.seed = 1000 + (uint64_t)r;
+  rec->summary.recovery_ms = 12.5 * (double)r;
+  rec->wall_s = 0.25;
+  rec->thread = 1;
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    size_t n = 8 + (size_t)((r + m) % 20);
+    for (size_t i = 0; i < n; i++) f->chunk[m][i] = (uint8_t)(r * 31 + m + (int64_t)i);
+    rec->chunk[m] = f->chunk[m];
+    rec->chunk_size[m] = n;
+  }
+}
+
+static void write_runs(fx *f, int n) {
+  swp_journal *j = NULL;
+  char err[512] = "";
+  assert_int_equal(swp_journal_create(&j, f->h5, &f->id, err, sizeof err), 0);
+  for (int r = 0; r < n; r++) {
+    swp_run_record rec;
+    make_record(f, r, &rec);
+    assert_int_equal(swp_journal_append(j, &rec, err, sizeof err), 0);
+  }
+  assert_int_equal(swp_journal_sync(j, err, sizeof err), 0);
+  swp_journal_close(j);
+}
+
+static swp_journal *reopen(fx *f) {
+  swp_journal *j = NULL;
+  int exists = 0;
+  char err[512] = "";
+  assert_int_equal(swp_journal_open(&j, f->h5, &f->id, &exists, err, sizeof err), 0);
+  assert_int_equal(exists, 1);
+  return j;
+}
+
+static int64_t file_size(const char *p) {
+  struct stat st;
+  return stat(p, &st) ? -1 : (int64_t)st.st_size;
+}
+
+static void test_round_trip(void **state) {
+  fx *f = *state;
+  write_runs(f, 5);
+  swp_journal *j = reopen(f);
+  assert_int_equal(swp_journal_count(j), 5);
+  assert_string_equal(swp_journal_command_line(j), "stormsweep run x");
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  char err[512];
+  for (int64_t r = 0; r < 5; r++) {
+    swp_run_record got, want;
+    assert_int_equal(swp_journal_read(j, r, &got, &buf, &cap, err, sizeof err), 0);
+    make_record(f, r, &want);
+    assert_int_equal(got.point, want.point);
+    assert_int_equal(got.replicate, want.replicate);
+    assert_memory_equal(&got.summary, &want.summary, sizeof got.summary);
+    for (int m = 0; m < ENG_M_COUNT; m++) {
+      assert_int_equal(got.chunk_size[m], want.chunk_size[m]);
+      assert_memory_equal(got.chunk[m], want.chunk[m], want.chunk_size[m]);
+    }
+  }
+  assert_false(swp_journal_has(j, 5));
+  free(buf);
+  swp_journal_close(j);
+}
+
+/* Cut at every byte of the last record: the prefix always holds 4 runs. */
+static void test_torn_tail(void **state) {
+  fx *f = *state;
+  write_runs(f, 4);
+  char *path = swp_journal_path(f->h5);
+  int64_t four = file_size(path);
+  write_runs(f, 5);
+  int64_t five = file_size(path);
+  assert_true(five > four);
+  for (int64_t cut = five - 1; cut >= four; cut -= 7) {
+    assert_int_equal(truncate(path, cut), 0);
+    swp_journal *j = reopen(f);
+    assert_int_equal(swp_journal_count(j), 4);
+    assert_int_equal(swp_journal_valid_bytes(j), four);
+    swp_journal_close(j);
+  }
+  free(path);
+}
+
+/* A flipped byte inside record 2 ends the prefix before it. */
+static void test_flipped_byte(void **state) {
+  fx *f = *state;
+  write_runs(f, 2);
+  char *path = swp_journal_path(f->h5);
+  int64_t two = file_size(path);
+  write_runs(f, 4);
+  FILE *fp = fopen(path, "r+b");
+  assert_non_null(fp);
+  fseek(fp, (long)two + 40, SEEK_SET);
+  int c = fgetc(fp);
+  fseek(fp, (long)two + 40, SEEK_SET);
+  fputc(c ^ 0x10, fp);
+  fclose(fp);
+  swp_journal *j = reopen(f);
+  assert_int_equal(swp_journal_count(j), 2);
+  assert_false(swp_journal_has(j, 2));
+  assert_false(swp_journal_has(j, 3));
+  char err[512];
+  assert_int_equal(swp_journal_truncate_tail(j, err, sizeof err), 0);
+  swp_journal_close(j);
+  assert_int_equal(file_size(path), two);
+  free(path);
+}
+
+static void test_other_sweep_refused(void **state) {
+  fx *f = *state;
+  write_runs(f, 1);
+  swp_journal_id other = f->id;
+  other.master_seed = 8;
+  swp_journal *j = NULL;
+  int exists = 0;
+  char err[512] = "";
+  assert_int_equal(swp_journal_open(&j, f->h5, &other, &exists, err, sizeof err), -1);
+  assert_non_null(strstr(err, "another master seed"));
+  other = f->id;
+  other.slice_index = 1;
+  other.slice_count = 2;
+  assert_int_equal(swp_journal_open(&j, f->h5, &other, &exists, err, sizeof err), -1);
+  assert_non_null(strstr(err, "another slice"));
+}
+
+static void test_lock(void **state) {
+  fx *f = *state;
+  swp_wlock *a = NULL, *b = NULL;
+  char err[512] = "";
+  assert_int_equal(swp_wlock_acquire(&a, f->h5, err, sizeof err), 0);
+  /* Open-file-description locks conflict within one process too. */
+  assert_int_equal(swp_wlock_acquire(&b, f->h5, err, sizeof err), 1);
+  assert_non_null(strstr(err, "another stormsweep process is writing it"));
+  assert_int_equal(swp_wlock_held_elsewhere(f->h5), 1);
+  swp_wlock_release(a);
+  assert_int_equal(swp_wlock_held_elsewhere(f->h5), 0);
+  assert_int_equal(swp_wlock_acquire(&b, f->h5, err, sizeof err), 0);
+  swp_wlock_release(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_sweep_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
