@@ -3,7 +3,8 @@
 # issue 14) stay readable: analyze, recommend and report read the fixture
 # tests/data/format1.h5, written by stormsweep 0.1.0 from tests/data/format1.ini
 # (2 points x 4 replicates: budget_ratio 0.1 recovers, inf ends metastable),
-# and give the figures that release gave.
+# and give the figures that release gave; resume, refine and merge refuse
+# to mix it with the current format.
 #
 # usage: bash tests/cli_format1.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
@@ -48,7 +49,21 @@ if "$BIN" report "$WORK/f1.h5" -o "$WORK/rep" >"$WORK/p.txt" 2>&1; then
 else
   fail "report of a format 1 file exited $?:"; cat "$WORK/p.txt" >&2
 fi
-# The fixture itself is untouched by reading it.
+# Writers refuse to mix the layouts, with a message that says so, and leave
+# the file as it was: resume and refine (which continue the file) and merge
+# (which would copy it into a format 2 file).
+mix="format_version 1, but this stormsweep"
+for cmd in "run $SRC/tests/data/format1.ini -o $WORK/f1.h5 --resume -q" "refine $WORK/f1.h5 -q" \
+  "merge $WORK/f1.h5 $WORK/f1.h5 -o $WORK/merged.h5"; do
+  # shellcheck disable=SC2086
+  "$BIN" $cmd >"$WORK/mix.out" 2>&1
+  status=$?
+  [ "$status" -eq 2 ] || fail "'$cmd' on a format 1 file exited $status, want 2"
+  has "$WORK/mix.out" "$mix"
+  has "$WORK/mix.out" "do not mix the two layouts"
+done
+[ -e "$WORK/merged.h5" ] && fail "merge of a format 1 file left an output file"
+# The fixture itself is untouched by reading it (and by the refusals).
 cmp -s "$F1" "$WORK/f1.h5" || fail "reading changed the format 1 file"
 [ "$failures" -eq 0 ] && echo "cli_format1: all passed" && exit 0
 exit 1
