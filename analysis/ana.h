@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "layout.h"
+
 #define ANA_Z95 1.959963984540054 /* standard normal 97.5% quantile */
 #define ANA_CONF 0.95             /* every interval in the analysis is 95% */
 
@@ -115,8 +117,9 @@ void ana_histogram_free(ana_histogram *h);
 /* Result files (reader.c, store.c)                                          */
 /* ======================================================================== */
 
-#define ANA_FORMAT_NAME "stormsweep-results"
-#define ANA_FORMAT_VERSION 1 /* newest format_version this reader understands */
+/* The layout's names and versions are owned by sweeps/layout.h. */
+#define ANA_FORMAT_NAME SWP_FORMAT_NAME
+#define ANA_FORMAT_VERSION SWP_FORMAT_VERSION /* newest format_version this reader understands */
 
 /* Outcome codes as written in /runs (eng_outcome). */
 enum {

@@ -82,24 +82,24 @@
 #include "swp.h"
 #include "writelock.h"
 
-/* ---- layout names (keep in step with sweeps/h5out.c) ---- */
-#define ATTR_FORMAT "format"
-#define ATTR_FORMAT_VERSION "format_version"
-#define ATTR_TOOL_VERSION "tool_version"
-#define ATTR_MASTER_SEED "master_seed"
-#define ATTR_SWEEP_TEXT "sweep_text"
-#define ATTR_TICK_MS "tick_ms"
-#define ATTR_COMPLETE "complete"
-#define DSET_POINTS "/points"
-#define DSET_POINTS_TEXT "/points_text"
-#define DSET_RUNS "/runs"
-#define GROUP_TICKS "/ticks"
-#define COL_POINT "point"
+/* ---- layout names: owned by sweeps/layout.h ---- */
+#define ATTR_FORMAT SWP_ATTR_FORMAT
+#define ATTR_FORMAT_VERSION SWP_ATTR_FORMAT_VERSION
+#define ATTR_TOOL_VERSION SWP_ATTR_TOOL_VERSION
+#define ATTR_MASTER_SEED SWP_ATTR_MASTER_SEED
+#define ATTR_SWEEP_TEXT SWP_ATTR_SWEEP_TEXT
+#define ATTR_TICK_MS SWP_ATTR_TICK_MS
+#define ATTR_COMPLETE SWP_ATTR_COMPLETE
+#define DSET_POINTS SWP_DSET_POINTS
+#define DSET_POINTS_TEXT SWP_DSET_POINTS_TEXT
+#define DSET_RUNS SWP_DSET_RUNS
+#define GROUP_TICKS SWP_GROUP_TICKS
+#define COL_POINT SWP_COL_POINT
 
-#define ATTR_N_RUNS "n_runs"
-#define ATTR_N_POINTS "n_points"
-#define ATTR_TICKS "ticks"
-#define ATTR_REPLICATES "replicates"
+#define ATTR_N_RUNS SWP_ATTR_N_RUNS
+#define ATTR_N_POINTS SWP_ATTR_N_POINTS
+#define ATTR_TICKS SWP_ATTR_TICKS
+#define ATTR_REPLICATES SWP_ATTR_REPLICATES
 
 enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
 
@@ -1116,6 +1116,17 @@ typedef struct ticks_check {
   hsize_t chunk_ticks; /* the narrowest chunk's ticks */
 } ticks_check;
 
+/* A member of a format 2 /ticks that is a coordinate (layout.h): a fixed
+ * name, or a grid axis (a /points column, possibly as "axis_<key>"). */
+static int ticks_member_is_coord(const ana_results *r, const char *name) {
+  if (swp_layout_is_fixed_coord(name)) return 1;
+  for (size_t a = 0; a < r->n_axes; a++) {
+    char axis[160];
+    if (!strcmp(name, swp_layout_axis_coord(r->axes[a], axis, sizeof axis))) return 1;
+  }
+  return 0;
+}
+
 static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info, void *data) {
   (void)info;
   ticks_check *tc = data;
@@ -1127,6 +1138,10 @@ static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info,
     tc->failed = 1;
     return 1;
   }
+  /* Format 2 keeps its coordinates (run, time_ms, point, ...: 1-D; the
+   * grid axes by name) and the per-shard matrix in /ticks too: they are not
+   * (runs x ticks) metrics. */
+  if (r->format_version >= 2 && ticks_member_is_coord(r, name)) return 0;
   hid_t ds = H5Dopen2(group, name, H5P_DEFAULT);
   if (ds < 0) {
     snprintf(tc->err, tc->errlen, "%s: %s/%.64s is not a dataset", r->path, GROUP_TICKS, name);

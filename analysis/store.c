@@ -19,7 +19,9 @@
  *       p_metastable, p_metastable_{wilson,exact}_{lo,hi}, p_pass,
  *       p_pass_{wilson,exact}_{lo,hi}, censor_ms, recovery_p{50,90,99}_ms,
  *       amplification_{mean,lo,hi}, goodput_during_{mean,lo,hi},
- *       goodput_after_{mean,lo,hi}, peak_queue_mean (float64)
+ *       goodput_after_{mean,lo,hi}, peak_queue_mean (float64), ...; then one
+ *       float64 column per grid axis, named by its key, with the point's
+ *       value as /points has it (no join needed)
  *   /analysis/effects        one row per (axis, value): axis, value (string
  *       as the sweep wrote it), rank (1 = largest effect), runs, metastable,
  *       passed, p_metastable(_lo,_hi), p_pass(_lo,_hi), effect_metastable,
@@ -100,8 +102,10 @@ static int table_write(hid_t group, const char *name, hid_t mt, const void *rows
   return rc;
 }
 
-static hid_t point_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(point_row));
+/* A /analysis/points row: point_row, then each grid axis's value by name
+ * (as /points has it), so a table user needs no join (issue 14). */
+static hid_t point_type(const ana_results *r) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(point_row) + r->n_axes * sizeof(double));
 #define I64(f, n) H5Tinsert(t, n, offsetof(point_row, f), H5T_NATIVE_LLONG)
 #define F64(f, n) H5Tinsert(t, n, offsetof(point_row, f), H5T_NATIVE_DOUBLE)
   I64(point, "point");
@@ -145,6 +149,9 @@ static hid_t point_type(void) {
   F64(coll_mean_hi, "collapse_mean_hi");
 #undef I64
 #undef F64
+  for (size_t a = 0; a < r->n_axes; a++)
+    if (H5Tget_member_index(t, r->axes[a]) < 0) /* a statistic's name wins */
+      H5Tinsert(t, r->axes[a], sizeof(point_row) + a * sizeof(double), H5T_NATIVE_DOUBLE);
   return t;
 }
 
@@ -199,19 +206,29 @@ int ana_analysis_store(const char *path, const ana_results *r, const ana_summary
   hid_t fid = ana_h5_open(path, H5F_ACC_RDWR, NULL, err, errlen);
   if (fid < 0) return -1;
   hid_t g = -1, pt = -1, et = -1;
-  point_row *prow = NULL;
+  unsigned char *prow = NULL; /* point_row + the axis values, per point */
+  size_t prow_size = sizeof(point_row) + r->n_axes * sizeof(double);
   effect_row *erow = NULL;
   long long *hist = NULL;
   size_t n_eff = 0;
   for (size_t k = 0; k < s->n_axes; k++) n_eff += s->effects[k].n_levels;
-  prow = calloc(s->n_points ? s->n_points : 1, sizeof *prow);
+  prow = calloc(s->n_points ? s->n_points : 1, prow_size);
   erow = calloc(n_eff ? n_eff : 1, sizeof *erow);
   hist = calloc((s->n_points ? s->n_points : 1) * ANA_HISTOGRAM_BINS, sizeof *hist);
   if (!prow || !erow || !hist) {
     snprintf(err, errlen, "%s: out of memory writing /analysis", path);
     goto done;
   }
-  for (size_t p = 0; p < s->n_points; p++) point_row_fill(&prow[p], &s->points[p]);
+  for (size_t p = 0; p < s->n_points; p++) {
+    point_row w;
+    point_row_fill(&w, &s->points[p]);
+    unsigned char *row = prow + p * prow_size;
+    memcpy(row, &w, sizeof w);
+    for (size_t a = 0; a < r->n_axes; a++) {
+      double v = r->values[s->points[p].index * r->n_axes + a];
+      memcpy(row + sizeof w + a * sizeof v, &v, sizeof v);
+    }
+  }
   size_t e = 0;
   for (size_t k = 0; k < s->n_axes; k++) {
     const ana_axis_effect *ax = &s->effects[k];
@@ -250,7 +267,7 @@ int ana_analysis_store(const char *path, const ana_results *r, const ana_summary
     goto done;
   }
   g = H5Gcreate2(fid, GROUP_ANALYSIS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  pt = point_type();
+  pt = point_type(r);
   et = effect_type();
   char method[160];
   snprintf(method, sizeof method, "wilson: %s; exact: %s; the table shows %s",

@@ -139,6 +139,10 @@ static void show_settings(const origins *o) {
 static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, const char *path) {
   fprintf(f, "tick,time_ms");
   for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%s", eng_metric_get_info(m)->name);
+  /* record_shard_queues = on: one more column per shard, its queue depth. */
+  const int32_t *shardq = eng_run_shard_queues(run);
+  int32_t S = shardq ? cfg->shards : 0;
+  for (int32_t k = 0; k < S; k++) fprintf(f, ",shard_queue_%d", k);
   fputc('\n', f);
   int32_t T = eng_run_ticks(run);
   const int32_t *cols[ENG_M_COUNT];
@@ -146,6 +150,7 @@ static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, c
   for (int32_t t = 0; t < T; t++) {
     fprintf(f, "%d,%g", t, t * cfg->tick_ms);
     for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%d", cols[m][t]);
+    for (int32_t k = 0; k < S; k++) fprintf(f, ",%d", shardq[(size_t)t * (size_t)S + (size_t)k]);
     fputc('\n', f);
   }
   if (fclose(f)) {

@@ -225,7 +225,9 @@ static const eng_setting settings[] = {
     {"collapse_requests", ENG_SET_DOUBLE, OFF(collapse_requests), 1, 1e9, NULL, "measurement",
      "the collapse window is trend_ms or long enough for this many new requests, if longer"},
     {"record_shard_queues", ENG_SET_ENUM, OFF(record_shard_queues), 0, 0, bool_names,
-     "measurement", "on: also record the queue depth of every shard at every tick"},
+     "measurement",
+     "on: also record the queue depth of every shard at every tick (sim --ticks-csv: "
+     "shard_queue_K columns; run: /ticks/shard_queue_depth)"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -6,6 +6,7 @@ PACKAGES=(build-essential cmake pkg-config
   libhdf5-dev hdf5-tools libxxhash-dev libinih-dev libcmocka-dev zlib1g-dev libxml2-dev
   libjansson-dev libyaml-dev
   gnuplot-nox python3 python3-h5py python3-numpy
+  python3-xarray python3-pandas python3-matplotlib python3-netcdf4 python3-h5netcdf netcdf-bin
   openmpi-bin libopenmpi-dev
   clang libclang-rt-14-dev libomp-dev valgrind)
 missing=()

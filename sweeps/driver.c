@@ -128,6 +128,9 @@ void swp_worker_free(swp_worker *w) {
   swp_chunk_encoder_destroy(w->encoder);
   free(w->tmp);
   free(w->arena);
+  free(w->shard_padded);
+  swp_chunk_encoder_destroy(w->shard_encoder);
+  free(w->shard_tmp);
   memset(w, 0, sizeof *w);
 }
 
@@ -135,6 +138,41 @@ int swp_worker_simulate(swp_worker *w, const swp_sweep *sw, int64_t r, int32_t t
                         swp_run_record *rec, double *encode_s, char *msg, size_t msglen) {
   swp_run_ref ref = {r, r / sw->replicates, (int32_t)(r % sw->replicates)};
   return swp_worker_simulate_ref(w, sw, &ref, thread, rec, encode_s, msg, msglen);
+}
+
+/* The run's ticks x shards matrix, padded to the file's ticks x
+ * sw->shard_queues with -1 (a shorter horizon, fewer shards, or a point that
+ * does not record them), encoded into the worker's shard_tmp. */
+static int encode_shard_queues(swp_worker *w, const swp_sweep *sw, int32_t ticks,
+                               swp_run_record *rec, char *msg, size_t msglen) {
+  size_t S = (size_t)sw->shard_queues, T = (size_t)sw->ticks, n = T * S;
+  size_t bound = swp_chunk_bound(n);
+  if (!w->shard_encoder) {
+    w->shard_padded = malloc(n * sizeof *w->shard_padded);
+    w->shard_encoder = swp_chunk_encoder_create(n);
+    w->shard_tmp = malloc(bound);
+    if (!w->shard_padded || !w->shard_encoder || !w->shard_tmp) {
+      swp_seterr(msg, msglen, "out of memory for the per-shard queue depths");
+      return -1;
+    }
+  }
+  const int32_t *q = eng_run_shard_queues(w->run);
+  size_t own = q ? (size_t)w->cfg.shards : 0;
+  if (own > S) {
+    swp_seterr(msg, msglen, "the run has %zu shards, more than the file's %zu", own, S);
+    return -1;
+  }
+  for (size_t t = 0; t < T; t++)
+    for (size_t k = 0; k < S; k++)
+      w->shard_padded[t * S + k] = t < (size_t)ticks && k < own ? q[t * own + k] : -1;
+  size_t len = swp_chunk_encode(w->shard_encoder, w->shard_padded, w->shard_tmp, bound);
+  if (!len) {
+    swp_seterr(msg, msglen, "compressing the per-shard queue depths failed");
+    return -1;
+  }
+  rec->shard_chunk = w->shard_tmp;
+  rec->shard_chunk_size = len;
+  return 0;
 }
 
 int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_ref *ref,
@@ -199,6 +237,7 @@ int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_re
     used += len;
   }
   for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = w->arena + offset[m];
+  if (sw->shard_queues > 0 && encode_shard_queues(w, sw, ticks, rec, msg, msglen)) return -1;
   *encode_s = omp_get_wtime() - e0;
   return 0;
 }

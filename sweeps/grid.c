@@ -584,6 +584,7 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   }
   sw->n_points = points;
   sw->ticks = 0;
+  sw->shard_queues = 0;
   double phys = physical_memory();
   for (int64_t p = 0; p < points; p++) {
     eng_config cfg;
@@ -613,6 +614,7 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
       return -1;
     }
     if (ticks > sw->ticks) sw->ticks = ticks;
+    if (cfg.record_shard_queues && cfg.shards > sw->shard_queues) sw->shard_queues = cfg.shards;
   }
   sw->checked = 1;
   return 0;

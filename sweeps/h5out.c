@@ -10,7 +10,8 @@
  * commit. Unwritten rows read as fill values (done = 0, ticks -1), so an
  * interrupted sweep leaves a readable file whose finished runs are marked.
  * The same module reopens a file to finish it (--resume) and reads files for
- * `merge`, checking their layout first.
+ * `merge`; the layout checks both rely on, the /runs row and the names are
+ * in layout.c / layout.h (the one owner of the layout).
  *
  * ## Durability: what a file cut off at any moment holds
  *
@@ -34,7 +35,8 @@
  * orphan chunk bytes past its end (ignored; overwritten on resume). Killed
  * inside a commit's first flush, some runs' chunks may be indexed without
  * their rows: resumed, they are simply run again. --resume also checks that
- * every run marked done has all 19 chunks, and reruns any that lacks one. A
+ * every run marked done has all 19 chunks (20 with shard_queue_depth), and
+ * reruns any that lacks one. /ticks/outcome is written with the rows. A
  * failed write (disk full) freezes the file at its last commit: closing it
  * would flush half-written metadata (h5out_freeze). The one window left is a
  * kill *during* a flush of index blocks, milliseconds every 2 s, and a power
@@ -47,12 +49,15 @@
  * place; one writer at a time holds FILE.lock (writelock.c). The guarantee
  * and its cost: docs/durability.md.
  *
- * ## Layout (format "stormsweep-results", format_version 1)
+ * ## Layout (format "stormsweep-results", format_version 2)
+ *
+ * The names and versions are owned by layout.h (what changed since format 1
+ * is listed there); docs/file-format.md is the user's description.
  *
  * N = n_runs = n_points x replicates; T = ticks (the most of any point);
  * run r = point * replicates + replicate — for the sweep's own runs: `refine`
- * appends rows past them (h5out_append: /runs, /ticks/<metric>, /run and
- * /timing/run_<x> have an unlimited run dimension; n_runs then counts the appended rows too,
+ * appends rows past them (h5out_append: /runs, every run-indexed /ticks
+ * dataset and /timing/run_<x> have an unlimited run dimension; n_runs then counts the appended rows too,
  * whose point and replicate are in their columns, and /refine/round_start
  * records where each round's rows begin; see analysis/refine.h for /refine);
  * point p = the cartesian product of
@@ -61,14 +66,18 @@
  *
  * | object            | type, shape, storage                     | contents |
  * |-------------------|------------------------------------------|----------|
- * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 1 (int32); `tool_version`; `master_seed` (uint64); `crn` (int32: 1 with common random numbers, `crn = on`; missing in older files = 0); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `scenario_axes` (the axes that are scenario, not tunable, joined by ", "; missing in older files: each setting's default role, docs/decisions.md); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
+ * | `/` (attributes)  | scalars unless noted                     | `format` = "stormsweep-results"; `format_version` = 2 (int32); `tool_version`; `master_seed` (uint64); `crn` (int32: 1 with common random numbers, `crn = on`; missing in older files = 0); `replicates`, `n_points`, `n_runs` (int64); `ticks` (int32, T); `tick_ms` (float64); `axes` (string [n_axes], axis keys, slowest first); `scenario_axes` (the axes that are scenario, not tunable, joined by ", "; missing in older files: each setting's default role, docs/decisions.md); `metrics` (string [19], the /ticks datasets in engine order); `sweep_name`, `sweep_description` ("" when unset); `sweep_text` (the effective sweep as INI, overrides folded in; parses back to the same sweep); `sweep_source` (file name, or "built-in seed study"); `sweep_source_text` (that file verbatim, comments included); `command_line`; `created` (ISO 8601 UTC, e.g. "2024-05-01T12:00:00Z"); `complete` (int32: 0 until every run of the sweep is written, then 1). Only in the file of one slice (run --slice K/N): `slice` ("K/N"), `slice_index`, `slice_count` (int64) |
  * | `/points`         | compound [n_points]                      | `point` (int64), then one float64 column per axis named by its key: eng_config_get_number of the point's config (enums: their index; windows: first start in ms, NaN for none; policy: 0 naive, 1 guarded, NaN custom) |
  * | `/points_text`    | compound [n_points]                      | `point` (int64), then one string column per axis, same names: the value as the engine prints it ("inf", "full", "2000+500 6000+200") |
  * | `/axes/<key>`     | string [values]                          | one per axis: its values in order; attributes `numbers` (float64 [values]) and `position` (int32, 0 = slowest) |
  * | `/runs`           | compound [N], chunks of 1024 rows        | one row per run, columns below |
- * | `/ticks/<metric>` | int32 [N, T], chunk [1, T], shuffle + deflate 3, fill -1 | per-tick counts, one dataset per metric: `new_requests`, `attempts`, `retries`, `successes`, `timeouts`, `rejected_queue_full`, `rejected_router`, `rejected_breaker`, `rejected_budget`, `shed`, `lost`, `failed_requests`, `wasted`, `queue_depth`, `max_shard_queue`, `in_flight`, `hops`, `open_breakers`, `budget_tokens` (eng_metric_get_info; the root `metrics` attribute lists them); attributes `units`, `long_name`, `_FillValue` = -1; dimension scales `/run` on dim 0 and `/time_ms` on dim 1, labelled "run" and "time_ms". Runs not written yet, and ticks past a run's own horizon (when horizon_ms is an axis), read -1 |
- * | `/run`            | int64 [N]                                | dimension scale "run": 0 .. N-1 |
- * | `/time_ms`        | float64 [T]                              | dimension scale "time_ms": start of tick t, t x tick_ms (`units` = "ms") |
+ * | `/ticks/<metric>` | int32 [N, T], chunk [1, T], shuffle + deflate 3, fill -1 | per-tick counts, one dataset per metric: `new_requests`, `attempts`, `retries`, `successes`, `timeouts`, `rejected_queue_full`, `rejected_router`, `rejected_breaker`, `rejected_budget`, `shed`, `lost`, `failed_requests`, `wasted`, `queue_depth`, `max_shard_queue`, `in_flight`, `hops`, `open_breakers`, `budget_tokens` (eng_metric_get_info; the root `metrics` attribute lists them); attributes `units`, `long_name`, `coordinates` (CF: the run coordinates below); no `_FillValue` attribute (xarray would decode to float64); dimension scales `/ticks/run` on dim 0 and `/ticks/time_ms` on dim 1. Runs not written yet, and ticks past a run's own horizon (when horizon_ms is an axis), read -1 (the storage fill value) |
+ * | `/ticks/run`      | int64 [N]                                | dimension scale "run": 0 .. N-1 (`units`, `long_name` on every coordinate) |
+ * | `/ticks/time_ms`  | float64 [T]                              | dimension scale "time_ms": start of tick t, t x tick_ms (`units` = "ms") |
+ * | `/ticks/point`, `/ticks/replicate`, `/ticks/seed` | int64, int32, uint64 [N] | run coordinates, as in /runs; written when the row is created |
+ * | `/ticks/outcome`  | int8 [N], allocated early, fill -1       | run coordinate written at each commit with the /runs row; `flag_values` -1..4, `flag_meanings` "not_run recovered slow metastable collapsed undetermined" |
+ * | `/ticks/<axis>`   | float64 [N]                              | one per grid axis, named by its key ("axis_<key>" if a metric has that name): the /points value of the run's point |
+ * | `/ticks/shard`, `/ticks/shard_queue_depth` | int32 [S]; int32 [N, T, S], chunk [1, T, S], shuffle + deflate 3, fill -1 | only when some point records them (record_shard_queues = on; S the most shards of such a point): each shard's queue depth at the end of each tick; -1 for shards a point lacks. Written like the metrics (H5Dwrite_chunk) |
  * | `/timing`         | group                                    | wall-clock data, the only part that differs between two runs of one sweep: `run_wall_s` (float64 [N], simulation time of each run, NaN until written), `run_thread` (int32 [N], OpenMP thread — under MPI rank x 1000 + thread — -1 until written); attributes of the last session: `wall_s`, `threads`, `ranks` (MPI processes), `runs_done`, `runs_per_s`, `host`, `started`, `finished`, and where the time went: `simulate_s`, `encode_s` (summed over threads), `write_s` (the single writer); `sessions` (1, plus one per --resume; merge: the parts) and, when resumed, `last_command_line` |
  *
  * `/runs` columns, in order (the dataset's `columns` attribute has a line on
@@ -92,13 +101,13 @@
  *
  * Reading it: h5py `f["runs"]["outcome"]` gives the enum codes (h5py
  * `h5py.check_enum_dtype` names them); `f["ticks/queue_depth"][r]` is run r's
- * trace; xarray/h5netcdf see dims (run, time_ms) on every /ticks dataset.
+ * trace; xr.open_dataset(FILE, group="ticks") gives the labelled Dataset.
  *
  * Comparing two result files: everything except `/timing` and the root
  * attributes `created` and `command_line` is a pure function of the sweep, so
  * for the same sweep at any thread count these compare equal:
- *   h5diff a.h5 b.h5 /runs /runs      (and /points, /points_text, /run,
- *   h5diff a.h5 b.h5 /ticks /ticks     /time_ms, /axes the same way)
+ *   h5diff a.h5 b.h5 /runs /runs      (and /points, /points_text and
+ *   h5diff a.h5 b.h5 /ticks /ticks     /axes the same way)
  * `h5diff --exclude-path /timing a.h5 b.h5` reports only the two root
  * attributes. tests/cli_run.sh does exactly this.
  */
@@ -116,83 +125,16 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "layout.h"
+#include "layout_h5.h"
 #include "swp_internal.h"
 #include "writelock.h"
 
-#define FORMAT_NAME "stormsweep-results"
-#define FORMAT_VERSION 1
+#define FORMAT_NAME SWP_FORMAT_NAME
+#define FORMAT_VERSION SWP_FORMAT_VERSION
 #define RUNS_CHUNK_ROWS 1024
 #define TICKS_FILL (-1)
 
-/* The in-memory /runs row: HDF5 converts it to the packed file layout. */
-typedef struct run_row {
-  int64_t run, point;
-  int32_t replicate, ticks;
-  int8_t done;
-  eng_summary s;
-} run_row;
-
-enum col_kind { K_I64, K_U64, K_I32, K_I8, K_I8_FROM_I32, K_F64, K_OUTCOME };
-
-typedef struct column {
-  const char *name;
-  size_t offset;
-  enum col_kind kind;
-  const char *doc;
-} column;
-
-#define RS(f) (offsetof(run_row, s) + offsetof(eng_summary, f))
-static const column run_columns[] = {
-    {"run", offsetof(run_row, run), K_I64, "run index = point * replicates + replicate"},
-    {"point", offsetof(run_row, point), K_I64, "grid point (row of /points)"},
-    {"replicate", offsetof(run_row, replicate), K_I32, "replicate within the point"},
-    {"seed", RS(seed), K_U64, "the run's seed: eng_seed_derive(master_seed, point, replicate); point 0 when crn = 1"},
-    {"done", offsetof(run_row, done), K_I8, "1 once the run is written (0: not run yet)"},
-    {"outcome", RS(outcome), K_OUTCOME, "recovered, slow, metastable or collapsed (SPEC 2)"},
-    {"passed_slo", RS(passed_slo), K_I8_FROM_I32, "1: recovered within slo_ms"},
-    {"recovery_ms", RS(recovery_ms), K_F64, "fault clearance to recovery in ms; NaN unless recovered"},
-    {"baseline_queue", RS(baseline_queue), K_F64, "mean total queue depth over the baseline window"},
-    {"recovery_threshold", RS(recovery_threshold), K_F64, "queue depth that counts as back to baseline"},
-    {"peak_queue", RS(peak_queue), K_F64, "max total queue depth"},
-    {"amplification", RS(amplification), K_F64, "attempts / new requests over the run"},
-    {"amplification_after", RS(amplification_after), K_F64, "the same from fault clearance on"},
-    {"goodput_baseline", RS(goodput_baseline), K_F64, "successes per tick over the baseline window"},
-    {"goodput_during", RS(goodput_during), K_F64, "goodput during the faults / baseline goodput"},
-    {"goodput_after", RS(goodput_after), K_F64, "goodput after clearance / baseline goodput"},
-    {"late_queue_trend", RS(late_queue_trend), K_F64, "late-window mean queue / previous window's"},
-    {"max_mean_shard_load", RS(max_mean_shard_load), K_F64, "max over shards of admissions / mean"},
-    {"mean_hops", RS(mean_hops), K_F64, "router hops per admission"},
-    {"little_L", RS(little_L), K_F64, "time-average attempts in system (steady window)"},
-    {"little_lambda_w", RS(little_lambda_w), K_F64, "admission rate x mean time in system"},
-    {"little_lambda", RS(little_lambda), K_F64, "admissions per ms over the steady window"},
-    {"little_w_ms", RS(little_w_ms), K_F64, "mean time in system (ms) of attempts admitted then"},
-    {"little_rel_error", RS(little_rel_error), K_F64, "|L - lambda W| / L"},
-    {"keys_remapped", RS(keys_remapped), K_F64, "fraction of the key space moved by crashes"},
-    {"successor_peak_load", RS(successor_peak_load), K_F64, "peak in-flight on a live shard during a crash / baseline mean"},
-    {"new_requests", RS(new_requests), K_I64, "requests created"},
-    {"attempts", RS(attempts), K_I64, "attempts sent"},
-    {"successes", RS(successes), K_I64, "attempts answered in time"},
-    {"failed_requests", RS(failed_requests), K_I64, "requests that ended without success"},
-    {"events", RS(events), K_I64, "engine events processed"},
-    {"ticks", offsetof(run_row, ticks), K_I32, "ticks simulated by this run"},
-    {"baseline_goodput_ratio", RS(baseline_goodput_ratio), K_F64, "successes / new requests before the first fault (health)"},
-    {"baseline_amplification", RS(baseline_amplification), K_F64, "attempts / new requests before the first fault (health)"},
-    {"collapse_ms", RS(collapse_ms), K_F64, "time to collapse from an empty start, watched before the first fault; NaN: none, 0: never healthy"},
-    {"collapse_watch_ms", RS(collapse_watch_ms), K_F64, "how long collapse was watched for (censoring time of collapse_ms)"},
-    {"return_ms", RS(return_ms), K_F64, "collapse_ms to the first healthy window after it; NaN: no return"},
-    {"late_goodput", RS(late_goodput), K_F64, "goodput over the last trend_ms / baseline goodput"},
-    {"late_amplification", RS(late_amplification), K_F64, "attempts / new requests over the last trend_ms"},
-    {"late_wasted_share", RS(late_wasted_share), K_F64, "wasted / (wasted + successes) over the last trend_ms"},
-    {"drain_ms", RS(drain_ms), K_F64, "not recovered: projected ms past the horizon to drain to the threshold (inf: not shrinking)"},
-    {"late_load", RS(late_load), K_F64, "attempts per tick over the last trend_ms / what the cluster serves per tick"},
-};
-#define N_RUN_COLUMNS (sizeof run_columns / sizeof run_columns[0])
-/* Every eng_summary field needs a column above: a new field changes the size. */
-_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8,
-               "eng_summary changed: update run_columns and the layout comment");
-
-
-#define MAX_TICKS (1 << 28)  /* a chunk of 1 GiB: far beyond any sweep_check accepts */
 #define PEND_MAX 8192        /* rows staged before a commit is forced */
 
 struct swp_h5out {
@@ -200,6 +142,9 @@ struct swp_h5out {
   hid_t runs, runs_mem, runs_space;
   hid_t ticks[ENG_M_COUNT];
   hid_t wall, thread, timing_space;
+  hid_t outcome, shardq; /* /ticks/outcome; /ticks/shard_queue_depth (-1: none) */
+  int32_t shards_n;      /* its width (0: none) */
+  const swp_sweep *sw;   /* the sweep, kept by the caller until close */
   int64_t n_runs;
   int64_t written;        /* runs handed to write_run this session */
   int64_t committed;      /* ... of which rows are on disk */
@@ -217,6 +162,7 @@ struct swp_h5out {
   hsize_t *pend_at;
   double *pend_wall;
   int32_t *pend_thread;
+  int32_t *pend_outcome;
   size_t n_pend;
   char *path;
   /* Durability (journal.c, writelock.c, docs/durability.md). */
@@ -234,6 +180,8 @@ struct swp_h5out {
 struct swp_h5in {
   hid_t file, runs, runs_mem, wall, thread;
   hid_t ticks[ENG_M_COUNT];
+  hid_t outcome, shardq; /* shardq -1: the file records no per-shard queues */
+  int32_t shards_n;
   swp_h5info info;
   char *path;
 };
@@ -329,62 +277,6 @@ static int attr_i64(hid_t o, const char *name, int64_t v) {
 }
 static int attr_f64(hid_t o, const char *name, double v) {
   return attr_num(o, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 1);
-}
-
-static hid_t outcome_type(hid_t base) {
-  hid_t t = H5Tenum_create(base);
-  for (int v = ENG_OUTCOME_RECOVERED; v < ENG_OUTCOME_COUNT; v++) {
-    if (H5Tget_size(base) == 1) {
-      int8_t b = (int8_t)v;
-      H5Tenum_insert(t, eng_outcome_name((eng_outcome)v), &b);
-    } else {
-      int32_t b = v;
-      H5Tenum_insert(t, eng_outcome_name((eng_outcome)v), &b);
-    }
-  }
-  return t;
-}
-
-/* Memory and packed file compound types of /runs. */
-static int runs_types(hid_t *mem, hid_t *file) {
-  size_t fsize = 0;
-  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
-    switch (run_columns[i].kind) {
-    case K_I64: case K_U64: case K_F64: fsize += 8; break;
-    case K_I32: fsize += 4; break;
-    default: fsize += 1; break;
-    }
-  }
-  *mem = H5Tcreate(H5T_COMPOUND, sizeof(run_row));
-  *file = H5Tcreate(H5T_COMPOUND, fsize);
-  size_t off = 0;
-  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
-    const column *c = &run_columns[i];
-    hid_t mt, ft;
-    int own = 0;
-    switch (c->kind) {
-    case K_I64: mt = H5T_NATIVE_INT64; ft = H5T_STD_I64LE; break;
-    case K_U64: mt = H5T_NATIVE_UINT64; ft = H5T_STD_U64LE; break;
-    case K_I32: mt = H5T_NATIVE_INT32; ft = H5T_STD_I32LE; break;
-    case K_I8: mt = H5T_NATIVE_INT8; ft = H5T_STD_I8LE; break;
-    case K_I8_FROM_I32: mt = H5T_NATIVE_INT32; ft = H5T_STD_I8LE; break;
-    case K_F64: mt = H5T_NATIVE_DOUBLE; ft = H5T_IEEE_F64LE; break;
-    default:
-      mt = outcome_type(H5T_NATIVE_INT32);
-      ft = outcome_type(H5T_STD_I8LE);
-      own = 1;
-      break;
-    }
-    herr_t rc = H5Tinsert(*mem, c->name, c->offset, mt);
-    if (rc >= 0) rc = H5Tinsert(*file, c->name, off, ft);
-    off += H5Tget_size(ft);
-    if (own) {
-      H5Tclose(mt);
-      H5Tclose(ft);
-    }
-    if (rc < 0) return -1;
-  }
-  return 0;
 }
 
 /* A dataset of n elements written in blocks by fill(i0, count, buf). */
@@ -606,7 +498,7 @@ static void runs_fill_row(run_row *fill) {
 
 static int create_runs(swp_h5out *o) {
   hid_t ft;
-  if (runs_types(&o->runs_mem, &ft)) return -1;
+  if (swp_layout_runs_types(&o->runs_mem, &ft)) return -1;
   run_row fill;
   runs_fill_row(&fill);
   hsize_t n = (hsize_t)o->n_runs;
@@ -627,35 +519,213 @@ static int create_runs(swp_h5out *o) {
   H5Tclose(ft);
   if (o->runs < 0) return -1;
   /* One line per column, for readers who only have the file. */
-  size_t len = 1;
-  for (size_t i = 0; i < N_RUN_COLUMNS; i++)
-    len += strlen(run_columns[i].name) + strlen(run_columns[i].doc) + 3;
-  char *doc = malloc(len);
+  char *doc = swp_layout_runs_doc();
   if (!doc) return -1;
-  doc[0] = 0;
-  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
-    strcat(doc, run_columns[i].name);
-    strcat(doc, ": ");
-    strcat(doc, run_columns[i].doc);
-    strcat(doc, "\n");
-  }
   int arc = attr_str(o->runs, "columns", doc);
   free(doc);
   return arc;
 }
 
-static int create_ticks(swp_h5out *o, double tick_ms) {
+/* ---- /ticks (format 2: the coordinates live in the group, see layout.h) ---- */
+
+/* Values of the run-indexed coordinates for rows [i0, i0 + n): the sweep's
+ * own rows derive point and replicate from the row; appended rows (refine)
+ * bring theirs. */
+typedef struct coord_ctx {
+  const swp_h5out *o;
+  int which;                 /* 0 point, 1 replicate, 2 seed, 3 + a: axis a */
+  const double *axis_values; /* n_points x n_axes, /points' numbers */
+  size_t n_axes;
+  int crn;
+  const int64_t *point;      /* appended rows: their points and replicates */
+  const int32_t *replicate;
+  int64_t first;             /* ... starting at this row */
+} coord_ctx;
+
+static void coord_of(const coord_ctx *c, int64_t r, int64_t *point, int32_t *rep) {
+  if (c->point) {
+    *point = c->point[r - c->first];
+    *rep = c->replicate[r - c->first];
+  } else {
+    *point = r / c->o->replicates;
+    *rep = (int32_t)(r % c->o->replicates);
+  }
+}
+
+static void fill_coord(const void *user, hsize_t i0, hsize_t n, void *buf) {
+  const coord_ctx *c = user;
+  for (hsize_t i = 0; i < n; i++) {
+    int64_t p;
+    int32_t rep;
+    coord_of(c, c->first + (int64_t)(i0 + i), &p, &rep);
+    if (c->which == 0) ((int64_t *)buf)[i] = p;
+    else if (c->which == 1) ((int32_t *)buf)[i] = rep;
+    else if (c->which == 2) ((uint64_t *)buf)[i] = swp_run_seed(c->o->master_seed, c->crn, p, rep);
+    else ((double *)buf)[i] = c->axis_values[(size_t)p * c->n_axes + (size_t)(c->which - 3)];
+  }
+}
+
+/* Every point's axis values as /points stores them. */
+static double *points_numbers(const swp_sweep *sw) {
+  size_t na = sw->n_axes ? sw->n_axes : 1;
+  double *v = malloc((size_t)sw->n_points * na * sizeof *v);
+  for (int64_t p = 0; v && p < sw->n_points; p++) {
+    eng_config cfg;
+    if (swp_sweep_point_config(sw, p, &cfg, NULL, 0)) memset(&cfg, 0, sizeof cfg);
+    for (size_t a = 0; a < sw->n_axes; a++)
+      v[(size_t)p * na + a] = eng_config_get_number(&cfg, sw->axes[a].key);
+  }
+  return v;
+}
+
+/* Writes rows [first, first + n) of every run-indexed coordinate in group g
+ * (point, replicate, seed and the axes; outcome is written at commit). */
+static int write_run_coords(swp_h5out *o, hid_t g, const swp_sweep *sw, const double *numbers,
+                            int64_t first, int64_t n, const int64_t *point,
+                            const int32_t *replicate) {
+  coord_ctx c = {o, 0, numbers, sw->n_axes ? sw->n_axes : 1, sw->crn, point, replicate, first};
+  int rc = 0;
+  for (int which = 0; which < 3 + (int)sw->n_axes && !rc; which++) {
+    char axis[160];
+    const char *name = which < 3 ? swp_run_coord_names[which]
+                                 : swp_layout_axis_coord(sw->axes[which - 3].key, axis,
+                                                         sizeof axis);
+    hid_t mt = which == 0 ? H5T_NATIVE_INT64 : which == 1 ? H5T_NATIVE_INT32
+               : which == 2 ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE;
+    c.which = which;
+    hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+    hid_t fs = ds < 0 ? -1 : H5Dget_space(ds);
+    const hsize_t block = 65536;
+    size_t elem = H5Tget_size(mt);
+    void *buf = malloc((size_t)(n < (int64_t)block ? (n ? n : 1) : (int64_t)block) * elem);
+    rc = ds < 0 || fs < 0 || !buf;
+    for (hsize_t i0 = 0; i0 < (hsize_t)n && !rc; i0 += block) {
+      hsize_t cnt = (hsize_t)n - i0 < block ? (hsize_t)n - i0 : block, at = (hsize_t)first + i0;
+      fill_coord(&c, i0, cnt, buf);
+      hid_t ms = H5Screate_simple(1, &cnt, NULL);
+      rc = ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &cnt, NULL) < 0 ||
+           H5Dwrite(ds, mt, ms, fs, H5P_DEFAULT, buf) < 0;
+      if (ms >= 0) H5Sclose(ms);
+    }
+    free(buf);
+    if (fs >= 0) H5Sclose(fs);
+    if (ds >= 0) H5Dclose(ds);
+  }
+  return rc ? -1 : 0;
+}
+
+/* A run-indexed coordinate: 1-D over the run scale, CF units and long_name. */
+static hid_t run_coord(hid_t g, const char *name, hid_t type, hsize_t n, hid_t run_ds,
+                       const char *units, const char *long_name, const void *fill, int early) {
+  hid_t ds = dataset_1d(g, name, type, n, n < 65536 ? (n ? n : 1) : 65536, fill, early, 1);
+  if (ds < 0) return -1;
+  if (attr_str(ds, "units", units) || attr_str(ds, "long_name", long_name) ||
+      H5DSattach_scale(ds, run_ds, 0) < 0) {
+    H5Dclose(ds);
+    return -1;
+  }
+  return ds;
+}
+
+/* The CF `coordinates` attribute of every per-run variable. */
+static char *coords_attr(const swp_sweep *sw) {
+  size_t len = 64;
+  for (size_t a = 0; a < sw->n_axes; a++) len += strlen(sw->axes[a].key) + 7;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  s[0] = 0;
+  for (int i = 0; i < SWP_RUN_COORDS; i++) {
+    strcat(s, i ? " " : "");
+    strcat(s, swp_run_coord_names[i]);
+  }
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    char axis[160];
+    strcat(s, " ");
+    strcat(s, swp_layout_axis_coord(sw->axes[a].key, axis, sizeof axis));
+  }
+  return s;
+}
+
+/* A per-tick variable: its scales, units, long_name and coordinates. */
+static int ticks_var_attrs(hid_t ds, hid_t run_ds, hid_t time_ds, hid_t shard_ds,
+                           const char *units, const char *long_name, const char *coords) {
+  return attr_str(ds, "units", units) || attr_str(ds, "long_name", long_name) ||
+                 attr_str(ds, "coordinates", coords) || H5DSattach_scale(ds, run_ds, 0) < 0 ||
+                 H5DSattach_scale(ds, time_ds, 1) < 0 ||
+                 (shard_ds >= 0 && H5DSattach_scale(ds, shard_ds, 2) < 0) ||
+                 /* h5py's d.dims[i].label, as format 1 had them */
+                 H5DSset_label(ds, 0, SWP_COORD_RUN) < 0 || H5DSset_label(ds, 1, SWP_COORD_TIME) < 0 ||
+                 (shard_ds >= 0 && H5DSset_label(ds, 2, SWP_COORD_SHARD) < 0)
+             ? -1
+             : 0;
+}
+
+static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
   hsize_t n = (hsize_t)o->n_runs, t = (hsize_t)o->ticks_n;
-  hid_t run_ds = dataset_1d(o->file, "run", H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
-  hid_t time_ds = dataset_1d(o->file, "time_ms", H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
+  hid_t g = H5Gcreate2(o->file, "ticks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return -1;
+  double tick_ms = sw->tick_ms;
+  hid_t run_ds = dataset_1d(g, SWP_COORD_RUN, H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
+  hid_t time_ds = dataset_1d(g, SWP_COORD_TIME, H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
+  hid_t shard_ds = -1;
   int rc = run_ds < 0 || time_ds < 0 ? -1 : 0;
   if (!rc) rc = write_blocks(run_ds, H5T_NATIVE_INT64, 8, n, fill_run_index, NULL);
   if (!rc) rc = write_blocks(time_ds, H5T_NATIVE_DOUBLE, 8, t, fill_time, &tick_ms);
-  if (!rc) rc = H5DSset_scale(run_ds, "run") < 0 || H5DSset_scale(time_ds, "time_ms") < 0;
-  if (!rc) rc = attr_str(run_ds, "long_name", "run index") || attr_str(time_ds, "units", "ms") ||
+  if (!rc) rc = H5DSset_scale(run_ds, SWP_COORD_RUN) < 0 || H5DSset_scale(time_ds, SWP_COORD_TIME) < 0;
+  if (!rc) rc = attr_str(run_ds, "units", "1") || attr_str(run_ds, "long_name", "run index (row of /runs)") ||
+                attr_str(time_ds, "units", "ms") ||
                 attr_str(time_ds, "long_name", "start of the tick");
-  hid_t g = rc ? -1 : H5Gcreate2(o->file, "ticks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) rc = -1;
+  /* Run-indexed coordinates: point, replicate, seed, outcome, the axes. */
+  double *numbers = rc ? NULL : points_numbers(sw);
+  if (!rc && !numbers) rc = -1;
+  static const char *const coord_units[3] = {"1", "1", "1"};
+  static const char *const coord_long[3] = {
+      "grid point (row of /points)", "replicate within the point",
+      "the run's random seed: eng_seed_derive(master_seed, point, replicate)"};
+  for (int i = 0; i < 3 && !rc; i++) {
+    hid_t type = i == 0 ? H5T_STD_I64LE : i == 1 ? H5T_STD_I32LE : H5T_STD_U64LE;
+    hid_t ds = run_coord(g, swp_run_coord_names[i], type, n, run_ds, coord_units[i],
+                         coord_long[i], NULL, 0);
+    rc = ds < 0 ? -1 : 0;
+    if (ds >= 0) H5Dclose(ds);
+  }
+  if (!rc) {
+    /* Written at each commit, in place: allocated (and filled) now, like
+     * /timing (see Durability). -1: not run yet. */
+    int8_t none = -1;
+    o->outcome = run_coord(g, swp_run_coord_names[3], H5T_STD_I8LE, n, run_ds, "1",
+                           "the run's outcome (SPEC 2); -1: not run yet", &none, 1);
+    int8_t flags[ENG_OUTCOME_COUNT + 1];
+    char meanings[256] = "not_run";
+    flags[0] = -1;
+    for (int v = 0; v < ENG_OUTCOME_COUNT; v++) {
+      flags[v + 1] = (int8_t)v;
+      strcat(meanings, " ");
+      strcat(meanings, eng_outcome_name((eng_outcome)v));
+    }
+    rc = o->outcome < 0 ||
+         attr_num(o->outcome, "flag_values", H5T_STD_I8LE, H5T_NATIVE_INT8, flags,
+                  ENG_OUTCOME_COUNT + 1) ||
+         attr_str(o->outcome, "flag_meanings", meanings);
+  }
+  for (size_t a = 0; a < sw->n_axes && !rc; a++) {
+    char axis[160], desc[256];
+    const char *key = sw->axes[a].key;
+    const eng_setting *st = eng_settings_find(key);
+    int named = st && (st->type == ENG_SET_ENUM || st->type == ENG_SET_PRESET);
+    snprintf(desc, sizeof desc, "grid axis %s: the value at the run's point, as in /points%s", key,
+             named ? " (the index of its name; /points_text has the names)" : "");
+    size_t kl = strlen(key);
+    const char *units = kl > 3 && !strcmp(key + kl - 3, "_ms") ? "ms" : "1";
+    hid_t ds = run_coord(g, swp_layout_axis_coord(key, axis, sizeof axis), H5T_IEEE_F64LE, n,
+                         run_ds, units, desc, NULL, 0);
+    rc = ds < 0 ? -1 : 0;
+    if (ds >= 0) H5Dclose(ds);
+  }
+  if (!rc) rc = write_run_coords(o, g, sw, numbers, 0, (int64_t)n, NULL, NULL);
+  free(numbers);
+  char *coords = rc ? NULL : coords_attr(sw);
+  if (!rc && !coords) rc = -1;
   hsize_t dims[2] = {n, t}, chunk[2] = {1, t}, maxdims[2] = {H5S_UNLIMITED, t};
   int32_t fill = TICKS_FILL;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
@@ -665,22 +735,50 @@ static int create_ticks(swp_h5out *o, double tick_ms) {
     H5Pset_chunk(dcpl, 2, chunk);
     H5Pset_shuffle(dcpl);
     H5Pset_deflate(dcpl, SWP_DEFLATE_LEVEL);
+    /* The fill value lives in the storage only: a _FillValue attribute
+     * would make xarray decode the counts to float64 (layout.h). */
     H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
     o->ticks[m] = H5Dcreate2(g, info->name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     H5Sclose(sp);
     if (o->ticks[m] < 0) rc = -1;
     if (!rc)
-      rc = attr_str(o->ticks[m], "units", info->unit) ||
-           attr_str(o->ticks[m], "long_name", info->description) ||
-           attr_i32(o->ticks[m], "_FillValue", fill) ||
-           H5DSattach_scale(o->ticks[m], run_ds, 0) < 0 ||
-           H5DSattach_scale(o->ticks[m], time_ds, 1) < 0 ||
-           H5DSset_label(o->ticks[m], 0, "run") < 0 || H5DSset_label(o->ticks[m], 1, "time_ms") < 0;
+      rc = ticks_var_attrs(o->ticks[m], run_ds, time_ds, -1, info->unit, info->description,
+                           coords);
   }
-  if (g >= 0) H5Gclose(g);
+  if (!rc && o->shards_n > 0) {
+    /* Per-shard queue depths (record_shard_queues = on): runs x ticks x shards. */
+    hsize_t s = (hsize_t)o->shards_n;
+    shard_ds = dataset_1d(g, SWP_COORD_SHARD, H5T_STD_I32LE, s, 0, NULL, 0, 0);
+    int32_t *ids = shard_ds < 0 ? NULL : malloc((size_t)s * sizeof *ids);
+    for (hsize_t k = 0; ids && k < s; k++) ids[k] = (int32_t)k;
+    rc = !ids || H5Dwrite(shard_ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0 ||
+         H5DSset_scale(shard_ds, SWP_COORD_SHARD) < 0 || attr_str(shard_ds, "units", "1") ||
+         attr_str(shard_ds, "long_name", "shard index");
+    free(ids);
+    hsize_t d3[3] = {n, t, s}, c3[3] = {1, t, s}, m3[3] = {H5S_UNLIMITED, t, s};
+    hid_t sp = H5Screate_simple(3, d3, m3);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 3, c3);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, SWP_DEFLATE_LEVEL);
+    H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
+    if (!rc)
+      o->shardq = H5Dcreate2(g, SWP_TICKS_SHARD_QUEUES, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl,
+                             H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    if (!rc) rc = o->shardq < 0;
+    if (!rc)
+      rc = ticks_var_attrs(o->shardq, run_ds, time_ds, shard_ds, "attempts",
+                           "attempts queued at each shard at the end of the tick (-1: none)",
+                           coords);
+  }
+  free(coords);
+  if (shard_ds >= 0) H5Dclose(shard_ds);
   if (run_ds >= 0) H5Dclose(run_ds);
   if (time_ds >= 0) H5Dclose(time_ds);
+  H5Gclose(g);
   return rc;
 }
 
@@ -724,7 +822,10 @@ static void h5out_release(swp_h5out *o) {
   if (o->wall >= 0) H5Dclose(o->wall);
   if (o->thread >= 0) H5Dclose(o->thread);
   if (o->timing_space >= 0) H5Sclose(o->timing_space);
+  if (o->outcome >= 0) H5Dclose(o->outcome);
+  if (o->shardq >= 0) H5Dclose(o->shardq);
   o->runs = o->runs_mem = o->runs_space = o->wall = o->thread = o->timing_space = -1;
+  o->outcome = o->shardq = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
 }
 
@@ -740,6 +841,7 @@ static int h5out_close_file(swp_h5out *o) {
   free(o->pend_at);
   free(o->pend_wall);
   free(o->pend_thread);
+  free(o->pend_outcome);
   free(o);
   return rc;
 }
@@ -754,6 +856,7 @@ static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   o->file = -1;
   o->runs = o->runs_mem = o->runs_space = -1;
   o->wall = o->thread = o->timing_space = -1;
+  o->outcome = o->shardq = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
   o->n_runs = o->base_runs = o->finish_runs = n_runs;
   o->ticks_n = ticks;
@@ -763,7 +866,9 @@ static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   o->pend_at = malloc(PEND_MAX * sizeof *o->pend_at);
   o->pend_wall = malloc(PEND_MAX * sizeof *o->pend_wall);
   o->pend_thread = malloc(PEND_MAX * sizeof *o->pend_thread);
-  if (!o->path || !o->done || !o->pend || !o->pend_at || !o->pend_wall || !o->pend_thread) {
+  o->pend_outcome = malloc(PEND_MAX * sizeof *o->pend_outcome);
+  if (!o->path || !o->done || !o->pend || !o->pend_at || !o->pend_wall || !o->pend_thread ||
+      !o->pend_outcome) {
     h5out_close_file(o);
     return NULL;
   }
@@ -852,6 +957,8 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     (void)chmod_rc;
     close(fd);
   }
+  o->shards_n = sw->shard_queues;
+  o->sw = sw;
   hid_t fapl = file_access();
   o->file = H5Fcreate(in_place ? path : tmp, force || !in_place ? H5F_ACC_TRUNC : H5F_ACC_EXCL,
                       H5P_DEFAULT, fapl);
@@ -872,7 +979,7 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
   int rc = write_root_attrs(o->file, sw, command_line);
   if (!rc) step = "/points", rc = write_points(o->file, sw);
   if (!rc) step = "/runs", rc = create_runs(o);
-  if (!rc) step = "/ticks", rc = create_ticks(o, sw->tick_ms);
+  if (!rc) step = "/ticks", rc = create_ticks(o, sw);
   if (!rc) step = "/timing", rc = create_timing(o);
   if (!rc) step = "/runs", rc = h5out_spaces(o);
   if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
@@ -1008,6 +1115,7 @@ static void h5out_abandon(swp_h5out *o) {
   free(o->pend_at);
   free(o->pend_wall);
   free(o->pend_thread);
+  free(o->pend_outcome);
   free(o);
 }
 
@@ -1086,6 +1194,11 @@ static int h5out_evict(swp_h5out *o, char *err, size_t errlen) {
     o->ticks[m] = H5Dopen2(g, eng_metric_get_info((eng_metric)m)->name, H5P_DEFAULT);
     rc = o->ticks[m] < 0;
   }
+  if (!rc && o->shardq >= 0) {
+    H5Dclose(o->shardq);
+    o->shardq = H5Dopen2(g, SWP_TICKS_SHARD_QUEUES, H5P_DEFAULT);
+    rc = o->shardq < 0;
+  }
   if (g >= 0) H5Gclose(g);
   if (rc) {
     char why[256];
@@ -1144,6 +1257,12 @@ static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
            H5Dwrite(o->thread, H5T_NATIVE_INT32, ms, o->timing_space, H5P_DEFAULT,
                     o->pend_thread) < 0;
     }
+    if (!rc) {
+      /* /ticks/outcome has the rows of /timing (both allocated early). */
+      step = "/ticks/outcome";
+      rc = H5Dwrite(o->outcome, H5T_NATIVE_INT32, ms, o->timing_space, H5P_DEFAULT,
+                    o->pend_outcome) < 0;
+    }
     if (ms >= 0) H5Sclose(ms);
     if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
     if (!rc && o->sync_file) step = "fdatasync", rc = h5out_sync_file(o, why, sizeof why);
@@ -1187,6 +1306,20 @@ static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *
     h5out_fail(o);
     return -1;
   }
+  if (o->shardq >= 0) {
+    hsize_t at[3] = {(hsize_t)rec->run, 0, 0};
+    if (!rec->shard_chunk_size ||
+        H5Dwrite_chunk(o->shardq, H5P_DEFAULT, 0, at, rec->shard_chunk_size, rec->shard_chunk) <
+            0) {
+      char why[256];
+      if (rec->shard_chunk_size) h5_reason(why);
+      else snprintf(why, sizeof why, "the run has no per-shard queue depths");
+      swp_seterr(err, errlen, "%s: writing run %lld (/ticks/%s): %s", o->path,
+                 (long long)rec->run, SWP_TICKS_SHARD_QUEUES, why);
+      h5out_fail(o);
+      return -1;
+    }
+  }
   run_row *row = &o->pend[o->n_pend];
   memset(row, 0, sizeof *row);
   row->run = rec->run;
@@ -1198,6 +1331,7 @@ static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *
   o->pend_at[o->n_pend] = (hsize_t)rec->run;
   o->pend_wall[o->n_pend] = rec->wall_s;
   o->pend_thread[o->n_pend] = rec->thread;
+  o->pend_outcome[o->n_pend] = (int32_t)rec->summary.outcome;
   o->n_pend++;
   o->written++;
   return 0;
@@ -1310,289 +1444,6 @@ static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_
   return rc ? -1 : 0;
 }
 
-/* ---- reading a result file: the layout checks shared by resume and merge ---- */
-
-void swp_h5info_free(swp_h5info *info) {
-  free(info->tool_version);
-  free(info->sweep_text);
-  free(info->sweep_source);
-  free(info->sweep_source_text);
-  free(info->command_line);
-  free(info->started);
-  free(info->finished);
-  memset(info, 0, sizeof *info);
-}
-
-/* A scalar attribute (integer or float class) read as mem_type. Returns 0, 1
- * when missing, -1 when malformed (not scalar, not a number). */
-static int attr_read_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
-  htri_t ex = H5Aexists(obj, name);
-  if (ex == 0) return 1;
-  if (ex < 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  H5T_class_t cls = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
-  int rc = (cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
-                   H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, mem_type, v) >= 0
-               ? 0
-               : -1;
-  if (t >= 0) H5Tclose(t);
-  if (sp >= 0) H5Sclose(sp);
-  H5Aclose(a);
-  return rc;
-}
-
-/* A scalar string attribute, fixed or variable length, malloc'd into *out.
- * Returns 0, 1 when missing, -1 when malformed. */
-static int attr_read_str(hid_t obj, const char *name, char **out) {
-  *out = NULL;
-  htri_t ex = H5Aexists(obj, name);
-  if (ex == 0) return 1;
-  if (ex < 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  int rc = -1;
-  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
-      H5Sget_simple_extent_npoints(sp) == 1) {
-    if (H5Tis_variable_str(t) > 0) {
-      hid_t mt = str_type(0);
-      char *s = NULL;
-      if (H5Aread(a, mt, &s) >= 0) {
-        *out = strdup(s ? s : "");
-        rc = *out ? 0 : -1;
-        if (s) H5free_memory(s);
-      }
-      H5Tclose(mt);
-    } else {
-      size_t n = H5Tget_size(t);
-      char *s = n && n < (1u << 26) ? calloc(n + 1, 1) : NULL;
-      if (s && H5Aread(a, t, s) >= 0) {
-        *out = s;
-        rc = 0;
-      } else {
-        free(s);
-      }
-    }
-  }
-  if (t >= 0) H5Tclose(t);
-  if (sp >= 0) H5Sclose(sp);
-  H5Aclose(a);
-  return rc;
-}
-
-/* Reads and checks the root attributes. */
-static int layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
-                            size_t errlen) {
-  memset(info, 0, sizeof *info);
-  char *format = NULL;
-  int rc = attr_read_str(f, "format", &format);
-  if (rc || strcmp(format, FORMAT_NAME)) {
-    if (rc)
-      swp_seterr(err, errlen, "%s: not a stormsweep result file (no 'format' attribute)", path);
-    else swp_seterr(err, errlen, "%s: not a stormsweep result file (format is '%.60s', not '%s')",
-                    path, format, FORMAT_NAME);
-    free(format);
-    return -1;
-  }
-  free(format);
-  if (attr_read_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
-    swp_seterr(err, errlen, "%s: no readable 'format_version' attribute", path);
-    return -1;
-  }
-  if (info->format_version != FORMAT_VERSION) {
-    swp_seterr(err, errlen, "%s: format version %d; this stormsweep (%s) reads version %d", path,
-               info->format_version, STORMSWEEP_VERSION, FORMAT_VERSION);
-    return -1;
-  }
-  const char *bad = NULL;
-  if (attr_read_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
-  else if (attr_read_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
-  else if (attr_read_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
-  else if (attr_read_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
-  else if (attr_read_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
-  else if (attr_read_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
-  else if (attr_read_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
-  else if (attr_read_str(f, "tool_version", &info->tool_version)) bad = "tool_version";
-  else if (attr_read_str(f, "sweep_text", &info->sweep_text)) bad = "sweep_text";
-  else if (attr_read_str(f, "sweep_source", &info->sweep_source) < 0) bad = "sweep_source";
-  else if (attr_read_str(f, "sweep_source_text", &info->sweep_source_text) < 0)
-    bad = "sweep_source_text";
-  else if (attr_read_str(f, "command_line", &info->command_line) < 0) bad = "command_line";
-  if (bad) {
-    swp_seterr(err, errlen, "%s: missing or malformed root attribute '%s'", path, bad);
-    return -1;
-  }
-  int crn = attr_read_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
-  if (crn < 0 || info->crn < 0 || info->crn > 1) {
-    swp_seterr(err, errlen, "%s: malformed root attribute 'crn'", path);
-    return -1;
-  }
-  if (crn) info->crn = 0;
-  /* Strings from a file somebody else wrote: the ones a merge needs must be
-   * printable text; the descriptive ones are dropped when they are not. */
-  const char *problem = swp_text_problem(info->tool_version, 256, 0);
-  if (problem) bad = "tool_version";
-  else if ((problem = swp_text_problem(info->sweep_text, SWP_MAX_TEXT, 1))) bad = "sweep_text";
-  if (bad) {
-    swp_seterr(err, errlen, "%s: root attribute '%s' %s (printable UTF-8 text only)", path, bad,
-               problem);
-    return -1;
-  }
-  char **optional[3] = {&info->sweep_source, &info->sweep_source_text, &info->command_line};
-  for (int i = 0; i < 3; i++)
-    if (*optional[i] && swp_text_problem(*optional[i], SWP_MAX_TEXT, i == 1)) {
-      free(*optional[i]);
-      *optional[i] = NULL;
-    }
-  int si = attr_read_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
-  int sc = attr_read_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
-  if (si < 0 || sc < 0 || si != sc) {
-    swp_seterr(err, errlen, "%s: malformed slice attributes", path);
-    return -1;
-  }
-  if (si) info->slice_index = info->slice_count = 0;
-  if (info->n_points < 1 || info->replicates < 1 || info->n_runs < 1 ||
-      info->n_runs > SWP_MAX_RUNS || info->n_points > info->n_runs ||
-      info->n_runs / info->replicates < info->n_points ||
-      info->n_points > SWP_MAX_RUNS / info->replicates) {
-    swp_seterr(err, errlen,
-               "%s: impossible dimensions: n_runs %lld, n_points %lld, replicates %lld", path,
-               (long long)info->n_runs, (long long)info->n_points, (long long)info->replicates);
-    return -1;
-  }
-  if (info->ticks < 1 || info->ticks > MAX_TICKS || !(info->tick_ms > 0)) {
-    swp_seterr(err, errlen, "%s: impossible time axis: %d ticks of %g ms", path, info->ticks,
-               info->tick_ms);
-    return -1;
-  }
-  if (info->slice_count &&
-      (info->slice_count < 1 || info->slice_index < 0 || info->slice_index >= info->slice_count)) {
-    swp_seterr(err, errlen, "%s: impossible slice %lld/%lld", path,
-               (long long)info->slice_index, (long long)info->slice_count);
-    return -1;
-  }
-  return 0;
-}
-
-/* Opens /runs, /ticks/<metric> and /timing/run_* and checks their types and
- * shapes against info; *runs_mem gets the in-memory row type. */
-static int layout_open_datasets(hid_t f, const char *path, const swp_h5info *info,
-                                hid_t *runs, hid_t *runs_mem, hid_t ticks[], hid_t *wall,
-                                hid_t *thread, char *err, size_t errlen) {
-  hid_t ft = -1;
-  char what[160] = "";
-  int rc = runs_types(runs_mem, &ft);
-  if (rc) snprintf(what, sizeof what, "building the /runs type");
-  if (!rc) {
-    *runs = H5Lexists(f, "runs", H5P_DEFAULT) > 0 ? H5Dopen2(f, "runs", H5P_DEFAULT) : -1;
-    hid_t t = *runs < 0 ? -1 : H5Dget_type(*runs), sp = *runs < 0 ? -1 : H5Dget_space(*runs);
-    hsize_t dims[2] = {0, 0};
-    if (*runs < 0) snprintf(what, sizeof what, "no /runs dataset");
-    else if (t < 0 || H5Tequal(t, ft) <= 0)
-      snprintf(what, sizeof what, "/runs has another row layout than this version writes");
-    else if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
-             H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs)
-      snprintf(what, sizeof what, "/runs is not a list of n_runs = %lld rows",
-               (long long)info->n_runs);
-    /* The writer allocates every row of /runs, uncompressed, when it
-     * creates the file: a part that stores less only declares its runs
-     * (and would make a merge allocate and scan them for nothing). */
-    else if ((double)H5Dget_storage_size(*runs) < (double)info->n_runs * (double)H5Tget_size(t))
-      snprintf(what, sizeof what, "/runs stores %llu bytes, less than its n_runs = %lld rows "
-               "take", (unsigned long long)H5Dget_storage_size(*runs), (long long)info->n_runs);
-    if (t >= 0) H5Tclose(t);
-    if (sp >= 0) H5Sclose(sp);
-    rc = what[0] != 0;
-  }
-  if (ft >= 0) H5Tclose(ft);
-  for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
-    char name[96];
-    snprintf(name, sizeof name, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
-    ticks[m] = H5Lexists(f, "ticks", H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0
-                   ? H5Dopen2(f, name, H5P_DEFAULT)
-                   : -1;
-    if (ticks[m] < 0) {
-      snprintf(what, sizeof what, "no /%s dataset", name);
-      rc = 1;
-      break;
-    }
-    hid_t t = H5Dget_type(ticks[m]), sp = H5Dget_space(ticks[m]),
-          dcpl = H5Dget_create_plist(ticks[m]);
-    hsize_t dims[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
-    unsigned flags, cd[8];
-    size_t ncd = 8;
-    int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
-             H5Sget_simple_extent_ndims(sp) == 2 &&
-             H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] == (hsize_t)info->n_runs &&
-             dims[1] == (hsize_t)info->ticks;
-    if (!ok) {
-      snprintf(what, sizeof what, "/%s is not int32 [n_runs = %lld, ticks = %d]", name,
-               (long long)info->n_runs, info->ticks);
-    } else {
-      /* Chunks are copied raw, so the filter pipeline must be ours exactly. */
-      ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 &&
-           chunk[0] == 1 && chunk[1] == (hsize_t)info->ticks && H5Pget_nfilters(dcpl) == 2 &&
-           H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
-      ncd = 8;
-      ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
-           ncd >= 1 && cd[0] == SWP_DEFLATE_LEVEL;
-      if (!ok)
-        snprintf(what, sizeof what,
-                 "/%s is not stored as chunks of (1, %d) with shuffle + deflate %d", name,
-                 info->ticks, SWP_DEFLATE_LEVEL);
-    }
-    if (t >= 0) H5Tclose(t);
-    if (sp >= 0) H5Sclose(sp);
-    if (dcpl >= 0) H5Pclose(dcpl);
-    rc = what[0] != 0;
-  }
-  if (!rc) {
-    static const char *const names[2] = {"timing/run_wall_s", "timing/run_thread"};
-    hid_t *ds[2] = {wall, thread};
-    for (int i = 0; i < 2 && !rc; i++) {
-      *ds[i] = H5Lexists(f, "timing", H5P_DEFAULT) > 0 && H5Lexists(f, names[i], H5P_DEFAULT) > 0
-                   ? H5Dopen2(f, names[i], H5P_DEFAULT)
-                   : -1;
-      hid_t sp = *ds[i] < 0 ? -1 : H5Dget_space(*ds[i]);
-      hsize_t dims[2] = {0, 0};
-      if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
-          H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs) {
-        snprintf(what, sizeof what, "no /%s of n_runs = %lld values", names[i],
-                 (long long)info->n_runs);
-        rc = 1;
-      }
-      if (sp >= 0) H5Sclose(sp);
-    }
-  }
-  if (rc) {
-    swp_seterr(err, errlen, "%s: not a stormsweep result file of this layout: %s", path, what);
-    return -1;
-  }
-  return 0;
-}
-
-/* The done column, in blocks. */
-static int layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done) {
-  hid_t mt = H5Tcreate(H5T_COMPOUND, 1);
-  H5Tinsert(mt, "done", 0, H5T_NATIVE_INT8);
-  hid_t fs = H5Dget_space(runs);
-  const hsize_t block = 65536;
-  int rc = mt < 0 || fs < 0 ? -1 : 0;
-  for (hsize_t i0 = 0; i0 < (hsize_t)n_runs && !rc; i0 += block) {
-    hsize_t cnt = (hsize_t)n_runs - i0 < block ? (hsize_t)n_runs - i0 : block;
-    hid_t ms = H5Screate_simple(1, &cnt, NULL);
-    rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, &i0, NULL, &cnt, NULL) < 0 ||
-         H5Dread(runs, mt, ms, fs, H5P_DEFAULT, done + i0) < 0;
-    H5Sclose(ms);
-  }
-  for (int64_t r = 0; r < n_runs && !rc; r++) done[r] = done[r] != 0;
-  if (fs >= 0) H5Sclose(fs);
-  if (mt >= 0) H5Tclose(mt);
-  return rc;
-}
-
 /* ---- resume ---- */
 
 /* Whether text holds the line [l, l + n) as one of its lines. */
@@ -1638,7 +1489,7 @@ static void text_first_difference(const char *mine, const char *theirs, char *bu
 /* Stored size of the chunk of run r (0: none). H5Dget_chunk_storage_size
  * fails on a chunk never written; this tells "missing" from "unreadable". */
 static int chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
-  hsize_t offset[2] = {(hsize_t)r, 0};
+  hsize_t offset[3] = {(hsize_t)r, 0, 0};
   unsigned mask = 0;
   haddr_t addr = HADDR_UNDEF;
   *size = 0;
@@ -1669,6 +1520,20 @@ static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t 
         break;
       }
     }
+    hsize_t size = 1;
+    if (o->done[r] && o->shardq >= 0) {
+      if (chunk_size_at(o->shardq, r, &size)) {
+        char h5[256];
+        h5_reason(h5);
+        snprintf(why, whylen, "reading the chunk index of /ticks/%s at run %lld: %s",
+                 SWP_TICKS_SHARD_QUEUES, (long long)r, h5);
+        return -1;
+      }
+      if (!size) {
+        o->done[r] = 0;
+        cleared++;
+      }
+    }
   }
   return cleared;
 }
@@ -1696,6 +1561,7 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
   o->resumed = 1;
   o->master_seed = sw->seed;
   o->replicates = sw->replicates;
+  o->sw = sw;
   swp_h5info info;
   memset(&info, 0, sizeof info);
   char why[512];
@@ -1718,7 +1584,7 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
                strstr(why, "locked") ? "" : lost);
     goto fail;
   }
-  if (layout_read_info(o->file, path, &info, err, errlen)) goto fail;
+  if (swp_layout_read_info(o->file, path, &info, err, errlen)) goto fail;
   if (strcmp(info.tool_version, STORMSWEEP_VERSION)) {
     swp_seterr(err, errlen,
                "%s: written by stormsweep %s; this is %s, whose results may differ, so it cannot "
@@ -1777,11 +1643,12 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
                have, want);
     goto fail;
   }
-  if (layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks, &o->wall,
-                           &o->thread, err, errlen) ||
+  if (swp_layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks,
+                               &o->wall, &o->thread, &o->outcome, &o->shardq, &o->shards_n, err,
+                               errlen) ||
       h5out_spaces(o))
     goto fail;
-  if (layout_read_done(o->runs, o->n_runs, o->done)) {
+  if (swp_layout_read_done(o->runs, o->n_runs, o->done)) {
     h5_reason(why);
     swp_seterr(err, errlen, "%s: cannot read /runs: %s%s", path, why, lost);
     goto fail;
@@ -1853,6 +1720,31 @@ static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8
         memcmp(*buf, rec->chunk[m], (size_t)size)) {
       snprintf(why, whylen, "run %lld's /ticks/%s chunk differs from its journal record",
                (long long)r, name);
+      return 0;
+    }
+  }
+  if (o->shardq >= 0) {
+    hsize_t size = 0, off3[3] = {(hsize_t)r, 0, 0};
+    uint32_t mask = 0;
+    if (chunk_size_at(o->shardq, r, &size) || size != rec->shard_chunk_size) {
+      snprintf(why, whylen, "run %lld's /ticks/%s chunk is %s", (long long)r,
+               SWP_TICKS_SHARD_QUEUES,
+               size ? "of another size than its journal record" : "missing or unreadable");
+      return 0;
+    }
+    if (size > *cap) {
+      uint8_t *b = realloc(*buf, (size_t)size);
+      if (!b) {
+        snprintf(why, whylen, "out of memory");
+        return 0;
+      }
+      *buf = b;
+      *cap = (size_t)size;
+    }
+    if (H5Dread_chunk(o->shardq, H5P_DEFAULT, off3, &mask, *buf) < 0 || mask ||
+        memcmp(*buf, rec->shard_chunk, (size_t)size)) {
+      snprintf(why, whylen, "run %lld's /ticks/%s chunk differs from its journal record",
+               (long long)r, SWP_TICKS_SHARD_QUEUES);
       return 0;
     }
   }
@@ -2197,14 +2089,38 @@ static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
     rc = H5Sselect_hyperslab(o->runs_space, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0 ||
          H5Dwrite(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, rows) < 0;
   if (!rc) {
-    step = "/run";
-    hid_t run_ds = H5Dopen2(o->file, "run", H5P_DEFAULT);
+    step = "/ticks/run";
+    hid_t g = H5Gopen2(o->file, "ticks", H5P_DEFAULT);
+    hid_t run_ds = g < 0 ? -1 : H5Dopen2(g, SWP_COORD_RUN, H5P_DEFAULT);
     hid_t fs = -1;
     rc = run_ds < 0 || H5Dset_extent(run_ds, &dim) < 0 || (fs = H5Dget_space(run_ds)) < 0 ||
          H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0 ||
          H5Dwrite(run_ds, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, ids) < 0;
     if (fs >= 0) H5Sclose(fs);
     if (run_ds >= 0) H5Dclose(run_ds);
+    /* The run coordinates grow with it; outcome is written at commit. */
+    const swp_sweep *sw = o->sw;
+    for (size_t i = 0; i < SWP_RUN_COORDS + sw->n_axes && !rc; i++) {
+      char axis[160];
+      const char *name = i < SWP_RUN_COORDS ? swp_run_coord_names[i]
+                         : swp_layout_axis_coord(sw->axes[i - SWP_RUN_COORDS].key, axis,
+                                                 sizeof axis);
+      step = "extending the /ticks coordinates";
+      hid_t ds = i == 3 ? o->outcome : H5Dopen2(g, name, H5P_DEFAULT);
+      rc = ds < 0 || H5Dset_extent(ds, &dim) < 0;
+      if (ds >= 0 && i != 3) H5Dclose(ds);
+    }
+    if (!rc && o->shardq >= 0) {
+      hsize_t d3[3] = {(hsize_t)n1, (hsize_t)o->ticks_n, (hsize_t)o->shards_n};
+      rc = H5Dset_extent(o->shardq, d3) < 0;
+    }
+    double *numbers = rc ? NULL : points_numbers(sw);
+    if (!rc) {
+      step = "/ticks coordinates";
+      rc = !numbers || write_run_coords(o, g, sw, numbers, n0, n, point, replicate);
+    }
+    free(numbers);
+    if (g >= 0) H5Gclose(g);
   }
   if (ms >= 0) H5Sclose(ms);
   if (!rc) {
@@ -2293,6 +2209,8 @@ static void h5in_release(swp_h5in *in) {
   if (in->runs_mem >= 0) H5Tclose(in->runs_mem);
   if (in->wall >= 0) H5Dclose(in->wall);
   if (in->thread >= 0) H5Dclose(in->thread);
+  if (in->outcome >= 0) H5Dclose(in->outcome);
+  if (in->shardq >= 0) H5Dclose(in->shardq);
   for (int m = 0; m < ENG_M_COUNT; m++)
     if (in->ticks[m] >= 0) H5Dclose(in->ticks[m]);
   if (in->file >= 0) H5Fclose(in->file);
@@ -2310,13 +2228,13 @@ static void read_timing_info(hid_t f, swp_h5info *info) {
   if (H5Lexists(f, "timing", H5P_DEFAULT) <= 0) return;
   hid_t g = H5Gopen2(f, "timing", H5P_DEFAULT);
   if (g < 0) return;
-  attr_read_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
-  attr_read_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
-  attr_read_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
-  attr_read_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
-  attr_read_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
-  attr_read_str(g, "started", &info->started);
-  attr_read_str(g, "finished", &info->finished);
+  swp_layout_attr_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
+  swp_layout_attr_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
+  swp_layout_attr_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
+  swp_layout_attr_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
+  swp_layout_attr_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
+  swp_layout_attr_str(g, "started", &info->started);
+  swp_layout_attr_str(g, "finished", &info->finished);
   char **when[2] = {&info->started, &info->finished};
   for (int i = 0; i < 2; i++)
     if (*when[i] && swp_text_problem(*when[i], 64, 0)) {
@@ -2334,7 +2252,7 @@ static int swp_h5in_open_q(swp_h5in **out, const char *path, char *err, size_t e
     swp_seterr(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  in->file = in->runs = in->runs_mem = in->wall = in->thread = -1;
+  in->file = in->runs = in->runs_mem = in->wall = in->thread = in->outcome = in->shardq = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) in->ticks[m] = -1;
   char why[256];
   if (access(path, R_OK)) {
@@ -2351,9 +2269,10 @@ static int swp_h5in_open_q(swp_h5in **out, const char *path, char *err, size_t e
     swp_seterr(err, errlen, "%s: cannot open: %s", path, why);
     goto fail;
   }
-  if (layout_read_info(in->file, path, &in->info, err, errlen) ||
-      layout_open_datasets(in->file, path, &in->info, &in->runs, &in->runs_mem, in->ticks,
-                           &in->wall, &in->thread, err, errlen))
+  if (swp_layout_read_info(in->file, path, &in->info, err, errlen) ||
+      swp_layout_open_datasets(in->file, path, &in->info, &in->runs, &in->runs_mem,
+                               in->ticks, &in->wall, &in->thread, &in->outcome, &in->shardq,
+                               &in->shards_n, err, errlen))
     goto fail;
   read_timing_info(in->file, &in->info);
   *out = in;
@@ -2366,7 +2285,7 @@ fail:
 const swp_h5info *swp_h5in_info(const swp_h5in *in) { return &in->info; }
 
 static int swp_h5in_read_done_q(swp_h5in *in, uint8_t *done, char *err, size_t errlen) {
-  if (layout_read_done(in->runs, in->info.n_runs, done)) {
+  if (swp_layout_read_done(in->runs, in->info.n_runs, done)) {
     char why[256];
     h5_reason(why);
     swp_seterr(err, errlen, "%s: cannot read the done column of /runs: %s", in->path, why);
@@ -2485,6 +2404,36 @@ static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t
     offset[m] = used;
     rec->chunk_size[m] = (size_t)size;
     used += (size_t)size;
+  }
+  rec->shard_chunk = NULL;
+  rec->shard_chunk_size = 0;
+  if (in->shardq >= 0) {
+    hsize_t size = 0, at3[3] = {(hsize_t)r, 0, 0};
+    size_t sbound = swp_chunk_bound((size_t)in->info.ticks * (size_t)in->shards_n);
+    if (chunk_size_at(in->shardq, r, &size) || size == 0 || size > sbound) {
+      swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk is missing "
+                 "or unreadable", in->path, (long long)r, SWP_TICKS_SHARD_QUEUES);
+      return -1;
+    }
+    if (used + size > *cap) {
+      size_t c = *cap ? *cap : 65536;
+      while (c < used + size) c *= 2;
+      uint8_t *b = realloc(*buf, c);
+      if (!b) {
+        swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
+        return -1;
+      }
+      *buf = b;
+      *cap = c;
+    }
+    uint32_t mask = 0;
+    if (H5Dread_chunk(in->shardq, H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
+      swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk", in->path, (long long)r,
+                 SWP_TICKS_SHARD_QUEUES);
+      return -1;
+    }
+    rec->shard_chunk_size = (size_t)size;
+    rec->shard_chunk = *buf + used; /* set after any realloc, like the metrics' below */
   }
   for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = *buf + offset[m];
   return 0;

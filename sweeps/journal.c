@@ -18,8 +18,10 @@
  *           tool_version, command_line, u32 crc32(all of the above)
  *   record: u32 0x53524E31, u32 len, payload[len], u32 crc32(len, payload)
  *   payload: i64 run, i64 point, i32 replicate, i32 ticks, f64 wall_s,
- *           i32 thread, u32 0, eng_summary, u32 chunk_size[19], the 19
- *           chunks as stored in /ticks (shuffle + deflate), back to back
+ *           i32 thread, u32 shard_chunk_size, eng_summary, u32 chunk_size[19],
+ *           the 19 chunks as stored in /ticks (shuffle + deflate), back to
+ *           back, then the /ticks/shard_queue_depth chunk (record_shard_queues;
+ *           shard_chunk_size 0: none)
  *
  * A record cut short, or failing its CRC, ends the valid prefix; a later
  * record of the same run replaces an earlier one (a rerun after a resume).
@@ -382,6 +384,18 @@ int swp_journal_read(swp_journal *j, int64_t run, swp_run_record *rec, uint8_t *
     rec->chunk_size[m] = cs;
     at += cs;
   }
+  uint32_t shard_cs;
+  memcpy(&shard_cs, p + 36, 4);
+  if (shard_cs) {
+    rec->shard_chunk = p + at;
+    rec->shard_chunk_size = shard_cs;
+    at += shard_cs;
+  }
+  if (at != len) {
+    swp_seterr(err, errlen, "%s: run %lld's record has inconsistent chunk sizes", j->path,
+               (long long)run);
+    return -1;
+  }
   return 0;
 }
 
@@ -403,12 +417,18 @@ int swp_journal_append(swp_journal *j, const swp_run_record *rec, char *err, siz
   }
   size_t len = R_FIXED;
   for (int m = 0; m < ENG_M_COUNT; m++) len += rec->chunk_size[m];
+  len += rec->shard_chunk_size;
+  if (rec->shard_chunk_size > UINT32_MAX) {
+    swp_seterr(err, errlen, "%s: run %lld's per-shard chunk is too large to journal", j->path,
+               (long long)rec->run);
+    return -1;
+  }
   if (grow(j, len + 12)) {
     swp_seterr(err, errlen, "%s: out of memory", j->path);
     return -1;
   }
   uint8_t *b = j->buf, *p = b + 8;
-  uint32_t magic = R_MAGIC, l32 = (uint32_t)len, zero = 0;
+  uint32_t magic = R_MAGIC, l32 = (uint32_t)len, shard32 = (uint32_t)rec->shard_chunk_size;
   PUT(b, 0, magic);
   PUT(b, 4, l32);
   PUT(p, 0, rec->run);
@@ -417,7 +437,7 @@ int swp_journal_append(swp_journal *j, const swp_run_record *rec, char *err, siz
   PUT(p, 20, rec->ticks);
   PUT(p, 24, rec->wall_s);
   PUT(p, 32, rec->thread);
-  PUT(p, 36, zero);
+  PUT(p, 36, shard32);
   memcpy(p + 40, &rec->summary, sizeof(eng_summary));
   size_t at = R_FIXED;
   for (int m = 0; m < ENG_M_COUNT; m++) {
@@ -426,6 +446,7 @@ int swp_journal_append(swp_journal *j, const swp_run_record *rec, char *err, siz
     memcpy(p + at, rec->chunk[m], rec->chunk_size[m]);
     at += rec->chunk_size[m];
   }
+  if (rec->shard_chunk_size) memcpy(p + at, rec->shard_chunk, rec->shard_chunk_size);
   uint32_t crc = crc_bytes(0, b + 4, 4 + len);
   PUT(b, 8 + len, crc);
   if (write_all(j->fd, b, len + 12, (off_t)j->end)) {

@@ -77,6 +77,7 @@ typedef struct msg_head {
   double wall_s, encode_s;
   eng_summary summary;
   uint64_t chunk_size[ENG_M_COUNT];
+  uint64_t shard_chunk_size; /* 0: none (the sweep records no per-shard queues) */
   char msg[256];
 } msg_head;
 
@@ -175,6 +176,14 @@ static void server_loop(server *sv) {
       rec.chunk[m] = sv->buf + used;
       rec.chunk_size[m] = (size_t)h.chunk_size[m];
       used += (size_t)h.chunk_size[m];
+    }
+    if (!bad && h.kind == MSG_RESULT && h.shard_chunk_size) {
+      if (h.shard_chunk_size > (uint64_t)count - used) {
+        bad = 1;
+      } else {
+        rec.shard_chunk = sv->buf + used;
+        rec.shard_chunk_size = (size_t)h.shard_chunk_size;
+      }
     }
     if (bad) snprintf(h.msg, sizeof h.msg, "rank %d sent a truncated result", src);
 #pragma omp critical(swp_writer)
@@ -279,7 +288,9 @@ int swp_mpi_execute_worker(const swp_sweep *sw, const swp_driver_options *opt, M
     int team = omp_get_num_threads(), me = omp_get_thread_num();
     swp_worker w;
     int ok = swp_worker_init(&w, sw->ticks) == 0;
-    size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * swp_chunk_bound((size_t)sw->ticks);
+    size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * swp_chunk_bound((size_t)sw->ticks) +
+                 (sw->shard_queues ? swp_chunk_bound((size_t)sw->ticks * (size_t)sw->shard_queues)
+                                   : 0);
     uint8_t *buf = ok ? malloc(cap) : NULL;
     msg_head h;
     memset(&h, 0, sizeof h);
@@ -322,6 +333,11 @@ int swp_mpi_execute_worker(const swp_sweep *sw, const swp_driver_options *opt, M
         h.chunk_size[m] = rec.chunk_size[m];
         memcpy(buf + len, rec.chunk[m], rec.chunk_size[m]);
         len += rec.chunk_size[m];
+      }
+      h.shard_chunk_size = rec.shard_chunk_size;
+      if (rec.shard_chunk_size) {
+        memcpy(buf + len, rec.shard_chunk, rec.shard_chunk_size);
+        len += rec.shard_chunk_size;
       }
     }
     if (!ok) {

@@ -129,6 +129,8 @@ typedef struct swp_sweep {
   int64_t n_points;  /* product of the axis lengths */
   int32_t ticks;     /* most ticks of any point (horizon_ms may be an axis) */
   double tick_ms;    /* the same for every point */
+  int32_t shard_queues; /* most shards of any point recording them (record_shard_queues = on);
+                           0: no point does. The width of /ticks/shard_queue_depth */
   int checked;
 } swp_sweep;
 
@@ -253,6 +255,10 @@ typedef struct swp_run_record {
   eng_summary summary;
   const uint8_t *chunk[ENG_M_COUNT]; /* swp_chunk_encode output of each metric */
   size_t chunk_size[ENG_M_COUNT];
+  /* The run's per-shard queue depths (ticks x shard_queues, padded with -1)
+   * encoded the same way, when the sweep records them; else NULL, 0. */
+  const uint8_t *shard_chunk;
+  size_t shard_chunk_size;
   double wall_s;                     /* wall time of the simulation */
   int32_t thread;
 } swp_run_record;

@@ -52,6 +52,11 @@ typedef struct swp_worker {
   size_t bound, arena_cap;
   eng_config cfg;
   int64_t cfg_point;
+  /* Per-shard queue depths (sweeps with record_shard_queues = on), made on
+   * first use: ticks x shard_queues values, their encoder and encoding. */
+  int32_t *shard_padded;
+  swp_chunk_encoder *shard_encoder;
+  uint8_t *shard_tmp;
 } swp_worker;
 
 int swp_worker_init(swp_worker *w, int32_t ticks);

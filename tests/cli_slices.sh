@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_slices.sh — `run --slice K/N` and `merge` from the outside: three slices
 # run separately and merged equal one run of the sweep in every result
-# dataset (h5diff /runs /points /points_text /axes /run /time_ms and each
+# dataset (h5diff /runs /points /points_text /axes and each
 # /ticks/*); bad --slice values; merging parts of another sweep (different
 # setting, different seed) is refused with no output file; a missing slice
 # and a duplicated slice are named; --force and refusing to overwrite.
@@ -20,7 +20,7 @@ failures=0
 # same_results A B : every result dataset of A and B compares equal.
 same_results() {
   local obj
-  for obj in /runs /points /points_text /axes /run /time_ms; do
+  for obj in /runs /points /points_text /axes; do
     h5diff "$1" "$2" "$obj" "$obj" >"$T/diff" 2>&1 || fail "h5diff $obj: $1 and $2 differ: $(head -c 400 "$T/diff")"
   done
   local n=0

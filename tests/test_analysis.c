@@ -717,9 +717,9 @@ static void test_bad_files(void **state) {
   write_file(path, &spec);
   expect_read_error(path, "format is 'something-else'");
   spec = good;
-  spec.version = 2;
+  spec.version = 3;
   write_file(path, &spec);
-  expect_read_error(path, "format_version 2 is newer than this stormsweep understands (1)");
+  expect_read_error(path, "format_version 3 is newer than this stormsweep understands (2)");
   spec = good;
   spec.with_runs = 0;
   write_file(path, &spec);

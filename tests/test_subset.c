@@ -252,10 +252,13 @@ static uint8_t *read_raw(hid_t f, const char *path, size_t *len) {
 static void assert_same_results(const char *pa, const char *pb) {
   hid_t a = H5Fopen(pa, H5F_ACC_RDONLY, H5P_DEFAULT), b = H5Fopen(pb, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(a >= 0 && b >= 0);
-  const char *fixed[] = {"runs", "points", "points_text", "run", "time_ms"};
-  char paths[8 + ENG_M_COUNT][96];
+  const char *fixed[] = {"runs",        "points",          "points_text",
+                         "ticks/run",   "ticks/time_ms",   "ticks/point",
+                         "ticks/replicate", "ticks/seed",  "ticks/outcome"};
+  enum { N_FIXED = sizeof fixed / sizeof fixed[0] };
+  char paths[N_FIXED + ENG_M_COUNT][96];
   size_t n = 0;
-  for (size_t i = 0; i < 5; i++) snprintf(paths[n++], sizeof paths[0], "%s", fixed[i]);
+  for (size_t i = 0; i < N_FIXED; i++) snprintf(paths[n++], sizeof paths[0], "%s", fixed[i]);
   for (int m = 0; m < ENG_M_COUNT; m++)
     snprintf(paths[n++], sizeof paths[0], "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
   for (size_t i = 0; i < n; i++) {
@@ -510,8 +513,8 @@ static void wrong_points(hid_t f) {
   int64_t v = 5; /* 5 x 3 != 12 */
   set_attr_i64(f, "n_points", &v, 1);
 }
-static void version_2(hid_t f) {
-  int64_t v = 2;
+static void version_3(hid_t f) {
+  int64_t v = 3;
   set_attr_i64(f, "format_version", &v, 1);
 }
 static void zero_ticks(hid_t f) {
@@ -540,7 +543,7 @@ static void test_reader_refuses_hostile_files(void **state) {
   expect_refused(good, "huge.h5", huge_runs, "impossible dimensions: n_runs 1000000000000000");
   expect_refused(good, "array.h5", array_runs, "malformed root attribute 'n_runs'");
   expect_refused(good, "points.h5", wrong_points, "impossible dimensions");
-  expect_refused(good, "v2.h5", version_2, "format version 2");
+  expect_refused(good, "v3.h5", version_3, "result file format_version 3; this stormsweep");
   expect_refused(good, "ticks0.h5", zero_ticks, "impossible time axis");
   expect_refused(good, "nohops.h5", no_hops, "no /ticks/hops dataset");
   expect_refused(good, "runsint.h5", runs_int, "/runs has another row layout");

@@ -266,7 +266,7 @@ static void test_writer_layout_and_fill(void **state) {
   char text[4096];
   attr_text(f, "format", text, sizeof text);
   assert_string_equal(text, "stormsweep-results");
-  assert_int_equal(attr_int(f, "format_version"), 1);
+  assert_int_equal(attr_int(f, "format_version"), 2);
   assert_int_equal(attr_int(f, "n_runs"), 4);
   assert_int_equal(attr_int(f, "n_points"), 2);
   assert_int_equal(attr_int(f, "replicates"), 2);
@@ -299,6 +299,31 @@ static void test_writer_layout_and_fill(void **state) {
     }
   free(rv);
 
+  /* The run-indexed coordinates of /ticks: outcome -1 until written. */
+  {
+    int32_t oc[4], rep[4];
+    int64_t pt[4];
+    double cf[4];
+    hid_t d = H5Dopen2(f, "ticks/outcome", H5P_DEFAULT);
+    assert_true(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, oc) >= 0);
+    H5Dclose(d);
+    d = H5Dopen2(f, "ticks/point", H5P_DEFAULT);
+    assert_true(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, pt) >= 0);
+    H5Dclose(d);
+    d = H5Dopen2(f, "ticks/replicate", H5P_DEFAULT);
+    assert_true(H5Dread(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, rep) >= 0);
+    H5Dclose(d);
+    d = H5Dopen2(f, "ticks/capacity_factor", H5P_DEFAULT);
+    assert_true(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, cf) >= 0);
+    H5Dclose(d);
+    for (int r = 0; r < 4; r++) {
+      assert_int_equal(oc[r], r == 2 ? ENG_OUTCOME_METASTABLE : -1);
+      assert_int_equal(pt[r], r / 2);
+      assert_int_equal(rep[r], r % 2);
+      assert_true(cf[r] == (r < 2 ? 1.25 : INFINITY));
+    }
+  }
+
   for (int m = 0; m < ENG_M_COUNT; m++) {
     const char *name = eng_metric_get_info((eng_metric)m)->name;
     read_tick_row(f, name, 2, vals, T);
@@ -320,7 +345,15 @@ static void test_writer_layout_and_fill(void **state) {
     assert_int_equal(dims[1], 3000);
     hid_t t = H5Dget_type(ds);
     assert_true(H5Tequal(t, H5T_STD_I32LE) > 0);
-    hid_t run_ds = H5Dopen2(f, "run", H5P_DEFAULT), time_ds = H5Dopen2(f, "time_ms", H5P_DEFAULT);
+    hid_t run_ds = H5Dopen2(f, "ticks/run", H5P_DEFAULT),
+          time_ds = H5Dopen2(f, "ticks/time_ms", H5P_DEFAULT);
+    /* Format 2: no _FillValue attribute (xarray would decode to float64),
+     * CF units and long_name, and the run coordinates named. */
+    assert_int_equal(H5Aexists(ds, "_FillValue"), 0);
+    assert_int_equal(H5Aexists(ds, "units"), 1);
+    assert_int_equal(H5Aexists(ds, "long_name"), 1);
+    attr_text(ds, "coordinates", text, sizeof text);
+    assert_string_equal(text, "point replicate seed outcome capacity_factor");
     assert_true(H5DSis_attached(ds, run_ds, 0) > 0);
     assert_true(H5DSis_attached(ds, time_ds, 1) > 0);
     H5Dclose(run_ds);
@@ -508,8 +541,11 @@ static void test_thread_count_does_not_matter(void **state) {
   assert_same_dataset(a, b, "runs");
   assert_same_dataset(a, b, "points");
   assert_same_dataset(a, b, "points_text");
-  assert_same_dataset(a, b, "run");
-  assert_same_dataset(a, b, "time_ms");
+  static const char *const coords[] = {"ticks/run", "ticks/time_ms", "ticks/point",
+                                       "ticks/replicate", "ticks/seed", "ticks/outcome",
+                                       "ticks/horizon_ms", "ticks/budget_ratio"};
+  for (size_t i = 0; i < sizeof coords / sizeof coords[0]; i++)
+    assert_same_dataset(a, b, coords[i]);
   for (int m = 0; m < ENG_M_COUNT; m++) {
     char path[128];
     snprintf(path, sizeof path, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);

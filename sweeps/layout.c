@@ -1,0 +1,533 @@
+/*
+ * layout.c — the result file's layout as the writer, resume and merge share
+ * it: the /ticks coordinate names (format 2), the /runs row (columns, types,
+ * their documentation), and reading a file back with every check of its
+ * root attributes, shapes, types and storage against what this version
+ * writes (layout.h says what each format version holds; h5out.c's header
+ * comment documents the layout in full).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "layout_h5.h"
+#include "swp_internal.h"
+
+#define FORMAT_NAME SWP_FORMAT_NAME
+#define FORMAT_VERSION SWP_FORMAT_VERSION
+#define MAX_TICKS (1 << 28) /* a chunk of 1 GiB: far beyond any sweep_check accepts */
+
+const char *const swp_run_coord_names[SWP_RUN_COORDS] = {"point", "replicate", "seed", "outcome"};
+
+int swp_layout_is_fixed_coord(const char *name) {
+  if (!strcmp(name, SWP_COORD_RUN) || !strcmp(name, SWP_COORD_TIME) ||
+      !strcmp(name, SWP_COORD_SHARD) || !strcmp(name, SWP_TICKS_SHARD_QUEUES))
+    return 1;
+  for (int i = 0; i < SWP_RUN_COORDS; i++)
+    if (!strcmp(name, swp_run_coord_names[i])) return 1;
+  return 0;
+}
+
+const char *swp_layout_axis_coord(const char *key, char *buf, size_t len) {
+  int taken = swp_layout_is_fixed_coord(key);
+  for (int m = 0; m < ENG_M_COUNT && !taken; m++)
+    taken = !strcmp(key, eng_metric_get_info((eng_metric)m)->name);
+  snprintf(buf, len, "%s%s", taken ? "axis_" : "", key);
+  return buf;
+}
+
+/* ---- /runs: one row per run ---- */
+
+
+enum col_kind { K_I64, K_U64, K_I32, K_I8, K_I8_FROM_I32, K_F64, K_OUTCOME };
+
+typedef struct column {
+  const char *name;
+  size_t offset;
+  enum col_kind kind;
+  const char *doc;
+} column;
+
+#define RS(f) (offsetof(run_row, s) + offsetof(eng_summary, f))
+static const column run_columns[] = {
+    {"run", offsetof(run_row, run), K_I64, "run index = point * replicates + replicate"},
+    {"point", offsetof(run_row, point), K_I64, "grid point (row of /points)"},
+    {"replicate", offsetof(run_row, replicate), K_I32, "replicate within the point"},
+    {"seed", RS(seed), K_U64, "the run's seed: eng_seed_derive(master_seed, point, replicate); point 0 when crn = 1"},
+    {"done", offsetof(run_row, done), K_I8, "1 once the run is written (0: not run yet)"},
+    {"outcome", RS(outcome), K_OUTCOME, "recovered, slow, metastable or collapsed (SPEC 2)"},
+    {"passed_slo", RS(passed_slo), K_I8_FROM_I32, "1: recovered within slo_ms"},
+    {"recovery_ms", RS(recovery_ms), K_F64, "fault clearance to recovery in ms; NaN unless recovered"},
+    {"baseline_queue", RS(baseline_queue), K_F64, "mean total queue depth over the baseline window"},
+    {"recovery_threshold", RS(recovery_threshold), K_F64, "queue depth that counts as back to baseline"},
+    {"peak_queue", RS(peak_queue), K_F64, "max total queue depth"},
+    {"amplification", RS(amplification), K_F64, "attempts / new requests over the run"},
+    {"amplification_after", RS(amplification_after), K_F64, "the same from fault clearance on"},
+    {"goodput_baseline", RS(goodput_baseline), K_F64, "successes per tick over the baseline window"},
+    {"goodput_during", RS(goodput_during), K_F64, "goodput during the faults / baseline goodput"},
+    {"goodput_after", RS(goodput_after), K_F64, "goodput after clearance / baseline goodput"},
+    {"late_queue_trend", RS(late_queue_trend), K_F64, "late-window mean queue / previous window's"},
+    {"max_mean_shard_load", RS(max_mean_shard_load), K_F64, "max over shards of admissions / mean"},
+    {"mean_hops", RS(mean_hops), K_F64, "router hops per admission"},
+    {"little_L", RS(little_L), K_F64, "time-average attempts in system (steady window)"},
+    {"little_lambda_w", RS(little_lambda_w), K_F64, "admission rate x mean time in system"},
+    {"little_lambda", RS(little_lambda), K_F64, "admissions per ms over the steady window"},
+    {"little_w_ms", RS(little_w_ms), K_F64, "mean time in system (ms) of attempts admitted then"},
+    {"little_rel_error", RS(little_rel_error), K_F64, "|L - lambda W| / L"},
+    {"keys_remapped", RS(keys_remapped), K_F64, "fraction of the key space moved by crashes"},
+    {"successor_peak_load", RS(successor_peak_load), K_F64, "peak in-flight on a live shard during a crash / baseline mean"},
+    {"new_requests", RS(new_requests), K_I64, "requests created"},
+    {"attempts", RS(attempts), K_I64, "attempts sent"},
+    {"successes", RS(successes), K_I64, "attempts answered in time"},
+    {"failed_requests", RS(failed_requests), K_I64, "requests that ended without success"},
+    {"events", RS(events), K_I64, "engine events processed"},
+    {"ticks", offsetof(run_row, ticks), K_I32, "ticks simulated by this run"},
+    {"baseline_goodput_ratio", RS(baseline_goodput_ratio), K_F64, "successes / new requests before the first fault (health)"},
+    {"baseline_amplification", RS(baseline_amplification), K_F64, "attempts / new requests before the first fault (health)"},
+    {"collapse_ms", RS(collapse_ms), K_F64, "time to collapse from an empty start, watched before the first fault; NaN: none, 0: never healthy"},
+    {"collapse_watch_ms", RS(collapse_watch_ms), K_F64, "how long collapse was watched for (censoring time of collapse_ms)"},
+    {"return_ms", RS(return_ms), K_F64, "collapse_ms to the first healthy window after it; NaN: no return"},
+    {"late_goodput", RS(late_goodput), K_F64, "goodput over the last trend_ms / baseline goodput"},
+    {"late_amplification", RS(late_amplification), K_F64, "attempts / new requests over the last trend_ms"},
+    {"late_wasted_share", RS(late_wasted_share), K_F64, "wasted / (wasted + successes) over the last trend_ms"},
+    {"drain_ms", RS(drain_ms), K_F64, "not recovered: projected ms past the horizon to drain to the threshold (inf: not shrinking)"},
+    {"late_load", RS(late_load), K_F64, "attempts per tick over the last trend_ms / what the cluster serves per tick"},
+};
+#define N_RUN_COLUMNS (sizeof run_columns / sizeof run_columns[0])
+/* Every eng_summary field needs a column above: a new field changes the size. */
+_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8,
+               "eng_summary changed: update run_columns and the layout comment");
+
+
+
+char *swp_layout_runs_doc(void) {
+  size_t len = 1;
+  for (size_t i = 0; i < N_RUN_COLUMNS; i++)
+    len += strlen(run_columns[i].name) + strlen(run_columns[i].doc) + 3;
+  char *doc = malloc(len);
+  if (!doc) return NULL;
+  doc[0] = 0;
+  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
+    strcat(doc, run_columns[i].name);
+    strcat(doc, ": ");
+    strcat(doc, run_columns[i].doc);
+    strcat(doc, "\n");
+  }
+  return doc;
+}
+
+/* Strings are ASCII-labelled: HDF5 1.10 will not convert a UTF-8 string into
+ * the plain H5T_C_S1 a C reader asks for. */
+static hid_t str_type(size_t len) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, len ? len : H5T_VARIABLE);
+  return t;
+}
+
+static hid_t outcome_type(hid_t base) {
+  hid_t t = H5Tenum_create(base);
+  for (int v = ENG_OUTCOME_RECOVERED; v < ENG_OUTCOME_COUNT; v++) {
+    if (H5Tget_size(base) == 1) {
+      int8_t b = (int8_t)v;
+      H5Tenum_insert(t, eng_outcome_name((eng_outcome)v), &b);
+    } else {
+      int32_t b = v;
+      H5Tenum_insert(t, eng_outcome_name((eng_outcome)v), &b);
+    }
+  }
+  return t;
+}
+
+/* Memory and packed file compound types of /runs. */
+int swp_layout_runs_types(hid_t *mem, hid_t *file) {
+  size_t fsize = 0;
+  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
+    switch (run_columns[i].kind) {
+    case K_I64: case K_U64: case K_F64: fsize += 8; break;
+    case K_I32: fsize += 4; break;
+    default: fsize += 1; break;
+    }
+  }
+  *mem = H5Tcreate(H5T_COMPOUND, sizeof(run_row));
+  *file = H5Tcreate(H5T_COMPOUND, fsize);
+  size_t off = 0;
+  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
+    const column *c = &run_columns[i];
+    hid_t mt, ft;
+    int own = 0;
+    switch (c->kind) {
+    case K_I64: mt = H5T_NATIVE_INT64; ft = H5T_STD_I64LE; break;
+    case K_U64: mt = H5T_NATIVE_UINT64; ft = H5T_STD_U64LE; break;
+    case K_I32: mt = H5T_NATIVE_INT32; ft = H5T_STD_I32LE; break;
+    case K_I8: mt = H5T_NATIVE_INT8; ft = H5T_STD_I8LE; break;
+    case K_I8_FROM_I32: mt = H5T_NATIVE_INT32; ft = H5T_STD_I8LE; break;
+    case K_F64: mt = H5T_NATIVE_DOUBLE; ft = H5T_IEEE_F64LE; break;
+    default:
+      mt = outcome_type(H5T_NATIVE_INT32);
+      ft = outcome_type(H5T_STD_I8LE);
+      own = 1;
+      break;
+    }
+    herr_t rc = H5Tinsert(*mem, c->name, c->offset, mt);
+    if (rc >= 0) rc = H5Tinsert(*file, c->name, off, ft);
+    off += H5Tget_size(ft);
+    if (own) {
+      H5Tclose(mt);
+      H5Tclose(ft);
+    }
+    if (rc < 0) return -1;
+  }
+  return 0;
+}
+
+/* ---- reading a result file: the layout checks shared by resume and merge ---- */
+
+void swp_h5info_free(swp_h5info *info) {
+  free(info->tool_version);
+  free(info->sweep_text);
+  free(info->sweep_source);
+  free(info->sweep_source_text);
+  free(info->command_line);
+  free(info->started);
+  free(info->finished);
+  memset(info, 0, sizeof *info);
+}
+
+/* A scalar attribute (integer or float class) read as mem_type. Returns 0, 1
+ * when missing, -1 when malformed (not scalar, not a number). */
+int swp_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
+  htri_t ex = H5Aexists(obj, name);
+  if (ex == 0) return 1;
+  if (ex < 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  H5T_class_t cls = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
+  int rc = (cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
+                   H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, mem_type, v) >= 0
+               ? 0
+               : -1;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return rc;
+}
+
+/* A scalar string attribute, fixed or variable length, malloc'd into *out.
+ * Returns 0, 1 when missing, -1 when malformed. */
+int swp_layout_attr_str(hid_t obj, const char *name, char **out) {
+  *out = NULL;
+  htri_t ex = H5Aexists(obj, name);
+  if (ex == 0) return 1;
+  if (ex < 0) return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  int rc = -1;
+  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
+      H5Sget_simple_extent_npoints(sp) == 1) {
+    if (H5Tis_variable_str(t) > 0) {
+      hid_t mt = str_type(0);
+      char *s = NULL;
+      if (H5Aread(a, mt, &s) >= 0) {
+        *out = strdup(s ? s : "");
+        rc = *out ? 0 : -1;
+        if (s) H5free_memory(s);
+      }
+      H5Tclose(mt);
+    } else {
+      size_t n = H5Tget_size(t);
+      char *s = n && n < (1u << 26) ? calloc(n + 1, 1) : NULL;
+      if (s && H5Aread(a, t, s) >= 0) {
+        *out = s;
+        rc = 0;
+      } else {
+        free(s);
+      }
+    }
+  }
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return rc;
+}
+
+/* Reads and checks the root attributes. */
+int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
+                         size_t errlen) {
+  memset(info, 0, sizeof *info);
+  char *format = NULL;
+  int rc = swp_layout_attr_str(f, "format", &format);
+  if (rc || strcmp(format, FORMAT_NAME)) {
+    if (rc)
+      swp_seterr(err, errlen, "%s: not a stormsweep result file (no 'format' attribute)", path);
+    else swp_seterr(err, errlen, "%s: not a stormsweep result file (format is '%.60s', not '%s')",
+                    path, format, FORMAT_NAME);
+    free(format);
+    return -1;
+  }
+  free(format);
+  if (swp_layout_attr_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
+    swp_seterr(err, errlen, "%s: no readable 'format_version' attribute", path);
+    return -1;
+  }
+  if (info->format_version != FORMAT_VERSION) {
+    /* resume, refine and merge write into (or next to) the file: one file
+     * never mixes two layouts. Reading is the readers' job (layout.h). */
+    if (info->format_version >= SWP_FORMAT_VERSION_MIN_READ &&
+        info->format_version < FORMAT_VERSION)
+      swp_seterr(err, errlen, "%s: result file format_version %d, but this stormsweep (%s) writes "
+                 "format_version %d: resume, refine and merge do not mix the two layouts "
+                 "(analyze, recommend and report still read it; run the sweep again to continue "
+                 "it)", path, info->format_version, STORMSWEEP_VERSION, FORMAT_VERSION);
+    else
+      swp_seterr(err, errlen, "%s: result file format_version %d; this stormsweep (%s) writes "
+                 "format_version %d and cannot continue or merge it", path,
+                 info->format_version, STORMSWEEP_VERSION, FORMAT_VERSION);
+    return -1;
+  }
+  const char *bad = NULL;
+  if (swp_layout_attr_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
+  else if (swp_layout_attr_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
+  else if (swp_layout_attr_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
+  else if (swp_layout_attr_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
+  else if (swp_layout_attr_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
+  else if (swp_layout_attr_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
+  else if (swp_layout_attr_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
+  else if (swp_layout_attr_str(f, "tool_version", &info->tool_version)) bad = "tool_version";
+  else if (swp_layout_attr_str(f, "sweep_text", &info->sweep_text)) bad = "sweep_text";
+  else if (swp_layout_attr_str(f, "sweep_source", &info->sweep_source) < 0) bad = "sweep_source";
+  else if (swp_layout_attr_str(f, "sweep_source_text", &info->sweep_source_text) < 0)
+    bad = "sweep_source_text";
+  else if (swp_layout_attr_str(f, "command_line", &info->command_line) < 0) bad = "command_line";
+  if (bad) {
+    swp_seterr(err, errlen, "%s: missing or malformed root attribute '%s'", path, bad);
+    return -1;
+  }
+  int crn = swp_layout_attr_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
+  if (crn < 0 || info->crn < 0 || info->crn > 1) {
+    swp_seterr(err, errlen, "%s: malformed root attribute 'crn'", path);
+    return -1;
+  }
+  if (crn) info->crn = 0;
+  /* Strings from a file somebody else wrote: the ones a merge needs must be
+   * printable text; the descriptive ones are dropped when they are not. */
+  const char *problem = swp_text_problem(info->tool_version, 256, 0);
+  if (problem) bad = "tool_version";
+  else if ((problem = swp_text_problem(info->sweep_text, SWP_MAX_TEXT, 1))) bad = "sweep_text";
+  if (bad) {
+    swp_seterr(err, errlen, "%s: root attribute '%s' %s (printable UTF-8 text only)", path, bad,
+               problem);
+    return -1;
+  }
+  char **optional[3] = {&info->sweep_source, &info->sweep_source_text, &info->command_line};
+  for (int i = 0; i < 3; i++)
+    if (*optional[i] && swp_text_problem(*optional[i], SWP_MAX_TEXT, i == 1)) {
+      free(*optional[i]);
+      *optional[i] = NULL;
+    }
+  int si = swp_layout_attr_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
+  int sc = swp_layout_attr_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
+  if (si < 0 || sc < 0 || si != sc) {
+    swp_seterr(err, errlen, "%s: malformed slice attributes", path);
+    return -1;
+  }
+  if (si) info->slice_index = info->slice_count = 0;
+  if (info->n_points < 1 || info->replicates < 1 || info->n_runs < 1 ||
+      info->n_runs > SWP_MAX_RUNS || info->n_points > info->n_runs ||
+      info->n_runs / info->replicates < info->n_points ||
+      info->n_points > SWP_MAX_RUNS / info->replicates) {
+    swp_seterr(err, errlen,
+               "%s: impossible dimensions: n_runs %lld, n_points %lld, replicates %lld", path,
+               (long long)info->n_runs, (long long)info->n_points, (long long)info->replicates);
+    return -1;
+  }
+  if (info->ticks < 1 || info->ticks > MAX_TICKS || !(info->tick_ms > 0)) {
+    swp_seterr(err, errlen, "%s: impossible time axis: %d ticks of %g ms", path, info->ticks,
+               info->tick_ms);
+    return -1;
+  }
+  if (info->slice_count &&
+      (info->slice_count < 1 || info->slice_index < 0 || info->slice_index >= info->slice_count)) {
+    swp_seterr(err, errlen, "%s: impossible slice %lld/%lld", path,
+               (long long)info->slice_index, (long long)info->slice_count);
+    return -1;
+  }
+  return 0;
+}
+
+/* Format 2's /ticks coordinates: the run scale, /ticks/outcome (opened into
+ * *outcome, n_runs int8 values) and, when present, /ticks/shard_queue_depth
+ * (int32 [n_runs, ticks, shards], chunks of one run, our filters). */
+static int layout_open_coords(hid_t f, const swp_h5info *info, hid_t *outcome, hid_t *shardq,
+                              int32_t *shards_n, char *what, size_t whatlen) {
+  *outcome = *shardq = -1;
+  *shards_n = 0;
+  for (int i = -1; i < SWP_RUN_COORDS; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "ticks/%s", i < 0 ? SWP_COORD_RUN : swp_run_coord_names[i]);
+    hid_t ds = H5Lexists(f, name, H5P_DEFAULT) > 0 ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
+    hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
+    hsize_t dims[2] = {0, 0};
+    int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] == (hsize_t)info->n_runs;
+    if (sp >= 0) H5Sclose(sp);
+    if (!ok) {
+      snprintf(what, whatlen, "no /%s of n_runs = %lld values", name, (long long)info->n_runs);
+      if (ds >= 0) H5Dclose(ds);
+      return 1;
+    }
+    if (i == 3) *outcome = ds;
+    else H5Dclose(ds);
+  }
+  char name[64];
+  snprintf(name, sizeof name, "ticks/%s", SWP_TICKS_SHARD_QUEUES);
+  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
+  *shardq = H5Dopen2(f, name, H5P_DEFAULT);
+  hid_t t = *shardq < 0 ? -1 : H5Dget_type(*shardq), sp = *shardq < 0 ? -1 : H5Dget_space(*shardq),
+        dcpl = *shardq < 0 ? -1 : H5Dget_create_plist(*shardq);
+  hsize_t dims[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
+  unsigned flags, cd[8];
+  size_t ncd = 8;
+  int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
+           H5Sget_simple_extent_ndims(sp) == 3 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 &&
+           dims[0] == (hsize_t)info->n_runs && dims[1] == (hsize_t)info->ticks && dims[2] >= 1 &&
+           dims[2] <= (hsize_t)ENG_MAX_SHARDS && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+           H5Pget_chunk(dcpl, 3, chunk) == 3 && chunk[0] == 1 && chunk[1] == dims[1] &&
+           chunk[2] == dims[2] && H5Pget_nfilters(dcpl) == 2 &&
+           H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
+  ncd = 8;
+  ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
+       ncd >= 1 && cd[0] == SWP_DEFLATE_LEVEL;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (!ok) {
+    snprintf(what, whatlen, "/%s is not int32 [n_runs, ticks, shards] in chunks of one run", name);
+    return 1;
+  }
+  *shards_n = (int32_t)dims[2];
+  return 0;
+}
+
+/* Opens /runs, /ticks/<metric> and /timing/run_* and checks their types and
+ * shapes against info; *runs_mem gets the in-memory row type. */
+int swp_layout_open_datasets(hid_t f, const char *path, const swp_h5info *info, hid_t *runs,
+                             hid_t *runs_mem, hid_t ticks[], hid_t *wall, hid_t *thread,
+                             hid_t *outcome, hid_t *shardq, int32_t *shards_n, char *err,
+                             size_t errlen) {
+  hid_t ft = -1;
+  char what[160] = "";
+  int rc = swp_layout_runs_types(runs_mem, &ft);
+  if (rc) snprintf(what, sizeof what, "building the /runs type");
+  if (!rc) {
+    *runs = H5Lexists(f, "runs", H5P_DEFAULT) > 0 ? H5Dopen2(f, "runs", H5P_DEFAULT) : -1;
+    hid_t t = *runs < 0 ? -1 : H5Dget_type(*runs), sp = *runs < 0 ? -1 : H5Dget_space(*runs);
+    hsize_t dims[2] = {0, 0};
+    if (*runs < 0) snprintf(what, sizeof what, "no /runs dataset");
+    else if (t < 0 || H5Tequal(t, ft) <= 0)
+      snprintf(what, sizeof what, "/runs has another row layout than this version writes");
+    else if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+             H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs)
+      snprintf(what, sizeof what, "/runs is not a list of n_runs = %lld rows",
+               (long long)info->n_runs);
+    /* The writer allocates every row of /runs, uncompressed, when it
+     * creates the file: a part that stores less only declares its runs
+     * (and would make a merge allocate and scan them for nothing). */
+    else if ((double)H5Dget_storage_size(*runs) < (double)info->n_runs * (double)H5Tget_size(t))
+      snprintf(what, sizeof what, "/runs stores %llu bytes, less than its n_runs = %lld rows "
+               "take", (unsigned long long)H5Dget_storage_size(*runs), (long long)info->n_runs);
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    rc = what[0] != 0;
+  }
+  if (ft >= 0) H5Tclose(ft);
+  for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
+    char name[96];
+    snprintf(name, sizeof name, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
+    ticks[m] = H5Lexists(f, "ticks", H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0
+                   ? H5Dopen2(f, name, H5P_DEFAULT)
+                   : -1;
+    if (ticks[m] < 0) {
+      snprintf(what, sizeof what, "no /%s dataset", name);
+      rc = 1;
+      break;
+    }
+    hid_t t = H5Dget_type(ticks[m]), sp = H5Dget_space(ticks[m]),
+          dcpl = H5Dget_create_plist(ticks[m]);
+    hsize_t dims[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
+    unsigned flags, cd[8];
+    size_t ncd = 8;
+    int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
+             H5Sget_simple_extent_ndims(sp) == 2 &&
+             H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] == (hsize_t)info->n_runs &&
+             dims[1] == (hsize_t)info->ticks;
+    if (!ok) {
+      snprintf(what, sizeof what, "/%s is not int32 [n_runs = %lld, ticks = %d]", name,
+               (long long)info->n_runs, info->ticks);
+    } else {
+      /* Chunks are copied raw, so the filter pipeline must be ours exactly. */
+      ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 &&
+           chunk[0] == 1 && chunk[1] == (hsize_t)info->ticks && H5Pget_nfilters(dcpl) == 2 &&
+           H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
+      ncd = 8;
+      ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
+           ncd >= 1 && cd[0] == SWP_DEFLATE_LEVEL;
+      if (!ok)
+        snprintf(what, sizeof what,
+                 "/%s is not stored as chunks of (1, %d) with shuffle + deflate %d", name,
+                 info->ticks, SWP_DEFLATE_LEVEL);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (sp >= 0) H5Sclose(sp);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    rc = what[0] != 0;
+  }
+  if (!rc) {
+    static const char *const names[2] = {"timing/run_wall_s", "timing/run_thread"};
+    hid_t *ds[2] = {wall, thread};
+    for (int i = 0; i < 2 && !rc; i++) {
+      *ds[i] = H5Lexists(f, "timing", H5P_DEFAULT) > 0 && H5Lexists(f, names[i], H5P_DEFAULT) > 0
+                   ? H5Dopen2(f, names[i], H5P_DEFAULT)
+                   : -1;
+      hid_t sp = *ds[i] < 0 ? -1 : H5Dget_space(*ds[i]);
+      hsize_t dims[2] = {0, 0};
+      if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+          H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs) {
+        snprintf(what, sizeof what, "no /%s of n_runs = %lld values", names[i],
+                 (long long)info->n_runs);
+        rc = 1;
+      }
+      if (sp >= 0) H5Sclose(sp);
+    }
+  }
+  if (!rc) rc = layout_open_coords(f, info, outcome, shardq, shards_n, what, sizeof what);
+  if (rc) {
+    swp_seterr(err, errlen, "%s: not a stormsweep result file of this layout: %s", path, what);
+    return -1;
+  }
+  return 0;
+}
+
+/* The done column, in blocks. */
+int swp_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done) {
+  hid_t mt = H5Tcreate(H5T_COMPOUND, 1);
+  H5Tinsert(mt, "done", 0, H5T_NATIVE_INT8);
+  hid_t fs = H5Dget_space(runs);
+  const hsize_t block = 65536;
+  int rc = mt < 0 || fs < 0 ? -1 : 0;
+  for (hsize_t i0 = 0; i0 < (hsize_t)n_runs && !rc; i0 += block) {
+    hsize_t cnt = (hsize_t)n_runs - i0 < block ? (hsize_t)n_runs - i0 : block;
+    hid_t ms = H5Screate_simple(1, &cnt, NULL);
+    rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, &i0, NULL, &cnt, NULL) < 0 ||
+         H5Dread(runs, mt, ms, fs, H5P_DEFAULT, done + i0) < 0;
+    H5Sclose(ms);
+  }
+  for (int64_t r = 0; r < n_runs && !rc; r++) done[r] = done[r] != 0;
+  if (fs >= 0) H5Sclose(fs);
+  if (mt >= 0) H5Tclose(mt);
+  return rc;
+}
+
