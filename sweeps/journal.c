@@ -276,8 +276,9 @@ static int64_t record_at(swp_journal *j, int64_t off, int64_t size, int64_t *run
   uint32_t head[2];
   if (off + 12 > size || read_all(j->fd, head, 8, off) || head[0] != R_MAGIC) return 0;
   size_t bound = swp_chunk_bound((size_t)j->ticks);
+  size_t shard_bound = swp_chunk_bound((size_t)j->ticks * ENG_MAX_SHARDS);
   uint64_t len = head[1];
-  if (len < R_FIXED || len > R_FIXED + (uint64_t)ENG_M_COUNT * bound ||
+  if (len < R_FIXED || len > R_FIXED + (uint64_t)ENG_M_COUNT * bound + shard_bound ||
       (int64_t)(off + 12 + (int64_t)len) > size || grow(j, len + 8))
     return 0;
   if (read_all(j->fd, j->buf, len + 8, off + 4)) return 0;
@@ -296,6 +297,10 @@ static int64_t record_at(swp_journal *j, int64_t off, int64_t size, int64_t *run
     if (cs == 0 || cs > bound) return 0;
     sum += cs;
   }
+  uint32_t shard_cs; /* the per-shard queue chunk, 0: none */
+  memcpy(&shard_cs, p + 36, 4);
+  if (shard_cs > shard_bound) return 0;
+  sum += shard_cs;
   if (R_FIXED + sum != len) return 0;
   *run = r;
   return 12 + (int64_t)len;

@@ -26,6 +26,7 @@ typedef struct fx {
   char dir[64], h5[96];
   swp_journal_id id;
   uint8_t chunk[ENG_M_COUNT][32];
+  uint8_t shard[48]; /* the per-shard queue chunk (record_shard_queues) */
 } fx;
 
 static int setup(void **state) {
@@ -72,6 +73,11 @@ static void make_record(fx *f, int64_t r, swp_run_record *rec) {
     for (size_t i = 0; i < n; i++) f->chunk[m][i] = (uint8_t)(r * 31 + m + (int64_t)i);
     rec->chunk[m] = f->chunk[m];
     rec->chunk_size[m] = n;
+  }
+  if (r % 2) { /* odd runs carry a per-shard chunk, even ones none */
+    for (size_t i = 0; i < sizeof f->shard; i++) f->shard[i] = (uint8_t)(r * 7 + (int64_t)i);
+    rec->shard_chunk = f->shard;
+    rec->shard_chunk_size = sizeof f->shard - (size_t)r;
   }
 }
 
@@ -122,6 +128,9 @@ static void test_round_trip(void **state) {
       assert_int_equal(got.chunk_size[m], want.chunk_size[m]);
       assert_memory_equal(got.chunk[m], want.chunk[m], want.chunk_size[m]);
     }
+    assert_int_equal(got.shard_chunk_size, want.shard_chunk_size);
+    if (want.shard_chunk_size)
+      assert_memory_equal(got.shard_chunk, want.shard_chunk, want.shard_chunk_size);
   }
   assert_false(swp_journal_has(j, 5));
   free(buf);
