@@ -1697,6 +1697,21 @@ static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8
     snprintf(why, whylen, "run %lld's /runs row differs from its journal record", (long long)r);
     return 0;
   }
+  /* /ticks/outcome is rewritten in place at each commit, so a power cut can
+   * leave an older page of it beside newer rows. */
+  if (o->outcome >= 0) {
+    int32_t oc = -2;
+    hid_t os = H5Dget_space(o->outcome), om = H5Screate_simple(1, &one, NULL);
+    int obad = os < 0 || om < 0 || H5Sselect_elements(os, H5S_SELECT_SET, 1, &at) < 0 ||
+               H5Dread(o->outcome, H5T_NATIVE_INT32, om, os, H5P_DEFAULT, &oc) < 0;
+    if (os >= 0) H5Sclose(os);
+    if (om >= 0) H5Sclose(om);
+    if (obad || oc != rec->summary.outcome) {
+      snprintf(why, whylen, "run %lld's /ticks/outcome %s its journal record", (long long)r,
+               obad ? "cannot be read beside" : "differs from");
+      return 0;
+    }
+  }
   hsize_t off[2] = {(hsize_t)r, 0};
   for (int m = 0; m < ENG_M_COUNT; m++) {
     const char *name = eng_metric_get_info((eng_metric)m)->name;
