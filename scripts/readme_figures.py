@@ -87,7 +87,7 @@ class Sources:
             # refine resumes and leaves a decided file as it is
             self.sh(["refine", path, "-q", "-j", str(THREADS)])
             v = path
-        elif src in ("ablation", "load_ramp", "self_collapse"):
+        elif src in ("ablation", "load_ramp", "self_collapse", "closed_loop", "limiters"):
             v = self.sweep(src, os.path.join(ROOT, "sweeps", src + ".ini"))
         elif src == "sim":
             v = self.sim_cases()
@@ -626,6 +626,41 @@ def b_crn_table(S):
     return "\n".join(out)
 
 
+def analyze_table(S, src):
+    """docs/clients.md's study tables: one row per grid point (in grid
+    order) from `analyze --json`, 95 % Wilson intervals."""
+    d = json.loads(S.sh(["analyze", S.get(src), "--json"]))
+    axes = d["axes"]
+
+    def ci(p, w):
+        return f"{p:.2f} [{w[0]:.2f}, {w[1]:.2f}]"
+
+    def ms(p, censor):
+        return f">{censor:.0f}" if p is None else f"{p:.0f}"
+
+    head = axes + ["runs", "rec / slow / meta", "P(metastable) [95% CI]", "P(pass SLO) [95% CI]",
+                   "recovery p50 / p90 ms", "amplification"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for pt in sorted(d["points"], key=lambda q: q["point"]):
+        vals = [str(pt["settings"][a]) for a in axes]
+        amp = pt["amplification"]["mean"] if isinstance(pt.get("amplification"), dict) else None
+        vals += [str(pt["runs"]), f"{pt['recovered']} / {pt['slow']} / {pt['metastable']}",
+                 ci(pt["p_metastable"], pt["p_metastable_wilson"]),
+                 ci(pt["p_pass"], pt["p_pass_wilson"]),
+                 f"{ms(pt['recovery_p50_ms'], pt['censor_ms'])} / {ms(pt['recovery_p90_ms'], pt['censor_ms'])}",
+                 "–" if amp is None else f"{amp:.2f}"]
+        out.append("| " + " | ".join(vals) + " |")
+    return "\n".join(out)
+
+
+def b_closed_loop_table(S):
+    return analyze_table(S, "closed_loop")
+
+
+def b_limiters_table(S):
+    return analyze_table(S, "limiters")
+
+
 BLOCKS = {
     "sim-naive": ("sim", b_sim_naive),
     "shedding-table": ("sim", b_shedding_table),
@@ -641,6 +676,8 @@ BLOCKS = {
     "boundary-example": ("boundary", b_boundary_example),
     "boundary-findings": ("boundary", b_boundary_findings),
     "crn-table": ("crn", b_crn_table),
+    "closed-loop-table": ("closed_loop", b_closed_loop_table),
+    "limiters-table": ("limiters", b_limiters_table),
 }
 
 MARK = re.compile(r"<!-- generated:([a-z0-9-]+) begin -->\n(.*?)<!-- generated:\1 end -->", re.S)
