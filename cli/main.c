@@ -28,6 +28,20 @@ static const command commands[] = {
     {"boundary", cmd_boundary, "locate where P(metastable) / P(pass) cross a level along one axis"},
 };
 
+/* One spelling rule for every command: a long option may be written with
+ * underscores, as settings are ("--min_pass=0.5" is "--min-pass=0.5"), so
+ * each command's parser only knows the hyphen form. Only the name is
+ * respelled, never the value after '=', and nothing after a bare "--". */
+static void respell_long_options(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    char *a = argv[i];
+    if (strncmp(a, "--", 2)) continue;
+    if (!a[2]) return;
+    for (char *c = a + 2; *c && *c != '='; c++)
+      if (*c == '_') *c = '-';
+  }
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "stormsweep %s — Monte Carlo sweeps of retry storms in sharded clusters\n\n"
@@ -35,7 +49,8 @@ static void usage(FILE *out) {
           STORMSWEEP_VERSION);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\n'stormsweep COMMAND --help' describes a command.\n");
+  fprintf(out, "\n'stormsweep COMMAND --help' describes a command. Every command takes\n"
+               "\"--opt value\" and \"--opt=value\", and --some_opt for --some-opt.\n");
 }
 
 int main(int argc, char **argv) {
@@ -52,7 +67,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) {
+      respell_long_options(argc - 1, argv + 1);
+      return commands[i].run(argc - 1, argv + 1);
+    }
   fprintf(stderr, "stormsweep: unknown command '%s' (see 'stormsweep --help')\n", argv[1]);
   return 2;
 }
