@@ -392,6 +392,7 @@ static void analyse(const ana_results *res) {
     char *t = ana_reco_text(&rec, res, &s, &ro);
     if (null && t) ana_summary_print_json(null, res, &s, t);
     free(t);
+    ana_reco_free(&rec); /* scenario axes give it per-scenario arrays */
   }
   if (null) fclose(null);
   for (size_t p = 0; p < res->n_points && p < 4; p++)
