@@ -1675,6 +1675,43 @@ fail:
 
 /* ---- resume with a journal: verify, restore, rebuild ---- */
 
+/* Grows *buf (capacity *cap) to hold need bytes, doubling from 64 KiB. */
+static int buf_reserve(uint8_t **buf, size_t *cap, size_t need) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap : 65536;
+  while (c < need) c *= 2;
+  uint8_t *b = realloc(*buf, c);
+  if (!b) return -1;
+  *buf = b;
+  *cap = c;
+  return 0;
+}
+
+/* Whether run r's chunk of ds (stored, filters applied) is byte for byte
+ * want; why says where it is not. */
+static int chunk_matches(hid_t ds, int64_t r, const char *name, const uint8_t *want,
+                         size_t want_size, uint8_t **buf, size_t *cap, char *why,
+                         size_t whylen) {
+  hsize_t size = 0, off[3] = {(hsize_t)r, 0, 0};
+  uint32_t mask = 0;
+  if (chunk_size_at(ds, r, &size) || size != want_size) {
+    snprintf(why, whylen, "run %lld's /ticks/%s chunk is %s", (long long)r, name,
+             size ? "of another size than its journal record" : "missing or unreadable");
+    return 0;
+  }
+  if (buf_reserve(buf, cap, (size_t)size)) {
+    snprintf(why, whylen, "out of memory");
+    return 0;
+  }
+  if (H5Dread_chunk(ds, H5P_DEFAULT, off, &mask, *buf) < 0 || mask ||
+      memcmp(*buf, want, (size_t)size)) {
+    snprintf(why, whylen, "run %lld's /ticks/%s chunk differs from its journal record",
+             (long long)r, name);
+    return 0;
+  }
+  return 1;
+}
+
 /* Whether run r's row and chunks in the file equal its journal record. */
 static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8_t **buf,
                        size_t *cap, char *why, size_t whylen) {
@@ -1712,57 +1749,13 @@ static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8
       return 0;
     }
   }
-  hsize_t off[2] = {(hsize_t)r, 0};
-  for (int m = 0; m < ENG_M_COUNT; m++) {
-    const char *name = eng_metric_get_info((eng_metric)m)->name;
-    hsize_t size = 0;
-    uint32_t mask = 0;
-    if (chunk_size_at(o->ticks[m], r, &size) || size != rec->chunk_size[m]) {
-      snprintf(why, whylen, "run %lld's /ticks/%s chunk is %s", (long long)r, name,
-               size ? "of another size than its journal record" : "missing or unreadable");
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (!chunk_matches(o->ticks[m], r, eng_metric_get_info((eng_metric)m)->name, rec->chunk[m],
+                       rec->chunk_size[m], buf, cap, why, whylen))
       return 0;
-    }
-    if (size > *cap) {
-      uint8_t *b = realloc(*buf, (size_t)size);
-      if (!b) {
-        snprintf(why, whylen, "out of memory");
-        return 0;
-      }
-      *buf = b;
-      *cap = (size_t)size;
-    }
-    if (H5Dread_chunk(o->ticks[m], H5P_DEFAULT, off, &mask, *buf) < 0 || mask ||
-        memcmp(*buf, rec->chunk[m], (size_t)size)) {
-      snprintf(why, whylen, "run %lld's /ticks/%s chunk differs from its journal record",
-               (long long)r, name);
-      return 0;
-    }
-  }
-  if (o->shardq >= 0) {
-    hsize_t size = 0, off3[3] = {(hsize_t)r, 0, 0};
-    uint32_t mask = 0;
-    if (chunk_size_at(o->shardq, r, &size) || size != rec->shard_chunk_size) {
-      snprintf(why, whylen, "run %lld's /ticks/%s chunk is %s", (long long)r,
-               SWP_TICKS_SHARD_QUEUES,
-               size ? "of another size than its journal record" : "missing or unreadable");
-      return 0;
-    }
-    if (size > *cap) {
-      uint8_t *b = realloc(*buf, (size_t)size);
-      if (!b) {
-        snprintf(why, whylen, "out of memory");
-        return 0;
-      }
-      *buf = b;
-      *cap = (size_t)size;
-    }
-    if (H5Dread_chunk(o->shardq, H5P_DEFAULT, off3, &mask, *buf) < 0 || mask ||
-        memcmp(*buf, rec->shard_chunk, (size_t)size)) {
-      snprintf(why, whylen, "run %lld's /ticks/%s chunk differs from its journal record",
-               (long long)r, SWP_TICKS_SHARD_QUEUES);
-      return 0;
-    }
-  }
+  if (o->shardq >= 0 && !chunk_matches(o->shardq, r, SWP_TICKS_SHARD_QUEUES, rec->shard_chunk,
+                                       rec->shard_chunk_size, buf, cap, why, whylen))
+    return 0;
   return 1;
 }
 
@@ -2397,16 +2390,9 @@ static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t
                  (long long)r, name, size ? "is larger than any encoding" : "is missing");
       return -1;
     }
-    if (used + size > *cap) {
-      size_t c = *cap ? *cap : 65536;
-      while (c < used + size) c *= 2;
-      uint8_t *b = realloc(*buf, c);
-      if (!b) {
-        swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
-        return -1;
-      }
-      *buf = b;
-      *cap = c;
+    if (buf_reserve(buf, cap, used + (size_t)size)) {
+      swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
+      return -1;
     }
     uint32_t mask = 0;
     if (H5Dread_chunk(in->ticks[m], H5P_DEFAULT, at, &mask, *buf + used) < 0 || mask != 0) {
@@ -2430,16 +2416,9 @@ static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t
                  "or unreadable", in->path, (long long)r, SWP_TICKS_SHARD_QUEUES);
       return -1;
     }
-    if (used + size > *cap) {
-      size_t c = *cap ? *cap : 65536;
-      while (c < used + size) c *= 2;
-      uint8_t *b = realloc(*buf, c);
-      if (!b) {
-        swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
-        return -1;
-      }
-      *buf = b;
-      *cap = c;
+    if (buf_reserve(buf, cap, used + (size_t)size)) {
+      swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
+      return -1;
     }
     uint32_t mask = 0;
     if (H5Dread_chunk(in->shardq, H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
