@@ -879,10 +879,8 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
                          .finished = finished};
     int close_rc = swp_h5out_close(v.out, &timing, err, sizeof err);
     v.out = NULL;
-    if (close_rc) {
-      fprintf(stderr, "stormsweep verify: %s\n", err);
-      failed = 1;
-    }
+    if (close_rc || err[0]) fprintf(stderr, "stormsweep verify: %s\n", err);
+    if (close_rc) failed = 1;
   }
   if (failed) {
     rc = 1;

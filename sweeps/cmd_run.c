@@ -702,7 +702,8 @@ static int run_root(int argc, char **argv, int ranks) {
   }
   if (res.first_error[0]) fprintf(stderr, "stormsweep run: %s\n", res.first_error);
   /* After a failed write the close message only repeats it. */
-  if (close_rc && !res.write_failed) fprintf(stderr, "stormsweep run: %s\n", err);
+  if ((close_rc && !res.write_failed) || (!close_rc && err[0]))
+    fprintf(stderr, "stormsweep run: %s\n", err);
   char *again = resume_command(argc, argv, ranks);
   const char *e1 = res.first_error, *e2 = err;
   int damaged = close_rc || res.write_failed

@@ -1382,8 +1382,13 @@ static int write_timing_attrs(swp_h5out *o, const swp_timing *t) {
   return rc;
 }
 
+static int file_matches_journal(swp_h5out *o, char *why, size_t whylen);
+static int close_by_rebuild(swp_h5out *o, const swp_timing *t, const char *why, char *err,
+                            size_t errlen);
+
 static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_t errlen) {
   if (!o) return 0;
+  if (err && errlen) err[0] = 0;
   char msg[768] = "";
   int rc = o->failed ? -1 : h5out_commit(o, msg, sizeof msg);
   if (rc) {
@@ -1394,6 +1399,15 @@ static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_
     h5out_abandon(o);
     swp_seterr(err, errlen, "%s", msg);
     return -1;
+  }
+  /* A resumed file can be damaged in a way no check at open sees: after a
+   * power cut left pages of two versions, HDF5 may place this session's
+   * chunks over older ones its index still uses. So a resumed file is made
+   * complete only once every run reads back as its journal record; if one
+   * does not, the journal (which now holds every run) rebuilds it. */
+  if (o->resumed && o->journal && o->done_before + o->committed >= o->finish_runs) {
+    char why[512] = "";
+    if (!file_matches_journal(o, why, sizeof why)) return close_by_rebuild(o, t, why, err, errlen);
   }
   const char *step = "/timing";
   rc = write_timing_attrs(o, t);
@@ -1804,7 +1818,8 @@ static int journal_verify(swp_h5out *o, swp_journal *j, int64_t *restored, char 
 /* Writes a fresh file of sw holding the journal's runs, and renames it over
  * path (the damaged file). */
 static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_index,
-                           int64_t slice_count, swp_journal *j, char *err, size_t errlen) {
+                           int64_t slice_count, swp_journal *j, const swp_timing *t,
+                           char *err, size_t errlen) {
   char *tmp = malloc(strlen(path) + 24);
   int fd = -1;
   if (tmp) {
@@ -1834,7 +1849,7 @@ static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_
   }
   free(buf);
   if (o) {
-    int crc = rc ? (h5out_fail(o), h5out_abandon(o), -1) : swp_h5out_close_q(o, NULL, err, errlen);
+    int crc = rc ? (h5out_fail(o), h5out_abandon(o), -1) : swp_h5out_close_q(o, t, err, errlen);
     if (crc) rc = -1;
   }
   if (!rc && (swp_fsync_path(tmp) || swp_rename_into_place(tmp, path, 1))) {
@@ -1843,6 +1858,54 @@ static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_
   }
   if (rc) unlink(tmp);
   free(tmp);
+  return rc ? -1 : 0;
+}
+
+/* Whether every run of the journal reads back from the file as its record
+ * (why says where not). */
+static int file_matches_journal(swp_h5out *o, char *why, size_t whylen) {
+  uint8_t *jbuf = NULL, *cbuf = NULL;
+  size_t jcap = 0, ccap = 0;
+  int ok = 1;
+  int64_t n = o->jid.n_runs < o->n_runs ? o->jid.n_runs : o->n_runs;
+  for (int64_t r = 0; r < n && ok; r++) {
+    if (!swp_journal_has(o->journal, r)) continue;
+    swp_run_record rec;
+    ok = !swp_journal_read(o->journal, r, &rec, &jbuf, &jcap, why, whylen) &&
+         run_matches(o, r, &rec, &cbuf, &ccap, why, whylen);
+  }
+  free(jbuf);
+  free(cbuf);
+  return ok;
+}
+
+/* Closes a finished resumed file that failed file_matches_journal: drops
+ * it, writes it anew from the journal, and says so in err (returning 0). */
+static int close_by_rebuild(swp_h5out *o, const swp_timing *t, const char *why, char *err,
+                            size_t errlen) {
+  swp_journal *j = o->journal;
+  swp_wlock *lock = o->lock;
+  const swp_sweep *sw = o->sw;
+  int64_t si = o->jid.slice_index, sc = o->jid.slice_count;
+  char *path = strdup(o->path);
+  o->journal = NULL;
+  o->lock = NULL;
+  h5out_fail(o);
+  h5out_abandon(o);
+  int rc = !path ? (swp_seterr(err, errlen, "out of memory"), -1)
+                 : journal_rebuild(path, sw, si, sc, j, t, err, errlen);
+  if (!rc) {
+    int64_t kept = swp_journal_count(j);
+    swp_fsync_dir(path);
+    swp_journal_close(j);
+    j = NULL;
+    swp_journal_remove(path);
+    swp_seterr(err, errlen, "%s was damaged while resuming (%.200s); rebuilt it from its "
+               "journal, with all %lld runs", path, why, (long long)kept);
+  }
+  swp_journal_close(j);
+  swp_wlock_release(lock);
+  free(path);
   return rc ? -1 : 0;
 }
 
@@ -1898,7 +1961,7 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
   if (rc && j && !strstr(first, "locked")) {
     /* The file is damaged (or gone) but the journal holds every committed
      * run: rebuild it from the journal, then open that. */
-    if (journal_rebuild(path, sw, slice_index, slice_count, j, err, errlen)) {
+    if (journal_rebuild(path, sw, slice_index, slice_count, j, NULL, err, errlen)) {
       swp_journal_close(j);
       swp_wlock_release(lock);
       return -1;

@@ -333,7 +333,9 @@ int swp_h5out_flush(swp_h5out *o, char *err, size_t errlen);
 /* Commits, writes /timing attributes (and complete = 1 once every run is in)
  * and closes; o is freed even on error. After a failed write the file is
  * closed without writing anything more, so it keeps its last commit intact
- * for --resume. */
+ * for --resume. A resumed file is checked against its journal before it is
+ * made complete and rebuilt from it if it differs; err then says so although
+ * the call succeeds (err is "" otherwise). */
 int swp_h5out_close(swp_h5out *o, const swp_timing *timing, char *err, size_t errlen);
 /* Nonzero once a write failed. */
 int swp_h5out_failed(const swp_h5out *o);

@@ -81,7 +81,7 @@ if wait_size live.h5 $((full / 5)) $pid && cp live.h5 A.h5 &&
    wait_size live.h5 $((full * 3 / 5)) $pid && cp live.h5 B.h5 && cp live.h5.journal B.journal; then
   kill -9 $pid
   wait $pid 2>/dev/null
-  for seed in 1 2 3 4; do
+  for seed in 1 2 3 4 5 6 7 8; do
     $PY - A.h5 B.h5 "mix$seed.h5" "$seed" <<'EOF'
 import random, sys
 a = open(sys.argv[1], 'rb').read(); b = open(sys.argv[2], 'rb').read()

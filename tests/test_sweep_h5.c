@@ -18,6 +18,7 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <math.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "swp.h"
@@ -597,6 +598,85 @@ static void test_stop_flag_leaves_readable_file(void **state) {
 }
 
 
+/* A resumed file damaged after the checks at open (as when HDF5, in a file
+ * a power cut left with pages of two versions, places new chunks over old
+ * ones it still indexes) is not made complete as it is: close finds the
+ * run that no longer matches its journal record, rebuilds the file from
+ * the journal and says so; the result equals an uninterrupted run. */
+static void test_damage_while_resuming_is_rebuilt(void **state) {
+  (void)state;
+  swp_sweep sw;
+  sweep_load(&sw, small_sweep);
+  char ref[512], path[512], err[1024];
+  tmp_path(ref, sizeof ref, "dmg_ref.h5");
+  tmp_path(path, sizeof path, "dmg.h5");
+  run_sweep(&sw, ref, 1);
+  hid_t rf = H5Fopen(ref, H5F_ACC_RDONLY, H5P_DEFAULT);
+  int64_t n;
+  run_view *rv = read_runs(rf, &n);
+  H5Fclose(rf);
+  swp_run_ref first[2] = {{rv[0].run, rv[0].point, rv[0].replicate},
+                          {rv[1].run, rv[1].point, rv[1].replicate}};
+  free(rv);
+
+  /* Interrupted after two runs: the file and its journal hold them. */
+  swp_h5out *o;
+  assert_int_equal(swp_h5out_create(&o, path, &sw, "test", 1, err, sizeof err), 0);
+  swp_driver_options opt = {0};
+  opt.threads = 1;
+  opt.runs = first;
+  opt.n_runs = 2;
+  swp_driver_result res;
+  assert_int_equal(swp_sweep_execute(&sw, o, &opt, &res), 0);
+  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t ds = H5Dopen2(f, "ticks/attempts", H5P_DEFAULT);
+  hsize_t at[2] = {0, 0}, size = 0;
+  haddr_t addr = 0;
+  unsigned mask = 0;
+  assert_true(H5Dget_chunk_info_by_coord(ds, at, &mask, &addr, &size) >= 0);
+  H5Dclose(ds);
+  H5Fclose(f);
+
+  assert_int_equal(swp_h5out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), 0);
+  /* Run 0's chunk is overwritten behind the writer's back. */
+  int fd = open(path, O_WRONLY);
+  assert_true(fd >= 0);
+  uint8_t *junk = malloc(size);
+  memset(junk, 0xab, size);
+  assert_int_equal(pwrite(fd, junk, size, (off_t)addr), (ssize_t)size);
+  close(fd);
+  free(junk);
+  swp_subset rest = {.done = swp_h5out_done(o)};
+  swp_driver_options ropt = {0};
+  ropt.threads = 2;
+  ropt.subset = &rest;
+  assert_int_equal(swp_sweep_execute(&sw, o, &ropt, &res), 0);
+  assert_int_equal(res.totals.done, swp_sweep_runs(&sw) - 2);
+  err[0] = 0;
+  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  if (!strstr(err, "damaged while resuming")) print_error("close said: '%s'\n", err);
+  assert_non_null(strstr(err, "damaged while resuming"));
+  assert_non_null(strstr(err, "run 0's /ticks/attempts chunk"));
+
+  hid_t a = H5Fopen(ref, H5F_ACC_RDONLY, H5P_DEFAULT), b = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(a >= 0 && b >= 0);
+  assert_int_equal(attr_int(b, "complete"), 1);
+  assert_same_dataset(a, b, "ticks/outcome");
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    char name[128];
+    snprintf(name, sizeof name, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
+    assert_same_dataset(a, b, name);
+  }
+  H5Fclose(a);
+  H5Fclose(b);
+  char journal[600];
+  snprintf(journal, sizeof journal, "%s.journal", path);
+  assert_int_equal(access(journal, F_OK), -1);
+  swp_sweep_free(&sw);
+}
+
+
 /* Refine's appends: rows allocated not done (with point, replicate and
  * seed), listed as pending until run, then the same data as the same
  * replicate in a sweep that had it from the start. */
@@ -696,6 +776,7 @@ int main(void) {
       cmocka_unit_test(test_thread_count_does_not_matter),
       cmocka_unit_test(test_stop_flag_leaves_readable_file),
       cmocka_unit_test(test_append_rows),
+      cmocka_unit_test(test_damage_while_resuming_is_rebuilt),
   };
   return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
