@@ -10,16 +10,16 @@
 set -euo pipefail
 bin="${1:-$(dirname "$0")/../build/stormsweep}"
 runs="${2:-5}"
-num() { sed "s/.*\"$1\": \\([0-9.e+-]*\\).*/\\1/" <<<"$2"; }
+# One table row from bench's JSON (read with Python's json module).
 row() {
   local label="$1" r="$2"; shift 2
   local sets=()
   for kv in "$@"; do sets+=(--set "$kv"); done
-  out=$("$bin" bench --guarded-only --json --runs "$r" "${sets[@]}" | tr -d '\n')
-  g=$(sed 's/.*"guarded": {\([^}]*\)}.*/\1/' <<<"$out")
-  awk -v l="$label" -v ms="$(num median_ms "$g")" -v a="$(num attempts_per_run "$g")" \
-      -v ns="$(num ns_per_attempt "$g")" -v kb="$(num peak_rss_kb "$out")" \
-    'BEGIN { printf "| %-36s | %13.0f | %11.1f | %10.1f | %9.0f |\n", l, a, ms, ns, kb / 1024 }'
+  "$bin" bench --guarded-only --json --runs "$r" "${sets[@]}" | /usr/bin/python3 -c '
+import json, sys
+b = json.load(sys.stdin)["engine"]; g = b["guarded"]
+print("| %-36s | %13.0f | %11.1f | %10.1f | %7.0f |" % (sys.argv[1], g["attempts_per_run"],
+      g["median_ms"], g["ns_per_attempt"], b["peak_rss_kb"] / 1024))' "$label"
 }
 echo "| run (guarded policy, 1 thread)       |      attempts |     wall ms | ns/attempt | peak MB |"
 echo "|--------------------------------------|--------------:|------------:|-----------:|--------:|"
