@@ -15,7 +15,10 @@
  * about one bucket per point the forward scan from there passes a point or
  * two on average. The scan never leaves the key's bucket by more than one
  * point, because the first point >= the key is either in that bucket or is
- * the first point of a later one.
+ * the first point of a later one. The ring ends in ENG_RING_PAD sentinel
+ * points (hash UINT32_MAX), which let the engine's lookup
+ * (eng_ring_find_built) compare four points at a time without bounds checks
+ * or a branch per point.
  *
  * Routing then is the reference decision: the cap comes from the same double
  * arithmetic, a point whose shard is at its cap (or excluded) is stepped over
@@ -175,14 +178,16 @@ int eng_ring_build(eng_ring *ring, int32_t shards, int32_t vnodes, const uint8_t
   if (vnodes > 0)
     for (int32_t s = 0; s < shards; s++) live += !healthy || healthy[s];
   const int64_t count = (int64_t)live * (vnodes > 0 ? vnodes : 0);
-  if (count > INT32_MAX || (uint64_t)count > SIZE_MAX / sizeof(eng_ring_point)) return -1;
+  if (count > INT32_MAX - ENG_RING_PAD ||
+      (uint64_t)count + ENG_RING_PAD > SIZE_MAX / sizeof(eng_ring_point))
+    return -1;
   const int32_t bits = ring_lut_bits((int32_t)count);
   const int32_t lut_size = (int32_t)1 << bits;
 
   /* Grow both arrays before touching the ring, so that a failure leaves the
    * previous ring intact and usable (realloc keeps the old contents). */
-  if (count > ring->capacity) {
-    eng_ring_point *p = realloc(ring->points, (size_t)count * sizeof *p);
+  if (count > ring->capacity || !ring->points) {
+    eng_ring_point *p = realloc(ring->points, ((size_t)count + ENG_RING_PAD) * sizeof *p);
     if (!p) return -1;
     ring->points = p;
     ring->capacity = (int32_t)count;
@@ -207,6 +212,8 @@ int eng_ring_build(eng_ring *ring, int32_t shards, int32_t vnodes, const uint8_t
   int depth = 0; /* 2 log2(count): introsort's budget before heapsort */
   for (int64_t c = count; c > 1; c >>= 1) depth += 2;
   points_sort(ring->points, (size_t)count, depth);
+  for (int32_t j = 0; j < ENG_RING_PAD; j++)
+    ring->points[count + j] = (eng_ring_point){UINT32_MAX, 0};
   ring->count = (int32_t)count;
   ring->healthy = live;
   ring->lut_bits = bits;

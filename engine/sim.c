@@ -662,7 +662,7 @@ static void client_issue(eng_run *r, uint32_t i) {
       r->cap_load = r->route_load;
       r->cap_healthy = r->ring.healthy;
     }
-    eng_route rt = eng_router_route_cap(&r->ring, r->loads, r->cap, a->keyhash, excl);
+    eng_route rt = eng_router_route_built(&r->ring, r->loads, r->cap, a->keyhash, excl);
     int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
