@@ -98,6 +98,8 @@ typedef struct edge {
   int8_t kind, on;
 } edge;
 
+#define CAP_MEMO 256 /* router caps remembered, by load */
+
 enum { F_SURGE, F_BROWNOUT, F_CRASH, F_DETECT, F_OUTAGE, F_HOT, F_KINDS };
 
 struct eng_run {
@@ -145,9 +147,11 @@ struct eng_run {
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
   int may_lose;           /* crashes are scheduled: work in service may be lost */
-  int64_t cap_load;       /* the router's cap was computed for this route_load ... */
-  int32_t cap_healthy;    /* ... and this many healthy shards: */
-  int32_t cap;            /* eng_router_cap of both, reused while neither changes */
+  int32_t cap_healthy;    /* the healthy-shard count cap_memo holds caps for (-1: none) */
+  struct {
+    int64_t load;         /* route_load this entry's cap was computed for (-1: none) */
+    int32_t cap;          /* eng_router_cap at that load */
+  } cap_memo[CAP_MEMO];   /* direct-mapped by route_load */
 
   /* metrics */
   int32_t *metrics;      /* ENG_M_COUNT x ticks */
@@ -634,6 +638,23 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   return NIL;
 }
 
+/* The router's cap for the current load. It changes only every healthy /
+ * capacity_factor units of load, and the load moves over a narrow range
+ * most of the time, so caps are remembered per load (direct-mapped, exact:
+ * an entry is used only for the very load and healthy count it was
+ * computed for) instead of dividing again for nearly every attempt. */
+static __attribute__((noinline)) int32_t cap_update(eng_run *r) {
+  if (r->ring.healthy != r->cap_healthy) {
+    for (int k = 0; k < CAP_MEMO; k++) r->cap_memo[k].load = -1;
+    r->cap_healthy = r->ring.healthy;
+  }
+  int64_t load = r->route_load;
+  int32_t cap = eng_router_cap(r->cfg->capacity_factor, load, r->ring.healthy);
+  r->cap_memo[(uint64_t)load & (CAP_MEMO - 1)].load = load;
+  r->cap_memo[(uint64_t)load & (CAP_MEMO - 1)].cap = cap;
+  return cap;
+}
+
 /* Sends attempt i: breaker, router, shard. A fast failure (open breaker,
  * refusal, full queue) goes straight back to the client, whose immediate
  * retry is sent by the same loop rather than by recursion. */
@@ -657,12 +678,12 @@ static void client_issue(eng_run *r, uint32_t i) {
             (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
       excl = r->excluded;
     }
-    if (r->route_load != r->cap_load || r->ring.healthy != r->cap_healthy) {
-      r->cap = eng_router_cap(c->capacity_factor, r->route_load, r->ring.healthy);
-      r->cap_load = r->route_load;
-      r->cap_healthy = r->ring.healthy;
-    }
-    eng_route rt = eng_router_route_built(&r->ring, r->loads, r->cap, a->keyhash, excl);
+    int32_t cap = r->cap_memo[(uint64_t)r->route_load & (CAP_MEMO - 1)].cap;
+    if (__builtin_expect(r->cap_memo[(uint64_t)r->route_load & (CAP_MEMO - 1)].load != r->route_load ||
+                             r->ring.healthy != r->cap_healthy,
+                         0))
+      cap = cap_update(r);
+    eng_route rt = eng_router_route_built(&r->ring, r->loads, cap, a->keyhash, excl);
     int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
@@ -1166,7 +1187,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->lam_now = r->lam_base;
   r->exp_neg_lam = exp(-r->lam_now);
   r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
-  r->cap_load = -1; /* no cap computed yet */
+  r->cap_healthy = -1; /* no cap computed yet: the first routing clears cap_memo */
   r->timeout_ticks = ms_to_tick(c, c->timeout_ms);
   if (r->timeout_ticks < 1) r->timeout_ticks = 1;
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
