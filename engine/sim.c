@@ -313,20 +313,28 @@ static __attribute__((noinline)) double profile_finish(speed_profile *p, int32_t
   return (double)p->t[k] + (target - p->v[k]) / p->speed[k] - (double)now;
 }
 
-static int32_t service_ticks(eng_run *r, const shard *s) {
-  double x, frac;
-  switch (r->cfg->service_dist) {
-  case ENG_SERVICE_DET:
+/* Service work in ticks at full speed, and the rounding fraction, for the
+ * distributions other than the exponential (out of line). */
+static __attribute__((noinline)) double service_other(eng_run *r, double *frac) {
+  double x;
+  if (r->cfg->service_dist == ENG_SERVICE_DET) {
     x = r->svc_mean_ticks;
-    frac = eng_rng_uniform(&r->r_svc);
-    break;
-  case ENG_SERVICE_LOGNORMAL:
+  } else {
     x = exp(r->lognorm_mu + r->cfg->service_sigma * eng_rng_normal(&r->r_svc));
-    frac = eng_rng_uniform(&r->r_svc);
-    break;
-  default: x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks; break;
   }
-  if (s->profiled) x = profile_finish(&r->bo, r->now, x);
+  *frac = eng_rng_uniform(&r->r_svc);
+  return x;
+}
+
+/* Inlined into both places that start work: the exponential (the default)
+ * is a ziggurat draw and a multiply, and a call would cost as much. */
+static inline __attribute__((always_inline)) int32_t service_ticks(eng_run *r, const shard *s) {
+  double x, frac;
+  if (__builtin_expect(r->cfg->service_dist == ENG_SERVICE_EXP, 1))
+    x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks;
+  else
+    x = service_other(r, &frac);
+  if (__builtin_expect(s->profiled, 0)) x = profile_finish(&r->bo, r->now, x);
   double d = x + frac; /* >= 0, so truncation is floor() without a libm call */
   return d > 1e9 ? 1000000000 : (int32_t)d;
 }
@@ -555,7 +563,13 @@ static void on_complete(eng_run *r, uint32_t i) {
   }
   s->busy--;
   attempt_answered(r, i);
-  shard_pump(r, s);
+  /* shard_pump with its common case, nothing queued, inlined */
+  if (s->qhead != NIL) {
+    shard_pump(r, s);
+  } else {
+    s->codel_first_above = -1;
+    s->codel_dropping = 0;
+  }
 }
 
 /* Crash: queued and in-service work is gone; clients find out by timeout.
