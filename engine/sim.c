@@ -357,7 +357,6 @@ static void brk_record(eng_run *r, uint32_t client, uint32_t s, int32_t sent, in
 
 static inline int shard_stalled(const shard *s) { return !(s->speed > 0); }
 
-static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id);
 static int32_t ticks_saturate(double t);
 static void client_issue(eng_run *r, uint32_t i);
 static void hook_success(eng_run *r, const attempt *a);
@@ -608,8 +607,14 @@ static void shard_crash(eng_run *r, int32_t k) {
 
 /* The client's view of a failed attempt: breaker bookkeeping, then a retry
  * (budget permitting, after backoff) or the request's failure. Returns the
- * retry to send at once, or NIL (scheduled later, or none). */
-static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
+ * retry to send at once, or NIL (scheduled later, or none).
+ *
+ * reuse (a constant at every call): the caller is done with record i, so the
+ * retry takes over the record itself (a new generation, so the timeout
+ * entry of the failed attempt goes stale as it would on a free) instead of
+ * allocating one and freeing i; with no retry, i is freed here. */
+static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, uint32_t i,
+                                                                     int32_t shard_id, int reuse) {
   const eng_config *c = r->cfg;
   attempt *a = &r->at[i];
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
@@ -618,6 +623,7 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
     eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
   if (a->attempt_no >= c->max_retries) {
     request_failed(r, a->client);
+    if (reuse) at_free(r, i);
     return NIL;
   }
   if (r->tb_on ? !eng_limiter_tb_spend(&r->tokens[a->client], &r->tokens_total)
@@ -625,6 +631,7 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
                                                        r->now, a->abandoned)) {
     r->cur[ENG_M_REJ_BUDGET]++;
     request_failed(r, a->client);
+    if (reuse) at_free(r, i);
     return NIL;
   }
   double sleep = 0;
@@ -632,17 +639,25 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
     sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms,
                            c->backoff_multiplier, a->attempt_no, a->prev_sleep,
                            eng_rng_uniform(&r->r_cli));
-  uint32_t j = at_alloc(r);
-  a = &r->at[i]; /* the pool may have moved */
-  attempt *b = &r->at[j];
-  b->keyhash = a->keyhash;
-  b->client = a->client;
+  uint32_t j;
+  attempt *b;
+  if (reuse) {
+    j = i;
+    b = a;
+    b->gen++;
+  } else {
+    j = at_alloc(r);
+    a = &r->at[i]; /* the pool may have moved */
+    b = &r->at[j];
+    b->keyhash = a->keyhash;
+    b->client = a->client;
+  }
   b->attempt_no = (uint16_t)(a->attempt_no + 1);
   b->prev_sleep = (float)sleep;
+  b->after_timeout = a->abandoned;
   b->abandoned = 0;
   b->at_server = 0;
   b->lost_load = 0;
-  b->after_timeout = a->abandoned;
   if (sleep == 0) return j; /* no backoff: sent at once */
   /* ticks_saturate(floor(y)) for y >= 0.5, by truncation: no libm call */
   double y = sleep / c->tick_ms + 0.5;
@@ -754,10 +769,8 @@ static void client_issue(eng_run *r, uint32_t i) {
         fail_shard = rt.shard;
       }
     }
-    uint32_t retry = client_failed(r, i, fail_shard);
-    at_free(r, i);
-    if (retry == NIL) return;
-    i = retry;
+    i = client_failed(r, i, fail_shard, 1);
+    if (i == NIL) return;
   }
 }
 
@@ -770,9 +783,8 @@ static void on_timeout(eng_run *r, uint32_t i) {
     a->lost_load = 0;
   }
   r->cur[ENG_M_TIMEOUTS]++;
-  int gone = !a->at_server;
-  uint32_t retry = client_failed(r, i, r->at[i].shard);
-  if (gone) at_free(r, i);
+  /* still queued or in service: the record stays until the shard is done */
+  uint32_t retry = a->at_server ? client_failed(r, i, a->shard, 0) : client_failed(r, i, a->shard, 1);
   if (retry != NIL) client_issue(r, retry);
 }
 
@@ -784,8 +796,7 @@ static __attribute__((noinline)) void replies_deliver(eng_run *r) {
     uint32_t i = r->reply_head;
     r->reply_head = r->at[i].next;
     if (r->reply_head == NIL) r->reply_tail = NIL;
-    uint32_t retry = client_failed(r, i, r->at[i].shard);
-    at_free(r, i);
+    uint32_t retry = client_failed(r, i, r->at[i].shard, 1);
     if (retry != NIL) client_issue(r, retry);
   }
 }
