@@ -686,8 +686,10 @@ static __attribute__((noinline)) int32_t cap_update(eng_run *r) {
 
 /* Sends attempt i: breaker, router, shard. A fast failure (open breaker,
  * refusal, full queue) goes straight back to the client, whose immediate
- * retry is sent by the same loop rather than by recursion. */
-static void client_issue(eng_run *r, uint32_t i) {
+ * retry is sent by the same loop rather than by recursion. Inlined into
+ * new_request, which sends most attempts; client_issue is the out-of-line
+ * copy for the other callers. */
+static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32_t i) {
   const eng_config *c = r->cfg;
   for (;;) {
     attempt *a = &r->at[i];
@@ -774,6 +776,8 @@ static void client_issue(eng_run *r, uint32_t i) {
   }
 }
 
+static __attribute__((noinline)) void client_issue(eng_run *r, uint32_t i) { client_send(r, i); }
+
 static void on_timeout(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
   a->abandoned = 1;
@@ -834,7 +838,7 @@ static void new_request(eng_run *r) {
     eng_limiter_tb_deposit(&r->tokens[a->client], &r->tokens_total, c->budget_ratio,
                            c->budget_max_tokens);
   if (r->lim_kind) eng_limiter_on_request(&r->lim[a->client], &r->lim_params, r->now);
-  client_issue(r, i);
+  client_send(r, i);
 }
 
 /* ------------------------------------------------------------------------ */
