@@ -143,7 +143,8 @@ struct eng_run {
   uint32_t reply_head, reply_tail; /* shed attempts whose overload error the client gets now */
 
   /* converted parameters */
-  double svc_mean_ticks, lognorm_mu, lam_base, lam_now, exp_neg_lam;
+  double svc_mean_ticks, lognorm_mu, lam_base;
+  eng_poisson_rate arrivals; /* the request rate now (surges change it) */
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
   int may_lose;           /* crashes are scheduled: work in service may be lost */
@@ -1094,8 +1095,7 @@ static void fault_edge(eng_run *r, const edge *e) {
   r->fault_on[e->kind] += delta;
   switch (e->kind) {
   case F_SURGE:
-    r->lam_now = r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1);
-    r->exp_neg_lam = exp(-r->lam_now);
+    eng_poisson_prep(&r->arrivals, r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1));
     if (r->closed) users_grow(r); /* users leave lazily, as they wake */
     break;
   case F_BROWNOUT: {
@@ -1213,8 +1213,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->svc_mean_ticks = c->service_mean_ms / c->tick_ms;
   r->lognorm_mu = log(r->svc_mean_ticks) - 0.5 * c->service_sigma * c->service_sigma;
   r->lam_base = r->closed ? 0 : eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
-  r->lam_now = r->lam_base;
-  r->exp_neg_lam = exp(-r->lam_now);
+  eng_poisson_prep(&r->arrivals, r->lam_base);
   r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
   r->cap_healthy = -1; /* no cap computed yet: the first routing clears cap_memo */
   r->timeout_ticks = ms_to_tick(c, c->timeout_ms);
@@ -1326,7 +1325,7 @@ static void run_tick(eng_run *r) {
     }
   }
 
-  int64_t n = eng_poisson(&r->r_arr, r->lam_now, r->exp_neg_lam);
+  int64_t n = eng_poisson_draw(&r->r_arr, &r->arrivals);
   r->events += n;
   for (int64_t k = 0; k < n; k++) {
     new_request(r);
@@ -1344,7 +1343,9 @@ static void run_tick(eng_run *r) {
   r->cur[ENG_M_BUDGET_TOKENS] = r->lim_kind ? limiter_level_sum(r)
                                 : !r->tb_on ? 0
                                             : (int32_t)floor(r->tokens_total + 1e-9);
-  for (int m = 0; m < ENG_M_COUNT; m++) r->metrics[(size_t)m * (size_t)r->ticks + (size_t)t] = r->cur[m];
+  int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
+  const size_t T = (size_t)r->ticks;
+  for (int m = 0; m < ENG_M_COUNT; m++) row[(size_t)m * T] = r->cur[m];
   if (c->record_shard_queues)
     for (int32_t k = 0; k < c->shards; k++)
       r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
