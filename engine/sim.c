@@ -483,6 +483,9 @@ static void shard_pump(eng_run *r, shard *s) {
     attempt *a = &r->at[i];
     s->qhead = a->next;
     if (s->qhead == NIL) s->qtail = NIL;
+    /* The new head waited long enough to leave the cache; fetch it now, it
+     * is the next one this shard starts. */
+    else __builtin_prefetch(&r->at[s->qhead]);
     s->qlen--;
     r->total_queued--;
     if (shard_should_shed(r, s, a)) {
@@ -764,7 +767,8 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
           } else {
             tq_push(r, i);
             shard_enqueue(r, s, i);
-            shard_pump(r, s);
+            /* all workers busy (or stalled): shard_pump would start nothing */
+            if (free_worker) shard_pump(r, s);
           }
           return;
         }
