@@ -20,6 +20,7 @@ typedef struct eng_ring {
   eng_ring_point *points; /* sorted by (hash, shard, vnode) ascending */
   int32_t count;          /* points in use */
   int32_t capacity;       /* points allocated, not counting ENG_RING_PAD sentinels */
+  eng_ring_point *scratch; /* capacity points: eng_ring_build's sort buffer */
   int32_t healthy;        /* shards with points on the ring */
   uint32_t *lut;          /* lookup table: top lut_bits of a hash -> first index >= it */
   int32_t lut_bits;
