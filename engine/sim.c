@@ -713,10 +713,10 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
             (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
       excl = r->excluded;
     }
-    int32_t cap = r->cap_memo[(uint64_t)r->route_load & (CAP_MEMO - 1)].cap;
-    if (__builtin_expect(r->cap_memo[(uint64_t)r->route_load & (CAP_MEMO - 1)].load != r->route_load ||
-                             r->ring.healthy != r->cap_healthy,
-                         0))
+    size_t slot = (uint64_t)r->route_load & (CAP_MEMO - 1);
+    int32_t cap = r->cap_memo[slot].cap;
+    if (__builtin_expect(
+            r->cap_memo[slot].load != r->route_load || r->ring.healthy != r->cap_healthy, 0))
       cap = cap_update(r);
     eng_route rt = eng_router_route_built(&r->ring, r->loads, cap, a->keyhash, excl);
     int32_t fail_shard = -1;
@@ -793,7 +793,8 @@ static void on_timeout(eng_run *r, uint32_t i) {
   }
   r->cur[ENG_M_TIMEOUTS]++;
   /* still queued or in service: the record stays until the shard is done */
-  uint32_t retry = a->at_server ? client_failed(r, i, a->shard, 0) : client_failed(r, i, a->shard, 1);
+  uint32_t retry =
+      a->at_server ? client_failed(r, i, a->shard, 0) : client_failed(r, i, a->shard, 1);
   if (retry != NIL) client_issue(r, retry);
 }
 

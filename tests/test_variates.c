@@ -120,7 +120,9 @@ static void test_poisson_prepared_same_draws(void **state) {
     eng_rng_seed(&h, 11, j);
     for (int i = 0; i < 100000; i++) {
       int64_t got = eng_poisson_draw(&g, &p), want = ref_poisson(&h, lams[j]);
-      if (got != want) fail_msg("lam %g draw %d: got %lld, want %lld", lams[j], i, (long long)got, (long long)want);
+      if (got != want)
+        fail_msg("lam %g draw %d: got %lld, want %lld", lams[j], i, (long long)got,
+                 (long long)want);
     }
     /* and both streams advanced alike */
     assert_true(eng_rng_next(&g) == eng_rng_next(&h));
@@ -227,7 +229,8 @@ static void test_rng_streams_differ(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_poisson_small),        cmocka_unit_test(test_poisson_large),
-      cmocka_unit_test(test_poisson_pmf_point),    cmocka_unit_test(test_poisson_prepared_same_draws),
+      cmocka_unit_test(test_poisson_pmf_point),
+      cmocka_unit_test(test_poisson_prepared_same_draws),
       cmocka_unit_test(test_zipf_ratios),
       cmocka_unit_test(test_zipf_small_n),         cmocka_unit_test(test_ziggurat_exponential),
       cmocka_unit_test(test_rng_streams_differ),
