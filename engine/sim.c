@@ -98,6 +98,8 @@ typedef struct edge {
   int8_t kind, on;
 } edge;
 
+#define CAP_MEMO 256 /* router caps remembered, by load */
+
 enum { F_SURGE, F_BROWNOUT, F_CRASH, F_DETECT, F_OUTAGE, F_HOT, F_KINDS };
 
 struct eng_run {
@@ -141,13 +143,16 @@ struct eng_run {
   uint32_t reply_head, reply_tail; /* shed attempts whose overload error the client gets now */
 
   /* converted parameters */
-  double svc_mean_ticks, lognorm_mu, lam_base, lam_now, exp_neg_lam;
+  double svc_mean_ticks, lognorm_mu, lam_base;
+  eng_poisson_rate arrivals; /* the request rate now (surges change it) */
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
   int may_lose;           /* crashes are scheduled: work in service may be lost */
-  int64_t cap_load;       /* the router's cap was computed for this route_load ... */
-  int32_t cap_healthy;    /* ... and this many healthy shards: */
-  int32_t cap;            /* eng_router_cap of both, reused while neither changes */
+  int32_t cap_healthy;    /* the healthy-shard count cap_memo holds caps for (-1: none) */
+  struct {
+    int64_t load;         /* route_load this entry's cap was computed for (-1: none) */
+    int32_t cap;          /* eng_router_cap at that load */
+  } cap_memo[CAP_MEMO];   /* direct-mapped by route_load */
 
   /* metrics */
   int32_t *metrics;      /* ENG_M_COUNT x ticks */
@@ -309,20 +314,28 @@ static __attribute__((noinline)) double profile_finish(speed_profile *p, int32_t
   return (double)p->t[k] + (target - p->v[k]) / p->speed[k] - (double)now;
 }
 
-static int32_t service_ticks(eng_run *r, const shard *s) {
-  double x, frac;
-  switch (r->cfg->service_dist) {
-  case ENG_SERVICE_DET:
+/* Service work in ticks at full speed, and the rounding fraction, for the
+ * distributions other than the exponential (out of line). */
+static __attribute__((noinline)) double service_other(eng_run *r, double *frac) {
+  double x;
+  if (r->cfg->service_dist == ENG_SERVICE_DET) {
     x = r->svc_mean_ticks;
-    frac = eng_rng_uniform(&r->r_svc);
-    break;
-  case ENG_SERVICE_LOGNORMAL:
+  } else {
     x = exp(r->lognorm_mu + r->cfg->service_sigma * eng_rng_normal(&r->r_svc));
-    frac = eng_rng_uniform(&r->r_svc);
-    break;
-  default: x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks; break;
   }
-  if (s->profiled) x = profile_finish(&r->bo, r->now, x);
+  *frac = eng_rng_uniform(&r->r_svc);
+  return x;
+}
+
+/* Inlined into both places that start work: the exponential (the default)
+ * is a ziggurat draw and a multiply, and a call would cost as much. */
+static inline __attribute__((always_inline)) int32_t service_ticks(eng_run *r, const shard *s) {
+  double x, frac;
+  if (__builtin_expect(r->cfg->service_dist == ENG_SERVICE_EXP, 1))
+    x = eng_zig_exp1(&r->zig, &r->r_svc, &frac) * r->svc_mean_ticks;
+  else
+    x = service_other(r, &frac);
+  if (__builtin_expect(s->profiled, 0)) x = profile_finish(&r->bo, r->now, x);
   double d = x + frac; /* >= 0, so truncation is floor() without a libm call */
   return d > 1e9 ? 1000000000 : (int32_t)d;
 }
@@ -345,7 +358,6 @@ static void brk_record(eng_run *r, uint32_t client, uint32_t s, int32_t sent, in
 
 static inline int shard_stalled(const shard *s) { return !(s->speed > 0); }
 
-static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id);
 static int32_t ticks_saturate(double t);
 static void client_issue(eng_run *r, uint32_t i);
 static void hook_success(eng_run *r, const attempt *a);
@@ -471,6 +483,9 @@ static void shard_pump(eng_run *r, shard *s) {
     attempt *a = &r->at[i];
     s->qhead = a->next;
     if (s->qhead == NIL) s->qtail = NIL;
+    /* The new head waited long enough to leave the cache; fetch it now, it
+     * is the next one this shard starts. */
+    else __builtin_prefetch(&r->at[s->qhead]);
     s->qlen--;
     r->total_queued--;
     if (shard_should_shed(r, s, a)) {
@@ -551,7 +566,13 @@ static void on_complete(eng_run *r, uint32_t i) {
   }
   s->busy--;
   attempt_answered(r, i);
-  shard_pump(r, s);
+  /* shard_pump with its common case, nothing queued, inlined */
+  if (s->qhead != NIL) {
+    shard_pump(r, s);
+  } else {
+    s->codel_first_above = -1;
+    s->codel_dropping = 0;
+  }
 }
 
 /* Crash: queued and in-service work is gone; clients find out by timeout.
@@ -590,8 +611,14 @@ static void shard_crash(eng_run *r, int32_t k) {
 
 /* The client's view of a failed attempt: breaker bookkeeping, then a retry
  * (budget permitting, after backoff) or the request's failure. Returns the
- * retry to send at once, or NIL (scheduled later, or none). */
-static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
+ * retry to send at once, or NIL (scheduled later, or none).
+ *
+ * reuse (a constant at every call): the caller is done with record i, so the
+ * retry takes over the record itself (a new generation, so the timeout
+ * entry of the failed attempt goes stale as it would on a free) instead of
+ * allocating one and freeing i; with no retry, i is freed here. */
+static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, uint32_t i,
+                                                                     int32_t shard_id, int reuse) {
   const eng_config *c = r->cfg;
   attempt *a = &r->at[i];
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
@@ -600,6 +627,7 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
     eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
   if (a->attempt_no >= c->max_retries) {
     request_failed(r, a->client);
+    if (reuse) at_free(r, i);
     return NIL;
   }
   if (r->tb_on ? !eng_limiter_tb_spend(&r->tokens[a->client], &r->tokens_total)
@@ -607,6 +635,7 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
                                                        r->now, a->abandoned)) {
     r->cur[ENG_M_REJ_BUDGET]++;
     request_failed(r, a->client);
+    if (reuse) at_free(r, i);
     return NIL;
   }
   double sleep = 0;
@@ -614,17 +643,25 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
     sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms,
                            c->backoff_multiplier, a->attempt_no, a->prev_sleep,
                            eng_rng_uniform(&r->r_cli));
-  uint32_t j = at_alloc(r);
-  a = &r->at[i]; /* the pool may have moved */
-  attempt *b = &r->at[j];
-  b->keyhash = a->keyhash;
-  b->client = a->client;
+  uint32_t j;
+  attempt *b;
+  if (reuse) {
+    j = i;
+    b = a;
+    b->gen++;
+  } else {
+    j = at_alloc(r);
+    a = &r->at[i]; /* the pool may have moved */
+    b = &r->at[j];
+    b->keyhash = a->keyhash;
+    b->client = a->client;
+  }
   b->attempt_no = (uint16_t)(a->attempt_no + 1);
   b->prev_sleep = (float)sleep;
+  b->after_timeout = a->abandoned;
   b->abandoned = 0;
   b->at_server = 0;
   b->lost_load = 0;
-  b->after_timeout = a->abandoned;
   if (sleep == 0) return j; /* no backoff: sent at once */
   /* ticks_saturate(floor(y)) for y >= 0.5, by truncation: no libm call */
   double y = sleep / c->tick_ms + 0.5;
@@ -634,10 +671,29 @@ static uint32_t client_failed(eng_run *r, uint32_t i, int32_t shard_id) {
   return NIL;
 }
 
+/* The router's cap for the current load. It changes only every healthy /
+ * capacity_factor units of load, and the load moves over a narrow range
+ * most of the time, so caps are remembered per load (direct-mapped, exact:
+ * an entry is used only for the very load and healthy count it was
+ * computed for) instead of dividing again for nearly every attempt. */
+static __attribute__((noinline)) int32_t cap_update(eng_run *r) {
+  if (r->ring.healthy != r->cap_healthy) {
+    for (int k = 0; k < CAP_MEMO; k++) r->cap_memo[k].load = -1;
+    r->cap_healthy = r->ring.healthy;
+  }
+  int64_t load = r->route_load;
+  int32_t cap = eng_router_cap(r->cfg->capacity_factor, load, r->ring.healthy);
+  r->cap_memo[(uint64_t)load & (CAP_MEMO - 1)].load = load;
+  r->cap_memo[(uint64_t)load & (CAP_MEMO - 1)].cap = cap;
+  return cap;
+}
+
 /* Sends attempt i: breaker, router, shard. A fast failure (open breaker,
  * refusal, full queue) goes straight back to the client, whose immediate
- * retry is sent by the same loop rather than by recursion. */
-static void client_issue(eng_run *r, uint32_t i) {
+ * retry is sent by the same loop rather than by recursion. Inlined into
+ * new_request, which sends most attempts; client_issue is the out-of-line
+ * copy for the other callers. */
+static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32_t i) {
   const eng_config *c = r->cfg;
   for (;;) {
     attempt *a = &r->at[i];
@@ -657,12 +713,12 @@ static void client_issue(eng_run *r, uint32_t i) {
             (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
       excl = r->excluded;
     }
-    if (r->route_load != r->cap_load || r->ring.healthy != r->cap_healthy) {
-      r->cap = eng_router_cap(c->capacity_factor, r->route_load, r->ring.healthy);
-      r->cap_load = r->route_load;
-      r->cap_healthy = r->ring.healthy;
-    }
-    eng_route rt = eng_router_route_cap(&r->ring, r->loads, r->cap, a->keyhash, excl);
+    size_t slot = (uint64_t)r->route_load & (CAP_MEMO - 1);
+    int32_t cap = r->cap_memo[slot].cap;
+    if (__builtin_expect(
+            r->cap_memo[slot].load != r->route_load || r->ring.healthy != r->cap_healthy, 0))
+      cap = cap_update(r);
+    eng_route rt = eng_router_route_built(&r->ring, r->loads, cap, a->keyhash, excl);
     int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
@@ -711,7 +767,8 @@ static void client_issue(eng_run *r, uint32_t i) {
           } else {
             tq_push(r, i);
             shard_enqueue(r, s, i);
-            shard_pump(r, s);
+            /* all workers busy (or stalled): shard_pump would start nothing */
+            if (free_worker) shard_pump(r, s);
           }
           return;
         }
@@ -719,12 +776,12 @@ static void client_issue(eng_run *r, uint32_t i) {
         fail_shard = rt.shard;
       }
     }
-    uint32_t retry = client_failed(r, i, fail_shard);
-    at_free(r, i);
-    if (retry == NIL) return;
-    i = retry;
+    i = client_failed(r, i, fail_shard, 1);
+    if (i == NIL) return;
   }
 }
+
+static __attribute__((noinline)) void client_issue(eng_run *r, uint32_t i) { client_send(r, i); }
 
 static void on_timeout(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
@@ -735,9 +792,9 @@ static void on_timeout(eng_run *r, uint32_t i) {
     a->lost_load = 0;
   }
   r->cur[ENG_M_TIMEOUTS]++;
-  int gone = !a->at_server;
-  uint32_t retry = client_failed(r, i, r->at[i].shard);
-  if (gone) at_free(r, i);
+  /* still queued or in service: the record stays until the shard is done */
+  uint32_t retry =
+      a->at_server ? client_failed(r, i, a->shard, 0) : client_failed(r, i, a->shard, 1);
   if (retry != NIL) client_issue(r, retry);
 }
 
@@ -749,8 +806,7 @@ static __attribute__((noinline)) void replies_deliver(eng_run *r) {
     uint32_t i = r->reply_head;
     r->reply_head = r->at[i].next;
     if (r->reply_head == NIL) r->reply_tail = NIL;
-    uint32_t retry = client_failed(r, i, r->at[i].shard);
-    at_free(r, i);
+    uint32_t retry = client_failed(r, i, r->at[i].shard, 1);
     if (retry != NIL) client_issue(r, retry);
   }
 }
@@ -759,7 +815,9 @@ static inline void replies_drain(eng_run *r) {
   if (r->reply_head != NIL) replies_deliver(r);
 }
 
-static void new_request(eng_run *r) {
+/* A new request's key hash and client: all its draws from the arrivals
+ * stream, which nothing else draws from while a tick's requests go out. */
+static inline void request_draw(eng_run *r, uint32_t *keyhash, uint32_t *client) {
   const eng_config *c = r->cfg;
   uint64_t key;
   if (r->fault_on[F_HOT] && eng_rng_uniform(&r->r_arr) < c->hot_key_share)
@@ -773,10 +831,16 @@ static void new_request(eng_run *r) {
   /* One draw gives the client (low half) and a uniform key (high half). */
   uint64_t x = eng_rng_next(&r->r_arr);
   if (key == UINT64_MAX) key = ((x >> 32) * (uint64_t)c->keys) >> 32;
+  *keyhash = eng_key_hash(key, r->ring_seed);
+  *client = (uint32_t)(((x & 0xFFFFFFFFu) * (uint64_t)c->clients) >> 32);
+}
+
+static inline void new_request(eng_run *r, uint32_t keyhash, uint32_t client) {
+  const eng_config *c = r->cfg;
   uint32_t i = at_alloc(r);
   attempt *a = &r->at[i];
-  a->keyhash = eng_key_hash(key, r->ring_seed);
-  a->client = (uint32_t)(((x & 0xFFFFFFFFu) * (uint64_t)c->clients) >> 32);
+  a->keyhash = keyhash;
+  a->client = client;
   a->attempt_no = 0;
   a->abandoned = 0;
   a->at_server = 0;
@@ -788,7 +852,7 @@ static void new_request(eng_run *r) {
     eng_limiter_tb_deposit(&r->tokens[a->client], &r->tokens_total, c->budget_ratio,
                            c->budget_max_tokens);
   if (r->lim_kind) eng_limiter_on_request(&r->lim[a->client], &r->lim_params, r->now);
-  client_issue(r, i);
+  client_send(r, i);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1044,8 +1108,7 @@ static void fault_edge(eng_run *r, const edge *e) {
   r->fault_on[e->kind] += delta;
   switch (e->kind) {
   case F_SURGE:
-    r->lam_now = r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1);
-    r->exp_neg_lam = exp(-r->lam_now);
+    eng_poisson_prep(&r->arrivals, r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1));
     if (r->closed) users_grow(r); /* users leave lazily, as they wake */
     break;
   case F_BROWNOUT: {
@@ -1163,10 +1226,9 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->svc_mean_ticks = c->service_mean_ms / c->tick_ms;
   r->lognorm_mu = log(r->svc_mean_ticks) - 0.5 * c->service_sigma * c->service_sigma;
   r->lam_base = r->closed ? 0 : eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
-  r->lam_now = r->lam_base;
-  r->exp_neg_lam = exp(-r->lam_now);
+  eng_poisson_prep(&r->arrivals, r->lam_base);
   r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
-  r->cap_load = -1; /* no cap computed yet */
+  r->cap_healthy = -1; /* no cap computed yet: the first routing clears cap_memo */
   r->timeout_ticks = ms_to_tick(c, c->timeout_ms);
   if (r->timeout_ticks < 1) r->timeout_ticks = 1;
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
@@ -1276,11 +1338,30 @@ static void run_tick(eng_run *r) {
     }
   }
 
-  int64_t n = eng_poisson(&r->r_arr, r->lam_now, r->exp_neg_lam);
+  int64_t n = eng_poisson_draw(&r->r_arr, &r->arrivals);
   r->events += n;
+  /* Keys are drawn two requests ahead (in the same order as one by one), so
+   * that the ring's lookup table entry and then its points are fetched
+   * while earlier requests go out: the router's two dependent loads miss
+   * the L1 cache for many keys. (The ring changes only at fault edges.) */
+  const uint32_t *lut = r->ring.lut;
+  const eng_ring_point *pts = r->ring.points;
+  const int shift = 32 - r->ring.lut_bits;
+  uint32_t h0 = 0, c0 = 0, h1 = 0, c1 = 0, h2 = 0, c2 = 0;
+  if (n > 0) request_draw(r, &h0, &c0);
+  if (n > 1) {
+    request_draw(r, &h1, &c1);
+    __builtin_prefetch(&lut[h1 >> shift]);
+  }
   for (int64_t k = 0; k < n; k++) {
-    new_request(r);
+    if (k + 2 < n) {
+      request_draw(r, &h2, &c2);
+      __builtin_prefetch(&lut[h2 >> shift]);
+    }
+    if (k + 1 < n) __builtin_prefetch(&pts[lut[h1 >> shift]]);
+    new_request(r, h0, c0);
     replies_drain(r);
+    h0 = h1, c0 = c1, h1 = h2, c1 = c2;
   }
   if (r->closed && r->ready_head != NIL) users_ready_drain(r);
 
@@ -1294,7 +1375,9 @@ static void run_tick(eng_run *r) {
   r->cur[ENG_M_BUDGET_TOKENS] = r->lim_kind ? limiter_level_sum(r)
                                 : !r->tb_on ? 0
                                             : (int32_t)floor(r->tokens_total + 1e-9);
-  for (int m = 0; m < ENG_M_COUNT; m++) r->metrics[(size_t)m * (size_t)r->ticks + (size_t)t] = r->cur[m];
+  int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
+  const size_t T = (size_t)r->ticks;
+  for (int m = 0; m < ENG_M_COUNT; m++) row[(size_t)m * T] = r->cur[m];
   if (c->record_shard_queues)
     for (int32_t k = 0; k < c->shards; k++)
       r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;

@@ -25,30 +25,50 @@ static double log_factorial(double k) {
   return (n - 0.5) * log(n) - n + 0.91893853320467274 + 1 / (12 * n) - 1 / (360 * n * n * n);
 }
 
-int64_t eng_poisson(eng_rng *g, double lam, double exp_neg_lam) {
+void eng_poisson_prep(eng_poisson_rate *p, double lam) {
+  p->lam = lam;
+  p->exp_neg_lam = exp(-lam);
+  p->loglam = p->a = p->b = p->invalpha = p->vr = p->log_invalpha = 0;
+  if (!(lam >= 10)) return;
+  double slam = sqrt(lam);
+  p->loglam = log(lam);
+  p->b = 0.931 + 2.53 * slam;
+  p->a = -0.059 + 0.02483 * p->b;
+  p->invalpha = 1.1239 + 1.1328 / (p->b - 3.4);
+  p->vr = 0.9277 - 3.6224 / (p->b - 2);
+  p->log_invalpha = log(p->invalpha);
+}
+
+int64_t eng_poisson_draw(eng_rng *g, const eng_poisson_rate *p) {
+  const double lam = p->lam;
   if (!(lam > 0)) return 0;
   if (lam < 10) {
-    double p = eng_rng_uniform(g);
+    double u = eng_rng_uniform(g);
     int64_t k = 0;
-    while (p > exp_neg_lam) {
-      p *= eng_rng_uniform(g);
+    while (u > p->exp_neg_lam) {
+      u *= eng_rng_uniform(g);
       k++;
     }
     return k;
   }
-  double slam = sqrt(lam), loglam = log(lam);
-  double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-  double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  const double a = p->a, b = p->b;
   for (;;) {
     double U = eng_rng_uniform(g) - 0.5, V = eng_rng_uniform(g);
     double us = 0.5 - fabs(U);
     int64_t k = (int64_t)floor((2 * a / us + b) * U + lam + 0.43);
-    if (us >= 0.07 && V <= vr) return k;
+    if (us >= 0.07 && V <= p->vr) return k;
     if (k < 0 || (us < 0.013 && V > us)) continue;
-    if (log(V) + log(invalpha) - log(a / (us * us) + b) <=
-        -lam + (double)k * loglam - log_factorial((double)k))
+    if (log(V) + p->log_invalpha - log(a / (us * us) + b) <=
+        -lam + (double)k * p->loglam - log_factorial((double)k))
       return k;
   }
+}
+
+int64_t eng_poisson(eng_rng *g, double lam, double exp_neg_lam) {
+  eng_poisson_rate p;
+  eng_poisson_prep(&p, lam);
+  p.exp_neg_lam = exp_neg_lam; /* the caller's, as before */
+  return eng_poisson_draw(g, &p);
 }
 
 static double zipf_helper1(double x) {

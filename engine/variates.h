@@ -16,6 +16,18 @@
  * rate changes only at fault edges. */
 int64_t eng_poisson(eng_rng *g, double lam, double exp_neg_lam);
 
+/* The same draws with everything that depends on lam alone computed once
+ * (eng_poisson_prep), for a caller that draws many times at one rate: the
+ * engine, once per tick. eng_poisson_draw(g, p) gives exactly
+ * eng_poisson(g, lam, exp(-lam)). */
+typedef struct eng_poisson_rate {
+  double lam, exp_neg_lam;
+  double loglam, a, b, invalpha, vr, log_invalpha; /* PTRS (lam >= 10) */
+} eng_poisson_rate;
+
+void eng_poisson_prep(eng_poisson_rate *p, double lam);
+int64_t eng_poisson_draw(eng_rng *g, const eng_poisson_rate *p);
+
 /* Zipf(s) over ranks 1..n by rejection-inversion: O(1) per draw for any n. */
 typedef struct eng_zipf {
   double s, n, hx1, hn, sv;

@@ -287,11 +287,22 @@ static void test_build_too_large_fails_cleanly(void **state) {
   eng_ring_free(&ring); /* idempotent */
 }
 
-static void check_find(const eng_ring *ring, uint32_t h) {
+/* Both lookups (the plain one and the one that relies on eng_ring_build's
+ * sentinel points) against the binary search. Returns 1 when the answer
+ * lies four or more points past the start of the key's bucket:
+ * eng_ring_find_built's rare second round of compares. */
+static int check_find(const eng_ring *ring, uint32_t h) {
   int32_t got = eng_ring_find(ring, h), want = ref_find(ring, h);
   if (got != want)
     fail_msg("find(%u) on %d points (lut_bits %d): got %d, want %d", h, ring->count,
              ring->lut_bits, got, want);
+  got = eng_ring_find_built(ring, h);
+  if (got != want)
+    fail_msg("find_built(%u) on %d points (lut_bits %d): got %d, want %d", h, ring->count,
+             ring->lut_bits, got, want);
+  uint32_t start = ring->lut[h >> (32 - ring->lut_bits)];
+  uint32_t end = want || ring->points[0].hash >= h ? (uint32_t)want : (uint32_t)ring->count;
+  return end >= start + 4;
 }
 
 static void test_find_matches_binary_search(void **state) {
@@ -302,27 +313,41 @@ static void test_find_matches_binary_search(void **state) {
   eng_rng rng;
   eng_rng_seed(&rng, 99, 0);
   eng_ring ring = {0};
+  long long_scans = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     assert_int_equal(eng_ring_build(&ring, cases[c].shards, cases[c].vnodes, NULL, (uint32_t)c), 0);
-    check_find(&ring, 0);
-    check_find(&ring, 1);
-    check_find(&ring, 0xFFFFFFFFu);
-    check_find(&ring, 0xFFFFFFFEu);
+    long_scans += check_find(&ring, 0);
+    long_scans += check_find(&ring, 1);
+    long_scans += check_find(&ring, 0xFFFFFFFFu);
+    long_scans += check_find(&ring, 0xFFFFFFFEu);
     /* Exact point hashes, and their neighbours. */
     for (int32_t i = 0; i < ring.count; i += 1 + ring.count / 5000) {
       uint32_t h = ring.points[i].hash;
-      check_find(&ring, h);
-      check_find(&ring, h - 1);
-      check_find(&ring, h + 1);
+      long_scans += check_find(&ring, h);
+      long_scans += check_find(&ring, h - 1);
+      long_scans += check_find(&ring, h + 1);
     }
     /* Bucket boundaries, including empty buckets of sparse rings. */
     for (uint32_t p = 0; p < (1u << ring.lut_bits); p++) {
       uint32_t lo = p << (32 - ring.lut_bits);
-      check_find(&ring, lo);
-      check_find(&ring, lo - 1);
+      long_scans += check_find(&ring, lo);
+      long_scans += check_find(&ring, lo - 1);
     }
-    for (int i = 0; i < 200000; i++) check_find(&ring, (uint32_t)(eng_rng_next(&rng) >> 32));
+    for (int i = 0; i < 200000; i++)
+      long_scans += check_find(&ring, (uint32_t)(eng_rng_next(&rng) >> 32));
+    /* The sentinels follow the last point. */
+    for (int32_t j = 0; j < ENG_RING_PAD; j++)
+      assert_int_equal(ring.points[ring.count + j].hash, UINT32_MAX);
   }
+  /* Rebuilt smaller and larger in the same memory: sentinels move along. */
+  assert_int_equal(eng_ring_build(&ring, 3, 2, NULL, 5), 0);
+  for (int i = 0; i < 100000; i++)
+    long_scans += check_find(&ring, (uint32_t)(eng_rng_next(&rng) >> 32));
+  assert_int_equal(eng_ring_build(&ring, 4096, 301, NULL, 6), 0);
+  for (int i = 0; i < 100000; i++)
+    long_scans += check_find(&ring, (uint32_t)(eng_rng_next(&rng) >> 32));
+  /* The cases above include buckets of four and more points below a key. */
+  assert_true(long_scans > 0);
   eng_ring_free(&ring);
 }
 
@@ -477,9 +502,12 @@ static void test_route_matches_reference(void **state) {
       uint32_t h = (uint32_t)(eng_rng_next(&rng) >> 32);
       if (k % 10 == 0) h = ring.points[eng_rng_below(&rng, (uint32_t)ring.count)].hash;
       const uint8_t *ex = k % 3 == 0 ? excl : NULL;
-      expect_route(eng_router_route(&ring, loads, in_flight, h, c, ex),
-                   ref_route(&ring, loads, in_flight, h, c, ex), "random vs reference",
-                   trial * 1000L + k);
+      eng_route want = ref_route(&ring, loads, in_flight, h, c, ex);
+      expect_route(eng_router_route(&ring, loads, in_flight, h, c, ex), want,
+                   "random vs reference", trial * 1000L + k);
+      expect_route(eng_router_route_built(&ring, loads, eng_router_cap(c, in_flight, ring.healthy),
+                                          h, ex),
+                   want, "built ring vs reference", trial * 1000L + k);
     }
   }
   eng_ring_free(&ring);

@@ -71,6 +71,64 @@ static void test_poisson_pmf_point(void **state) {
   assert_close((double)hits / n, p, 5 * sqrt(p * (1 - p) / n), "P(K=18)");
 }
 
+/* The PTRS draw as it was written before its constants were computed once
+ * per rate (eng_poisson_prep): the engine's draws,
+ * and so every run's arrivals, must not change. */
+static int64_t ref_poisson(eng_rng *g, double lam) {
+  if (!(lam > 0)) return 0;
+  if (lam < 10) {
+    double p = eng_rng_uniform(g), e = exp(-lam);
+    int64_t k = 0;
+    while (p > e) {
+      p *= eng_rng_uniform(g);
+      k++;
+    }
+    return k;
+  }
+  double slam = sqrt(lam), loglam = log(lam);
+  double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  for (;;) {
+    double U = eng_rng_uniform(g) - 0.5, V = eng_rng_uniform(g);
+    double us = 0.5 - fabs(U);
+    int64_t k = (int64_t)floor((2 * a / us + b) * U + lam + 0.43);
+    if (us >= 0.07 && V <= vr) return k;
+    if (k < 0 || (us < 0.013 && V > us)) continue;
+    static const double small[10] = {0, 0, 0.69314718055994531, 1.79175946922805500,
+                                     3.17805383034794562, 4.78749174278204599,
+                                     6.57925121201010100, 8.52516136106541430,
+                                     10.60460290274525023, 12.80182748008146961};
+    double lf = k < 10 ? small[k] : 0;
+    if (k >= 10) {
+      double n1 = (double)k + 1;
+      lf = (n1 - 0.5) * log(n1) - n1 + 0.91893853320467274 + 1 / (12 * n1) -
+           1 / (360 * n1 * n1 * n1);
+    }
+    if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lam + (double)k * loglam - lf)
+      return k;
+  }
+}
+
+static void test_poisson_prepared_same_draws(void **state) {
+  (void)state;
+  static const double lams[] = {0, 0.3, 3.5, 9.99, 10.0, 17.92, 89.6, 1000.0, 1e6};
+  for (size_t j = 0; j < sizeof lams / sizeof lams[0]; j++) {
+    eng_poisson_rate p;
+    eng_poisson_prep(&p, lams[j]);
+    eng_rng g, h;
+    eng_rng_seed(&g, 11, j);
+    eng_rng_seed(&h, 11, j);
+    for (int i = 0; i < 100000; i++) {
+      int64_t got = eng_poisson_draw(&g, &p), want = ref_poisson(&h, lams[j]);
+      if (got != want)
+        fail_msg("lam %g draw %d: got %lld, want %lld", lams[j], i, (long long)got,
+                 (long long)want);
+    }
+    /* and both streams advanced alike */
+    assert_true(eng_rng_next(&g) == eng_rng_next(&h));
+  }
+}
+
 static void test_zipf_ratios(void **state) {
   (void)state;
   const double s = 1.1, n = 1000000;
@@ -171,7 +229,9 @@ static void test_rng_streams_differ(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_poisson_small),        cmocka_unit_test(test_poisson_large),
-      cmocka_unit_test(test_poisson_pmf_point),    cmocka_unit_test(test_zipf_ratios),
+      cmocka_unit_test(test_poisson_pmf_point),
+      cmocka_unit_test(test_poisson_prepared_same_draws),
+      cmocka_unit_test(test_zipf_ratios),
       cmocka_unit_test(test_zipf_small_n),         cmocka_unit_test(test_ziggurat_exponential),
       cmocka_unit_test(test_rng_streams_differ),
   };
