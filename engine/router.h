@@ -70,21 +70,26 @@ static inline int32_t eng_ring_find_fast(const eng_ring *ring, uint32_t keyhash)
   return i < n ? (int32_t)i : 0;
 }
 
-/* The same decision under a cap the caller computed with eng_router_cap (an
- * engine reuses it while the load and the healthy count stay the same). The
- * common case, the first point's shard under its cap, is inlined. */
-static inline eng_route eng_router_route_cap(const eng_ring *ring, const int32_t *loads,
-                                             int32_t cap, uint32_t keyhash,
-                                             const uint8_t *excluded) {
+/* The routing decision once the key's ring index i is known: the common
+ * case, the first point's shard under its cap, is inlined; the walk is not. */
+static inline eng_route eng_router_route_at(const eng_ring *ring, const int32_t *loads,
+                                            int32_t cap, int32_t i, const uint8_t *excluded) {
   eng_route r = {-1, 0, cap};
-  if (ring->count <= 0) return r;
-  int32_t i = eng_ring_find_fast(ring, keyhash);
   uint32_t s = ring->points[i].shard;
   if (loads[s] < cap && !(excluded && excluded[s])) {
     r.shard = (int32_t)s;
     return r;
   }
   return eng_router_walk(ring, loads, cap, i, excluded);
+}
+
+/* The same decision under a cap the caller computed with eng_router_cap (an
+ * engine reuses it while the load and the healthy count stay the same). */
+static inline eng_route eng_router_route_cap(const eng_ring *ring, const int32_t *loads,
+                                             int32_t cap, uint32_t keyhash,
+                                             const uint8_t *excluded) {
+  if (ring->count <= 0) return (eng_route){-1, 0, cap};
+  return eng_router_route_at(ring, loads, cap, eng_ring_find_fast(ring, keyhash), excluded);
 }
 
 /* Rings from eng_ring_build end in ENG_RING_PAD sentinel points of hash
@@ -114,15 +119,8 @@ static inline int32_t eng_ring_find_built(const eng_ring *ring, uint32_t keyhash
 static inline eng_route eng_router_route_built(const eng_ring *ring, const int32_t *loads,
                                                int32_t cap, uint32_t keyhash,
                                                const uint8_t *excluded) {
-  eng_route r = {-1, 0, cap};
-  if (ring->count <= 0) return r;
-  int32_t i = eng_ring_find_built(ring, keyhash);
-  uint32_t s = ring->points[i].shard;
-  if (loads[s] < cap && !(excluded && excluded[s])) {
-    r.shard = (int32_t)s;
-    return r;
-  }
-  return eng_router_walk(ring, loads, cap, i, excluded);
+  if (ring->count <= 0) return (eng_route){-1, 0, cap};
+  return eng_router_route_at(ring, loads, cap, eng_ring_find_built(ring, keyhash), excluded);
 }
 
 #endif
