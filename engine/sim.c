@@ -933,22 +933,7 @@ static void closed_request(eng_run *r, uint32_t k) {
     key = eng_zipf_draw(&r->zipf, &r->r_arr) - 1;
   else
     key = eng_rng_below64(&r->r_arr, (uint64_t)c->keys);
-  uint32_t i = at_alloc(r);
-  attempt *a = &r->at[i];
-  a->keyhash = eng_key_hash(key, r->ring_seed);
-  a->client = k;
-  a->attempt_no = 0;
-  a->abandoned = 0;
-  a->at_server = 0;
-  a->lost_load = 0;
-  a->after_timeout = 0;
-  a->prev_sleep = 0;
-  r->cur[ENG_M_NEW_REQUESTS]++;
-  if (r->tb_on)
-    eng_limiter_tb_deposit(&r->tokens[k], &r->tokens_total, c->budget_ratio,
-                           c->budget_max_tokens);
-  if (r->lim_kind) eng_limiter_on_request(&r->lim[k], &r->lim_params, r->now);
-  client_issue(r, i);
+  new_request(r, eng_key_hash(key, r->ring_seed), k);
 }
 
 /* A user's think time is over: it sends its next request, or leaves when
