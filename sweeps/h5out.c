@@ -930,7 +930,7 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
    * written: a process killed while creating never leaves a file under the
    * final name that --resume would have to make sense of. */
   int in_place = (flags & SWP_H5OUT_IN_PLACE) != 0;
-  char *tmp = in_place ? NULL : malloc(strlen(path) + 16);
+  char *tmp = NULL;
   struct stat pst;
   if (!in_place && !force && lstat(path, &pst) == 0) {
     swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
@@ -939,15 +939,10 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     return -1;
   }
   if (!in_place) {
-    int fd = -1;
-    if (tmp) {
-      sprintf(tmp, "%s.new-XXXXXX", path);
-      fd = mkstemp(tmp);
-    }
+    int fd = swp_mkstemp_beside(path, "new", &tmp);
     if (fd < 0) {
       swp_seterr(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
                  strerror(errno));
-      free(tmp);
       h5out_close_file(o);
       return -1;
     }
@@ -1820,16 +1815,11 @@ static int journal_verify(swp_h5out *o, swp_journal *j, int64_t *restored, char 
 static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_index,
                            int64_t slice_count, swp_journal *j, const swp_timing *t,
                            char *err, size_t errlen) {
-  char *tmp = malloc(strlen(path) + 24);
-  int fd = -1;
-  if (tmp) {
-    sprintf(tmp, "%s.rebuild-XXXXXX", path);
-    fd = mkstemp(tmp);
-  }
+  char *tmp = NULL;
+  int fd = swp_mkstemp_beside(path, "rebuild", &tmp);
   if (fd < 0) {
     swp_seterr(err, errlen, "%s: cannot create a file beside it to rebuild it in: %s", path,
                strerror(errno));
-    free(tmp);
     return -1;
   }
   close(fd);

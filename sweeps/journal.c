@@ -60,15 +60,35 @@ struct swp_journal {
   size_t cap;
 };
 
-char *swp_journal_path(const char *h5path) {
-  size_t n = strlen(h5path);
-  char *s = malloc(n + 9);
+char *swp_path_suffixed(const char *path, const char *suffix) {
+  size_t n = strlen(path), m = strlen(suffix);
+  char *s = malloc(n + m + 1);
   if (s) {
-    memcpy(s, h5path, n);
-    memcpy(s + n, ".journal", 9);
+    memcpy(s, path, n);
+    memcpy(s + n, suffix, m + 1);
   }
   return s;
 }
+
+int swp_mkstemp_beside(const char *path, const char *tag, char **name) {
+  size_t n = strlen(path) + strlen(tag) + 9;
+  *name = malloc(n);
+  if (!*name) {
+    errno = ENOMEM;
+    return -1;
+  }
+  snprintf(*name, n, "%s.%s-XXXXXX", path, tag);
+  int fd = mkstemp(*name);
+  if (fd < 0) {
+    int e = errno;
+    free(*name);
+    *name = NULL;
+    errno = e;
+  }
+  return fd;
+}
+
+char *swp_journal_path(const char *h5path) { return swp_path_suffixed(h5path, ".journal"); }
 
 uint32_t swp_journal_crc_text(const char *text) {
   return (uint32_t)crc32(0L, (const Bytef *)text, (uInt)strlen(text));

@@ -69,5 +69,11 @@ int swp_fsync_path(const char *path);
 /* Renames from to to (replace 0: failing with EEXIST if to exists), then
  * syncs the directory. */
 int swp_rename_into_place(const char *from, const char *to, int replace);
+/* path followed by suffix, malloc'd (NULL: out of memory). */
+char *swp_path_suffixed(const char *path, const char *suffix);
+/* Creates a new empty file "path.TAG-XXXXXX" beside path (mkstemp) and
+ * returns its descriptor, with its name in *name (malloc'd); -1 with errno
+ * set and *name NULL on failure. */
+int swp_mkstemp_beside(const char *path, const char *tag, char **name);
 
 #endif

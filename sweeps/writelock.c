@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "swp_internal.h"
 #include "writelock.h"
 
@@ -24,15 +25,7 @@ struct swp_wlock {
   char *name;
 };
 
-static char *lock_name(const char *path) {
-  size_t n = strlen(path);
-  char *s = malloc(n + 6);
-  if (s) {
-    memcpy(s, path, n);
-    memcpy(s + n, ".lock", 6);
-  }
-  return s;
-}
+static char *lock_name(const char *path) { return swp_path_suffixed(path, ".lock"); }
 
 static struct flock first_byte(short type) {
   struct flock fl;
