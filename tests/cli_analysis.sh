@@ -12,10 +12,8 @@ WORK=$(mktemp -d /tmp/stormsweep_cli_analysis.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
 
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 
 # expect STATUS NEEDLE -- COMMAND...: runs COMMAND, checks its exit status
 # and that NEEDLE occurs in its stdout+stderr (NEEDLE may be empty).

@@ -14,10 +14,8 @@ F1="$SRC/tests/data/format1.h5"
 WORK=$(mktemp -d /tmp/stormsweep_cli_format1.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 # has FILE NEEDLE: FILE contains NEEDLE (fixed string).
 has() { grep -qF -- "$2" "$1" || { fail "$1 lacks '$2':"; head -c 2000 "$1" >&2; echo >&2; }; }
 

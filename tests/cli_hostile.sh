@@ -15,10 +15,8 @@ BIN=${1:?usage: cli_hostile.sh STORMSWEEP_BIN SOURCE_DIR}
 WORK=$(mktemp -d /tmp/stormsweep_cli_hostile.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 
 # refuse WANT_STDERR -- COMMAND...: exit status 2, stderr exactly WANT_STDERR
 # (one line), stdout empty.

@@ -15,10 +15,8 @@ T=$(mktemp -d /tmp/cli_shard_queues.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 
 cat >tiny.ini <<'INI'
 [sweep]

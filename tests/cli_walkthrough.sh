@@ -25,10 +25,8 @@ T=$(mktemp -d /tmp/cli_walkthrough.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=lib/cli_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_common.sh"
 
 # 3 budget ratios x 3 replicates on a small, short cluster: passing,
 # in-between and metastable points; one axis, so walkthrough's groups are
