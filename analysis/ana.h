@@ -9,7 +9,7 @@
  *                reads /points and /runs whole (one small row per run) and
  *                /ticks/<metric> one point at a time in tick blocks
  *   store.c      writes what analyze computed back under /analysis
- *   summarize.c  per-point table and main effects (pure, on ana_results)
+ *   summarize.c  per-point table and main effects (pure, on fmt_results)
  *   recommend.c  the recommendation rule and its text
  *   report.c     gnuplot images and index.html
  *   cmd_analyze.c  the `analyze`, `recommend` and `report` commands
@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "layout.h"
+#include "fmt_results.h"
 
 #define ANA_Z95 1.959963984540054 /* standard normal 97.5% quantile */
 #define ANA_CONF 0.95             /* every interval in the analysis is 95% */
@@ -114,96 +114,20 @@ int ana_histogram_fill(ana_histogram *h, const double *x, size_t n, double lo, d
 void ana_histogram_free(ana_histogram *h);
 
 /* ======================================================================== */
-/* Result files (reader.c, store.c)                                          */
+/* Values and bands (summarize.c, band.c): the file is read by fmt_results.h */
 /* ======================================================================== */
 
-/* The layout's names and versions are owned by sweeps/layout.h. */
-#define ANA_FORMAT_NAME SWP_FORMAT_NAME
-#define ANA_FORMAT_VERSION SWP_FORMAT_VERSION /* newest format_version this reader understands */
-
-/* Outcome codes as written in /runs (eng_outcome). */
-enum {
-  ANA_RECOVERED = 0,
-  ANA_SLOW = 1,
-  ANA_METASTABLE = 2,
-  ANA_COLLAPSED = 3,    /* collapsed before (or without) any fault */
-  ANA_UNDETERMINED = 4, /* too little time after clearance to tell */
-  ANA_OUTCOME_COUNT = 5
-};
-
-/* One row of /runs: the columns the analysis uses. Optional columns missing
- * from the file read as NaN. */
-typedef struct ana_run {
-  int64_t run;       /* run id = row of the /ticks datasets */
-  int64_t point;     /* point id (matches /points "point") */
-  int64_t replicate;
-  uint64_t seed;
-  int32_t outcome;   /* ANA_RECOVERED .. ANA_UNDETERMINED; <0 = not run */
-  int32_t passed_slo;
-  double recovery_ms;      /* NaN unless recovered */
-  double amplification;    /* attempts / new requests, whole run */
-  double goodput_during;   /* goodput during the faults / baseline */
-  double goodput_after;    /* goodput from clearance to horizon / baseline */
-  double peak_queue;
-  double baseline_queue;
-  int64_t ticks;           /* ticks this run simulated; -1 when unknown */
-  double collapse_ms;       /* time to collapse (NaN: none seen; column absent: NaN) */
-  double collapse_watch_ms; /* how long collapse was watched for (its censoring time) */
-} ana_run;
-
-/* Times of one grid point's scenario in ms; NaN when the file does not say. */
-typedef struct ana_point_times {
-  double horizon_ms, fault_start_ms, fault_clear_ms;
-  double censor_ms; /* horizon - clearance: where not-recovered runs are censored */
-} ana_point_times;
-
-typedef struct ana_results {
-  char *path;
-  int format_version;
-  char *tool_version;      /* NULL when absent */
-  uint64_t master_seed;
-  double tick_ms;          /* NaN when unknown (plots then use ticks) */
-  double slo_ms;           /* the sweep's own SLO; NaN when unknown */
-  int64_t n_ticks;         /* columns of the /ticks datasets (0 when none) */
-  size_t n_axes;
-  char **axes;             /* axis (setting key) names, in /points column order */
-  char ***labels;          /* labels[axis][point]: value as the sweep wrote it, or NULL */
-  size_t n_points;
-  int64_t *point_ids;      /* n_points */
-  double *values;          /* n_points x n_axes, row-major */
-  ana_point_times *times;  /* n_points */
-  size_t n_runs;
-  ana_run *runs;
-  size_t *point_of_run;    /* n_runs: index into the points (not the id) */
-  size_t n_skipped;        /* rows of /runs not used (not run yet, unknown point) */
-  int complete;            /* root attribute "complete": 1, 0, or -1 when absent */
-  int64_t replicates;      /* the sweep's own runs per point (root attribute); 0 when
-                              unknown. refine appends replicates >= this one. */
-  unsigned char *scenario; /* n_axes: 1 = a scenario axis (the world's: traffic, faults,
-                              time), 0 = tunable (docs/decisions.md); NULL = all tunable */
-} ana_results;
-
-/* Reads everything but /ticks. Returns 0; or -1 with a one-line message
- * ("FILE: not an HDF5 file", "FILE: not a stormsweep result file (...)",
- * "FILE: format_version 3 is newer than this stormsweep understands (1)")
- * for a file analysis cannot use. */
-int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen);
-void ana_results_free(ana_results *r);
-/* 1 when axis is a scenario axis (see ana_results.scenario). */
-int ana_axis_is_scenario(const ana_results *r, size_t axis);
-/* Index of the point with id, or -1. */
-long ana_results_point_index(const ana_results *r, int64_t id);
 /* Human-readable value of an axis ("inf", enum names, "%g"). */
 void ana_value_format(const char *axis, double v, char *buf, size_t len);
 /* The value of axis at a point as the sweep wrote it when known, else
  * ana_value_format of the number. */
-void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
+void ana_value_label(const fmt_results *r, size_t axis, size_t point_index, char *buf,
                      size_t len);
 
 /* Per-tick quantile band of one metric across the replicates of one point,
  * binned in time so a curve has at most max_bins points: each replicate is
  * averaged over a bin, then the 5/50/95% quantiles and mean are taken across
- * replicates. Reads only that point's rows, a block of ticks at a time. */
+ * replicates. Reads only that point's rows (fmt_bins_read). */
 typedef struct ana_band {
   size_t nbins, n_runs;
   int64_t ticks_per_bin;
@@ -211,18 +135,16 @@ typedef struct ana_band {
   double *p05, *p50, *p95, *mean;
 } ana_band;
 
-int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t point_index,
+int ana_band_read(ana_band *b, const fmt_results *r, const char *metric, size_t point_index,
                   size_t max_bins, char *err, size_t errlen);
 void ana_band_free(ana_band *b);
-/* 1 if /ticks/<metric> exists, 0 if not, -1 on error. */
-int ana_metric_exists(const ana_results *r, const char *metric);
 
 /* ======================================================================== */
 /* Summaries (summarize.c)                                                   */
 /* ======================================================================== */
 
 typedef struct ana_point_stats {
-  size_t index;  /* into ana_results points */
+  size_t index;  /* into fmt_results points */
   int64_t point; /* point id */
   int64_t n, n_recovered, n_slow, n_meta, n_pass;
   /* The sweep's own replicates only (all runs when the file does not say):
@@ -285,22 +207,22 @@ typedef struct ana_summary {
 
 /* Computes per-point stats with the SLO rule "recovered and recovery_ms <=
  * slo_ms" (recomputed from recovery_ms, whatever the run's own SLO was). */
-int ana_summary_compute(ana_summary *s, const ana_results *r, double slo_ms, ana_method method,
+int ana_summary_compute(ana_summary *s, const fmt_results *r, double slo_ms, ana_method method,
                         char *err, size_t errlen);
 void ana_summary_free(ana_summary *s);
 
 /* Recovery-time samples of one point for Kaplan–Meier: time[i] is the run's
  * recovery_ms, or censor_ms for a run that did not recover (event[i] = 0).
  * The arrays need room for the point's runs; returns how many were filled. */
-size_t ana_point_samples(const ana_results *r, size_t point_index, double censor_ms,
+size_t ana_point_samples(const fmt_results *r, size_t point_index, double censor_ms,
                          double *time, unsigned char *event);
 
 /* Recovery-time histogram of one point over [0, hi] (recovered runs only;
  * h->missing counts the runs that did not recover). ana_histogram_range is
  * the common hi of a file: its largest recovery time. */
 #define ANA_HISTOGRAM_BINS 20
-double ana_histogram_range(const ana_results *r);
-int ana_point_histogram(ana_histogram *h, const ana_results *r, size_t point_index, double hi,
+double ana_histogram_range(const fmt_results *r);
+int ana_point_histogram(ana_histogram *h, const fmt_results *r, size_t point_index, double hi,
                         size_t nbins);
 
 /* Marginal P(metastable) over two axes (others pooled): cells[ix * ny + iy]
@@ -312,21 +234,21 @@ typedef struct ana_grid2 {
   ana_level *cells;
 } ana_grid2;
 
-int ana_grid2_compute(ana_grid2 *g, const ana_results *r, const ana_summary *s, size_t ax,
+int ana_grid2_compute(ana_grid2 *g, const fmt_results *r, const ana_summary *s, size_t ax,
                       size_t ay);
 void ana_grid2_free(ana_grid2 *g);
 
 /* Printing (summarize.c). */
-void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary *s);
-void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summary *s);
-int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summary *s,
+void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary *s);
+void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summary *s);
+int ana_summary_write_csv(const char *path, const fmt_results *r, const ana_summary *s,
                           char *err, size_t errlen);
-void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *s,
+void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *s,
                             const char *recommendation);
 /* "vnodes=16 capacity_factor=1.25 ..." */
-void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len);
+void ana_point_describe(const fmt_results *r, size_t point_index, char *buf, size_t len);
 /* The same for the tunable (scenario = 0) or scenario (1) axes only; -1 = all. */
-void ana_point_describe_role(const ana_results *r, size_t point_index, int scenario, char *buf,
+void ana_point_describe_role(const fmt_results *r, size_t point_index, int scenario, char *buf,
                              size_t len);
 /* "1234", ">8000" (not reached, with the censoring time) or "-" */
 void ana_ms_format(double ms, double censor_ms, char *buf, size_t len);
@@ -359,7 +281,7 @@ typedef struct ana_split {
 
 /* Fills sp; n_tun = n_scen = 0 (and no allocation) when r has no scenario
  * axis. Returns 0, or -1 when out of memory. */
-int ana_split_compute(ana_split *sp, const ana_results *r);
+int ana_split_compute(ana_split *sp, const fmt_results *r);
 void ana_split_free(ana_split *sp);
 
 typedef struct ana_reco_opts {
@@ -395,30 +317,22 @@ typedef struct ana_reco {
   long *scen_closest;          /* n_scen: its nearest miss when none qualifies (-1: no runs) */
 } ana_reco;
 
-/* The option at argv[*i] when it is lng ("--min-pass", also spelled
- * "--min_pass") or shrt ("-o", also "-oVALUE"): its value from "--opt V",
- * "--opt=V" or "-oV", *i advanced past it; NULL when the value is missing.
- * *matched says whether argv[*i] was this option at all. Shared by the
- * argv loops of analyze, recommend, report and refine. */
-const char *ana_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                          int *matched);
-
 /* Frees what ana_recommend allocated (safe on a zeroed struct). */
 void ana_reco_free(ana_reco *rec);
 
-int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
+int ana_recommend(ana_reco *out, const fmt_results *r, const ana_summary *s,
                   const ana_reco_opts *o);
 /* The recommendation as text (several lines). Returns a malloc'd string. */
-char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary *s,
+char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary *s,
                     const ana_reco_opts *o);
 
 /* The recommendation of a file `refine` worked on: the proven point with its
  * SPRT evidence (or why none qualifies, or what is still open). NULL when
  * the file has no refine data. Returns a malloc'd string. */
-char *ana_reco_refined_text(const ana_results *r, const ana_summary *s);
+char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s);
 
 /* Writes /analysis (replacing an existing one); opens the file read-write. */
-int ana_analysis_store(const char *path, const ana_results *r, const ana_summary *s,
+int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary *s,
                        const char *recommendation, char *err, size_t errlen);
 
 /* ======================================================================== */
@@ -434,15 +348,7 @@ typedef struct ana_report_opts {
   const char *gnuplot;     /* program name, default "gnuplot" */
 } ana_report_opts;
 
-int ana_report_write(const ana_results *r, const ana_summary *s, const ana_report_opts *o,
+int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_report_opts *o,
                      FILE *log, char *err, size_t errlen);
-
-/* ======================================================================== */
-/* CLI entry points (cmd_analyze.c; also declared in cli/commands.h)         */
-/* ======================================================================== */
-
-int cmd_analyze(int argc, char **argv);
-int cmd_recommend(int argc, char **argv);
-int cmd_report(int argc, char **argv);
 
 #endif

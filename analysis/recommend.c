@@ -67,13 +67,13 @@ int ana_cost_compare(const void *x, const void *y) {
   return c;
 }
 
-static long axis_find(const ana_results *r, const char *name) {
+static long axis_find(const fmt_results *r, const char *name) {
   for (size_t a = 0; a < r->n_axes; a++)
     if (!strcmp(r->axes[a], name)) return (long)a;
   return -1;
 }
 
-static cost_key cost_of(const ana_results *r, const ana_point_stats *ps, long vnodes_axis) {
+static cost_key cost_of(const fmt_results *r, const ana_point_stats *ps, long vnodes_axis) {
   double vn = vnodes_axis >= 0 ? r->values[ps->index * r->n_axes + (size_t)vnodes_axis] : 0.0;
   return ana_cost_key_make(ps->amp.mean, 1.0 - ps->gp_during.mean, vn, ps->point, ps->index);
 }
@@ -106,9 +106,9 @@ static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_
 static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
 /* Whether points i and j agree on every axis of the role. */
-static int same_part(const ana_results *r, size_t i, size_t j, int scenario) {
+static int same_part(const fmt_results *r, size_t i, size_t j, int scenario) {
   for (size_t a = 0; a < r->n_axes; a++)
-    if (ana_axis_is_scenario(r, a) == scenario &&
+    if (fmt_axis_is_scenario(r, a) == scenario &&
         !same_value(r->values[i * r->n_axes + a], r->values[j * r->n_axes + a]))
       return 0;
   return 1;
@@ -121,10 +121,10 @@ void ana_split_free(ana_split *sp) {
   memset(sp, 0, sizeof *sp);
 }
 
-int ana_split_compute(ana_split *sp, const ana_results *r) {
+int ana_split_compute(ana_split *sp, const fmt_results *r) {
   memset(sp, 0, sizeof *sp);
   int any = 0;
-  for (size_t a = 0; a < r->n_axes; a++) any |= ana_axis_is_scenario(r, a);
+  for (size_t a = 0; a < r->n_axes; a++) any |= fmt_axis_is_scenario(r, a);
   if (!any || r->n_points == 0) return 0;
   size_t n = r->n_points;
   size_t *tun_first = malloc(n * sizeof *tun_first), *scen_first = malloc(n * sizeof *scen_first);
@@ -188,7 +188,7 @@ static long worst_cell(const ana_split *sp, const ana_summary *s, size_t t) {
  * combination qualifies robustly when its point qualifies at every scenario
  * value: an intersection-union test, so its false-proof rate is that of one
  * point's test. Its cost is the worst over the scenario values. */
-static int recommend_split(ana_reco *out, const ana_results *r, const ana_summary *s,
+static int recommend_split(ana_reco *out, const fmt_results *r, const ana_summary *s,
                            const ana_reco_opts *o, long vn) {
   ana_split *sp = &out->split;
   if (ana_split_compute(sp, r)) return -1;
@@ -273,7 +273,7 @@ static int recommend_split(ana_reco *out, const ana_results *r, const ana_summar
   return 0;
 }
 
-static int recommend_points(ana_reco *out, const ana_results *r, const ana_summary *s,
+static int recommend_points(ana_reco *out, const fmt_results *r, const ana_summary *s,
                             const ana_reco_opts *o) {
   out->best = out->runner_up = out->closest = -1;
   out->min_runs = -1;
@@ -341,7 +341,7 @@ static int recommend_points(ana_reco *out, const ana_results *r, const ana_summa
   return 0;
 }
 
-int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
+int ana_recommend(ana_reco *out, const fmt_results *r, const ana_summary *s,
                   const ana_reco_opts *o) {
   memset(out, 0, sizeof *out);
   out->robust = out->robust_runner_up = out->robust_closest = -1;
@@ -357,7 +357,7 @@ int ana_recommend(ana_reco *out, const ana_results *r, const ana_summary *s,
 /* Text                                                                      */
 /* ------------------------------------------------------------------------ */
 
-static void evidence_print(FILE *f, const ana_results *r, const ana_point_stats *ps,
+static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats *ps,
                            double slo_ms) {
   char where[1024], q50[32], q90[32], q99[32];
   ana_point_describe(r, ps->index, where, sizeof where);
@@ -393,10 +393,10 @@ static void cell_brief(FILE *f, const ana_point_stats *ps) {
   if (ps->n_undet) fprintf(f, ", %lld undetermined", (long long)ps->n_undet);
 }
 
-static void axes_of_role(FILE *f, const ana_results *r, int scenario) {
+static void axes_of_role(FILE *f, const fmt_results *r, int scenario) {
   int any = 0;
   for (size_t a = 0; a < r->n_axes; a++) {
-    if (ana_axis_is_scenario(r, a) != scenario) continue;
+    if (fmt_axis_is_scenario(r, a) != scenario) continue;
     char name[256];
     ana_term_text(name, sizeof name, r->axes[a]);
     fprintf(f, "%s%s", any ? ", " : "", name);
@@ -405,7 +405,7 @@ static void axes_of_role(FILE *f, const ana_results *r, int scenario) {
   if (!any) fprintf(f, "none");
 }
 
-static void robust_print(FILE *f, const char *title, const ana_reco *rec, const ana_results *r,
+static void robust_print(FILE *f, const char *title, const ana_reco *rec, const fmt_results *r,
                          const ana_summary *s, size_t t) {
   const ana_split *sp = &rec->split;
   long w = worst_cell(sp, s, t);
@@ -428,7 +428,7 @@ static void robust_print(FILE *f, const char *title, const ana_reco *rec, const 
   }
 }
 
-static void split_text(FILE *f, const ana_reco *rec, const ana_results *r, const ana_summary *s,
+static void split_text(FILE *f, const ana_reco *rec, const fmt_results *r, const ana_summary *s,
                        const ana_reco_opts *o) {
   const ana_split *sp = &rec->split;
   fprintf(f, "Tunable axes (what you choose): ");
@@ -508,7 +508,7 @@ static void split_text(FILE *f, const ana_reco *rec, const ana_results *r, const
           sp->n_scen, sp->n_scen, sp->n_scen, sp->n_tun);
 }
 
-char *ana_reco_text(const ana_reco *rec, const ana_results *r, const ana_summary *s,
+char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary *s,
                     const ana_reco_opts *o) {
   char *text = NULL;
   size_t len = 0;
@@ -617,7 +617,7 @@ static long stats_of(const ana_summary *s, int64_t id) {
   return -1;
 }
 
-char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
+char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
   ana_refine_info ri;
   char err[512];
   if (ana_refine_info_read(r->path, &ri, err, sizeof err) != 0) return NULL;
@@ -636,7 +636,7 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
           s->slo_ms, ri.d.min_pass, ri.d.max_meta, ri.d.ratio, ri.d.beta, ri.d.alpha);
   const ana_refine_cand *c = ri.decided_point >= 0 ? ana_refine_find(&ri, ri.decided_point) : NULL;
   if (!strcmp(ri.status, "proven") && c) {
-    long li = ana_results_point_index(r, c->point);
+    long li = fmt_results_point_index(r, c->point);
     char where[1024] = "";
     if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
     fprintf(f,
@@ -655,7 +655,7 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
     for (size_t i = 0; i < ri.n_cand; i++) {
       const ana_refine_cand *o2 = &ri.cand[i];
       if (o2->rank != c->rank || o2 == c) continue;
-      long l2 = ana_results_point_index(r, o2->point);
+      long l2 = fmt_results_point_index(r, o2->point);
       char w2[1024] = "";
       if (l2 >= 0) ana_point_describe(r, (size_t)l2, w2, sizeof w2);
       fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%lld not passing, "
@@ -688,7 +688,7 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
     const ana_refine_cand *cl =
         ri.closest_point >= 0 ? ana_refine_find(&ri, ri.closest_point) : NULL;
     if (cl) {
-      long li = ana_results_point_index(r, cl->point);
+      long li = fmt_results_point_index(r, cl->point);
       char where[1024] = "";
       if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
       fprintf(f, "Closest: point %lld: %s — %lld of %lld fresh runs not passing, %lld "
@@ -703,7 +703,7 @@ char *ana_reco_refined_text(const ana_results *r, const ana_summary *s) {
     int shown = 0;
     for (size_t i = 0; i < ri.n_cand && shown < 5; i++) {
       if (ri.cand[i].state != ANA_SEQ_OPEN) continue;
-      long li = ana_results_point_index(r, ri.cand[i].point);
+      long li = fmt_results_point_index(r, ri.cand[i].point);
       char where[1024] = "";
       if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
       fprintf(f, "    rank %d: point %lld: %s (%lld fresh runs, %lld not passing)\n",

@@ -56,8 +56,4 @@ void ana_refine_info_free(ana_refine_info *ri);
 /* The candidate of point id, or NULL. */
 const ana_refine_cand *ana_refine_find(const ana_refine_info *ri, int64_t point);
 
-int cmd_refine(int argc, char **argv);
-/* `run`, with --refine (or [sweep] refine = on): run, then refine. */
-int cmd_run_refine(int argc, char **argv);
-
 #endif

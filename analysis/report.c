@@ -307,12 +307,12 @@ static long worst_point(const ana_summary *s) {
 
 /* The points whose curves are drawn: the user's, or the recommended (else
  * the closest) point and the worst one. Returns the count. */
-static size_t curve_points(const ana_results *r, const ana_summary *s, const ana_report_opts *o,
+static size_t curve_points(const fmt_results *r, const ana_summary *s, const ana_report_opts *o,
                            const ana_reco *rec, size_t *out) {
   size_t n = 0;
   if (o->points) {
     for (size_t i = 0; i < o->n_points && n < MAX_CURVE_POINTS; i++) {
-      long p = ana_results_point_index(r, o->points[i]);
+      long p = fmt_results_point_index(r, o->points[i]);
       if (p >= 0 && !has_index(out, n, (size_t)p)) out[n++] = (size_t)p;
     }
     return n;
@@ -360,7 +360,7 @@ static void axes_choose(const ana_summary *s, const ana_report_opts *o, long *ax
 /* Data files                                                                */
 /* ------------------------------------------------------------------------ */
 
-static int heatmap_write(const ana_results *r, const ana_summary *s, long ax, long ay,
+static int heatmap_write(const fmt_results *r, const ana_summary *s, long ax, long ay,
                          const char *dir, ana_grid2 *g, char *err, size_t errlen) {
   if (ay >= 0) {
     if (ana_grid2_compute(g, r, s, (size_t)ax, (size_t)ay) != 0) goto oom;
@@ -413,7 +413,7 @@ oom:
   return -1;
 }
 
-static int km_write(const ana_results *r, const ana_summary *s, size_t p, const char *dir,
+static int km_write(const fmt_results *r, const ana_summary *s, size_t p, const char *dir,
                     char *err, size_t errlen) {
   const ana_point_stats *ps = &s->points[p];
   size_t n = (size_t)ps->n;
@@ -455,7 +455,7 @@ static int km_write(const ana_results *r, const ana_summary *s, size_t p, const 
   return file_close(f, dir, name, err, errlen);
 }
 
-static int hist_write(const ana_results *r, const size_t *pts, size_t n,
+static int hist_write(const fmt_results *r, const size_t *pts, size_t n,
                       double hhi, const char *dir, char *err, size_t errlen) {
   FILE *f = file_open(dir, "recovery_histogram.dat", err, errlen);
   if (!f) return -1;
@@ -479,7 +479,7 @@ static int hist_write(const ana_results *r, const size_t *pts, size_t n,
 }
 
 /* Writes band_<file>_<id>.dat; returns 1 written, 0 metric absent, -1 error. */
-static int band_write(const ana_results *r, const band_metric *m, size_t p, const char *dir,
+static int band_write(const fmt_results *r, const band_metric *m, size_t p, const char *dir,
                       char *err, size_t errlen) {
   ana_band b;
   if (ana_band_read(&b, r, m->metric, p, BAND_BINS, err, errlen) != 0) return -1;
@@ -502,7 +502,7 @@ static int band_write(const ana_results *r, const band_metric *m, size_t p, cons
 /* gnuplot script                                                            */
 /* ------------------------------------------------------------------------ */
 
-static void point_title(const ana_results *r, size_t p, char *buf, size_t len) {
+static void point_title(const fmt_results *r, size_t p, char *buf, size_t len) {
   char where[900], raw[1024];
   ana_point_describe(r, p, where, sizeof where);
   snprintf(raw, sizeof raw, "point %lld: %s", (long long)r->point_ids[p], where);
@@ -518,7 +518,7 @@ static void gp_both(FILE *f, const char *name, const char *body) {
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                       "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
-static int script_write(const ana_results *r, const ana_summary *s, const char *dir, long ax,
+static int script_write(const fmt_results *r, const ana_summary *s, const char *dir, long ax,
                         long ay, const ana_grid2 *g, const size_t *curve, size_t n_curve,
                         const size_t *rpts, size_t n_rpts, const int *band_ok, char *err,
                         size_t errlen) {
@@ -655,7 +655,7 @@ static int script_write(const ana_results *r, const ana_summary *s, const char *
     if (!band_ok[m] || n_curve == 0) continue;
     FILE *b = open_memstream(&body, &blen);
     if (!b) goto oom;
-    const ana_point_times *pt = &r->times[curve[0]];
+    const fmt_point_times *pt = &r->times[curve[0]];
     char title[256], xlabel[64], ylabel[256];
     ana_gp_text(title, sizeof title, band_metrics[m].title);
     ana_gp_text(xlabel, sizeof xlabel, isfinite(r->tick_ms) ? "time (ms)" : "tick");
@@ -776,7 +776,7 @@ static int gnuplot_run(const char *program, const char *dir, const sigset_t *hel
  * against the axis's levels with their 95% intervals (s->method), the runs
  * of every other axis pooled (ana_axis_effect). Labels are the axis key and
  * the level labels, through ana_gp_text. */
-static int effects_plot_write(const ana_results *r, const ana_summary *s, const char *dir,
+static int effects_plot_write(const fmt_results *r, const ana_summary *s, const char *dir,
                               char *err, size_t errlen) {
   FILE *gp = NULL;
   char name[64];
@@ -869,7 +869,7 @@ static void html_image(FILE *f, const char *dir, const char *name, const char *c
 }
 
 /* The effect plots, in the order of the effect ranking, beside the heat map. */
-static void effects_html(FILE *f, const ana_results *r, const ana_summary *s, const char *dir) {
+static void effects_html(FILE *f, const fmt_results *r, const ana_summary *s, const char *dir) {
   for (size_t k = 0; k < s->n_axes; k++) {
     char name[64], cap[256];
     snprintf(name, sizeof name, "effect_%zu", s->effects[k].axis);
@@ -884,7 +884,7 @@ static void effects_html(FILE *f, const ana_results *r, const ana_summary *s, co
 
 /* The refined points of a file `refine` worked on: one row per candidate,
  * cheapest first, with its test's state; nothing for other files. */
-static void html_refine_section(FILE *f, const ana_results *r) {
+static void html_refine_section(FILE *f, const fmt_results *r) {
   ana_refine_info ri;
   char err[512];
   if (ana_refine_info_read(r->path, &ri, err, sizeof err) != 0) return;
@@ -902,7 +902,7 @@ static void html_refine_section(FILE *f, const ana_results *r) {
   static const char *const states[] = {"open", "proven", "refuted"};
   for (size_t i = 0; i < ri.n_cand; i++) {
     const ana_refine_cand *c = &ri.cand[i];
-    long li = ana_results_point_index(r, c->point);
+    long li = fmt_results_point_index(r, c->point);
     char where[1024] = "";
     if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
     int decided = c->point == ri.decided_point && !strcmp(ri.status, "proven");
@@ -920,7 +920,7 @@ static void html_refine_section(FILE *f, const ana_results *r) {
   ana_refine_info_free(&ri);
 }
 
-static int html_write(const ana_results *r, const ana_summary *s, const char *dir,
+static int html_write(const fmt_results *r, const ana_summary *s, const char *dir,
                       const char *reco_text, char *err, size_t errlen) {
   FILE *f = file_open(dir, "index.html", err, errlen);
   if (!f) return -1;
@@ -1023,7 +1023,7 @@ static int html_write(const ana_results *r, const ana_summary *s, const char *di
 /* Entry point                                                               */
 /* ------------------------------------------------------------------------ */
 
-int ana_report_write(const ana_results *r, const ana_summary *s, const ana_report_opts *o,
+int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_report_opts *o,
                      FILE *log, char *err, size_t errlen) {
   int rc = -1;
   char *text = NULL;
@@ -1064,7 +1064,7 @@ int ana_report_write(const ana_results *r, const ana_summary *s, const ana_repor
 
   int band_ok[sizeof band_metrics / sizeof band_metrics[0]] = {0};
   for (size_t m = 0; m < sizeof band_metrics / sizeof band_metrics[0]; m++) {
-    int exists = ana_metric_exists(r, band_metrics[m].metric);
+    int exists = fmt_metric_exists(r, band_metrics[m].metric);
     if (exists < 0) {
       snprintf(err, errlen, "%s: cannot open to read /ticks", r->path);
       goto done;

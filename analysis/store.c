@@ -40,7 +40,7 @@
 #include <hdf5.h>
 
 #include "ana.h"
-#include "ana_h5.h"
+#include "open.h"
 #include "textsafe.h"
 
 #define GROUP_ANALYSIS "/analysis"
@@ -104,7 +104,7 @@ static int table_write(hid_t group, const char *name, hid_t mt, const void *rows
 
 /* A /analysis/points row: point_row, then each grid axis's value by name
  * (as /points has it), so a table user needs no join (issue 14). */
-static hid_t point_type(const ana_results *r) {
+static hid_t point_type(const fmt_results *r) {
   hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(point_row) + r->n_axes * sizeof(double));
 #define I64(f, n) H5Tinsert(t, n, offsetof(point_row, f), H5T_NATIVE_LLONG)
 #define F64(f, n) H5Tinsert(t, n, offsetof(point_row, f), H5T_NATIVE_DOUBLE)
@@ -200,10 +200,10 @@ static void point_row_fill(point_row *w, const ana_point_stats *ps) {
       .coll_mean_hi = ps->coll_ci.hi};
 }
 
-int ana_analysis_store(const char *path, const ana_results *r, const ana_summary *s,
+int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary *s,
                        const char *recommendation, char *err, size_t errlen) {
   int rc = -1;
-  hid_t fid = ana_h5_open(path, H5F_ACC_RDWR, NULL, err, errlen);
+  hid_t fid = fmt_open(path, H5F_ACC_RDWR, NULL, err, errlen);
   if (fid < 0) return -1;
   hid_t g = -1, pt = -1, et = -1;
   unsigned char *prow = NULL; /* point_row + the axis values, per point */

@@ -16,7 +16,7 @@
  * larger of the two, because an axis may leave metastability untouched and
  * still decide whether the SLO is met (or the reverse).
  *
- * Everything is pure computation on an ana_results, so tests can drive it
+ * Everything is pure computation on an fmt_results, so tests can drive it
  * with synthetic files, and the cost is O(runs log runs).
  */
 #include <errno.h>
@@ -51,7 +51,7 @@ void ana_value_format(const char *axis, double v, char *buf, size_t len) {
     snprintf(buf, len, "%g", v);
 }
 
-void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
+void ana_value_label(const fmt_results *r, size_t axis, size_t point_index, char *buf,
                      size_t len) {
   if (r->labels && r->labels[axis] && r->labels[axis][point_index]) {
     ana_text_copy(buf, len, r->labels[axis][point_index]);
@@ -63,17 +63,17 @@ void ana_value_label(const ana_results *r, size_t axis, size_t point_index, char
 /* The description goes into the recommendation text, which is printed,
  * stored and shown as it is: names and labels are escaped here, so no file
  * can put a line break or a terminal control into it. */
-void ana_point_describe(const ana_results *r, size_t point_index, char *buf, size_t len) {
+void ana_point_describe(const fmt_results *r, size_t point_index, char *buf, size_t len) {
   ana_point_describe_role(r, point_index, -1, buf, len);
 }
 
-void ana_point_describe_role(const ana_results *r, size_t point_index, int scenario, char *buf,
+void ana_point_describe_role(const fmt_results *r, size_t point_index, int scenario, char *buf,
                              size_t len) {
   size_t used = 0;
   int any = 0;
   buf[0] = '\0';
   for (size_t a = 0; a < r->n_axes && used + 1 < len; a++) {
-    if (scenario >= 0 && ana_axis_is_scenario(r, a) != scenario) continue;
+    if (scenario >= 0 && fmt_axis_is_scenario(r, a) != scenario) continue;
     char v[64], name[256], value[256];
     ana_value_label(r, a, point_index, v, sizeof v);
     ana_term_text(name, sizeof name, r->axes[a]);
@@ -106,17 +106,17 @@ void ana_ms_format(double ms, double censor_ms, char *buf, size_t len) {
 /* Grouping runs by point                                                    */
 /* ------------------------------------------------------------------------ */
 
-static int run_is_valid(const ana_run *run) {
-  return run->outcome >= ANA_RECOVERED && run->outcome < ANA_OUTCOME_COUNT;
+static int run_is_valid(const fmt_run *run) {
+  return run->outcome >= ENG_OUTCOME_RECOVERED && run->outcome < ENG_OUTCOME_COUNT;
 }
 
-static int run_passes(const ana_run *run, double slo_ms) {
-  return run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms) && run->recovery_ms <= slo_ms;
+static int run_passes(const fmt_run *run, double slo_ms) {
+  return run->outcome == ENG_OUTCOME_RECOVERED && !isnan(run->recovery_ms) && run->recovery_ms <= slo_ms;
 }
 
 /* CSR grouping of the valid runs by point index: runs of point p are
  * idx[start[p] .. start[p + 1]). */
-static int group_runs(const ana_results *r, size_t **start_out, size_t **idx_out) {
+static int group_runs(const fmt_results *r, size_t **start_out, size_t **idx_out) {
   size_t *start = calloc(r->n_points + 1, sizeof *start);
   size_t *idx = malloc((r->n_runs ? r->n_runs : 1) * sizeof *idx);
   if (!start || !idx) {
@@ -142,13 +142,13 @@ static int group_runs(const ana_results *r, size_t **start_out, size_t **idx_out
   return 0;
 }
 
-size_t ana_point_samples(const ana_results *r, size_t point_index, double censor_ms, double *time,
+size_t ana_point_samples(const fmt_results *r, size_t point_index, double censor_ms, double *time,
                        unsigned char *event) {
   size_t n = 0;
   for (size_t i = 0; i < r->n_runs; i++) {
-    const ana_run *run = &r->runs[i];
+    const fmt_run *run = &r->runs[i];
     if (r->point_of_run[i] != point_index || !run_is_valid(run)) continue;
-    int recovered = run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms);
+    int recovered = run->outcome == ENG_OUTCOME_RECOVERED && !isnan(run->recovery_ms);
     time[n] = recovered ? run->recovery_ms : censor_ms;
     event[n] = (unsigned char)recovered;
     n++;
@@ -176,7 +176,7 @@ static int cmp_levels_first(const void *x, const void *y) {
  * point that has it; returns the count. levels holds n_points entries.
  * Sort, then dedupe: O(P log P), so a file of a million points cannot make
  * this quadratic. */
-static size_t axis_levels(const ana_results *r, size_t a, ana_level *levels) {
+static size_t axis_levels(const fmt_results *r, size_t a, ana_level *levels) {
   if (r->n_points == 0) return 0;
   for (size_t p = 0; p < r->n_points; p++) {
     memset(&levels[p], 0, sizeof levels[p]);
@@ -225,7 +225,7 @@ static void level_add(ana_level *l, const ana_point_stats *ps) {
   l->n_undet += ps->n_pooled_undet;
 }
 
-static int effect_compute(ana_axis_effect *e, const ana_results *r, const ana_summary *s,
+static int effect_compute(ana_axis_effect *e, const fmt_results *r, const ana_summary *s,
                           size_t a) {
   e->axis = a;
   e->levels = malloc((r->n_points ? r->n_points : 1) * sizeof *e->levels);
@@ -296,7 +296,7 @@ static int cmp_order(const void *x, const void *y) {
 /* ------------------------------------------------------------------------ */
 
 /* P(collapsed) and the time to collapse of one point (see ana.h). */
-static void collapse_stats(ana_point_stats *ps, const ana_results *r, const size_t *runs,
+static void collapse_stats(ana_point_stats *ps, const fmt_results *r, const size_t *runs,
                            size_t n, double *buf, unsigned char *ev) {
   ps->p_coll = n ? (double)ps->n_coll / (double)n : NAN;
   ps->coll_wilson = ana_wilson(ps->n_coll, ps->n, ANA_Z95);
@@ -307,8 +307,8 @@ static void collapse_stats(ana_point_stats *ps, const ana_results *r, const size
   size_t events = 0;
   double tau = 0;
   for (size_t i = 0; i < n; i++) {
-    const ana_run *run = &r->runs[runs[i]];
-    int hit = run->outcome == ANA_COLLAPSED && !isnan(run->collapse_ms);
+    const fmt_run *run = &r->runs[runs[i]];
+    int hit = run->outcome == ENG_OUTCOME_COLLAPSED && !isnan(run->collapse_ms);
     buf[i] = hit ? run->collapse_ms : run->collapse_watch_ms; /* NaN: skipped */
     ev[i] = (unsigned char)hit;
     events += (size_t)hit;
@@ -331,7 +331,7 @@ static void collapse_stats(ana_point_stats *ps, const ana_results *r, const size
   ana_km_free(&km);
 }
 
-static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_t p,
+static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_t p,
                                 const size_t *runs, size_t n, double slo_ms, double *buf,
                                 unsigned char *ev) {
   ps->index = p;
@@ -341,24 +341,24 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
   if (isnan(ps->censor_ms)) ps->censor_ms = INFINITY; /* unknown: "> horizon" */
   double rec_sum = 0.0;
   for (size_t i = 0; i < n; i++) {
-    const ana_run *run = &r->runs[runs[i]];
-    if (run->outcome == ANA_METASTABLE) ps->n_meta++;
-    if (run->outcome == ANA_SLOW) ps->n_slow++;
-    if (run->outcome == ANA_COLLAPSED) ps->n_coll++;
-    if (run->outcome == ANA_UNDETERMINED) ps->n_undet++;
-    if (run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms)) {
+    const fmt_run *run = &r->runs[runs[i]];
+    if (run->outcome == ENG_OUTCOME_METASTABLE) ps->n_meta++;
+    if (run->outcome == ENG_OUTCOME_SLOW) ps->n_slow++;
+    if (run->outcome == ENG_OUTCOME_COLLAPSED) ps->n_coll++;
+    if (run->outcome == ENG_OUTCOME_UNDETERMINED) ps->n_undet++;
+    if (run->outcome == ENG_OUTCOME_RECOVERED && !isnan(run->recovery_ms)) {
       ps->n_recovered++;
       rec_sum += run->recovery_ms;
     }
     if (run_passes(run, slo_ms)) ps->n_pass++;
     if (r->replicates <= 0 || run->replicate < r->replicates) {
       ps->n_pooled++;
-      ps->n_pooled_meta += run->outcome == ANA_METASTABLE;
+      ps->n_pooled_meta += run->outcome == ENG_OUTCOME_METASTABLE;
       ps->n_pooled_pass += run_passes(run, slo_ms);
-      ps->n_pooled_rec += run->outcome == ANA_RECOVERED;
-      ps->n_pooled_slow += run->outcome == ANA_SLOW;
-      ps->n_pooled_coll += run->outcome == ANA_COLLAPSED;
-      ps->n_pooled_undet += run->outcome == ANA_UNDETERMINED;
+      ps->n_pooled_rec += run->outcome == ENG_OUTCOME_RECOVERED;
+      ps->n_pooled_slow += run->outcome == ENG_OUTCOME_SLOW;
+      ps->n_pooled_coll += run->outcome == ENG_OUTCOME_COLLAPSED;
+      ps->n_pooled_undet += run->outcome == ENG_OUTCOME_UNDETERMINED;
     }
   }
   ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
@@ -370,8 +370,8 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
   ps->rec_mean_recovered = ps->n_recovered ? rec_sum / (double)ps->n_recovered : NAN;
 
   for (size_t i = 0; i < n; i++) {
-    const ana_run *run = &r->runs[runs[i]];
-    int recovered = run->outcome == ANA_RECOVERED && !isnan(run->recovery_ms);
+    const fmt_run *run = &r->runs[runs[i]];
+    int recovered = run->outcome == ENG_OUTCOME_RECOVERED && !isnan(run->recovery_ms);
     buf[i] = recovered ? run->recovery_ms : ps->censor_ms;
     ev[i] = (unsigned char)recovered;
   }
@@ -397,7 +397,7 @@ static void point_stats_compute(ana_point_stats *ps, const ana_results *r, size_
   ps->peak_queue = ana_mean_compute(buf, n);
 }
 
-int ana_summary_compute(ana_summary *s, const ana_results *r, double slo_ms, ana_method method,
+int ana_summary_compute(ana_summary *s, const fmt_results *r, double slo_ms, ana_method method,
                         char *err, size_t errlen) {
   memset(s, 0, sizeof *s);
   s->slo_ms = slo_ms;
@@ -465,7 +465,7 @@ void ana_summary_free(ana_summary *s) {
 /* Two-axis grid                                                             */
 /* ------------------------------------------------------------------------ */
 
-int ana_grid2_compute(ana_grid2 *g, const ana_results *r, const ana_summary *s, size_t ax,
+int ana_grid2_compute(ana_grid2 *g, const fmt_results *r, const ana_summary *s, size_t ax,
                       size_t ay) {
   memset(g, 0, sizeof *g);
   g->ax = ax;
@@ -566,14 +566,14 @@ static ana_interval pass_ci(const ana_summary *s, const ana_point_stats *ps) {
 }
 
 /* A value label as the terminal may show it (escaped, so up to 4x longer). */
-static void term_label(const ana_results *r, size_t axis, size_t point_index, char *buf,
+static void term_label(const fmt_results *r, size_t axis, size_t point_index, char *buf,
                        size_t len) {
   char v[64];
   ana_value_label(r, axis, point_index, v, sizeof v);
   ana_term_text(buf, len, v);
 }
 
-void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary *s) {
+void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary *s) {
   int *w = calloc(r->n_axes ? r->n_axes : 1, sizeof *w);
   if (!w) return;
   for (size_t a = 0; a < r->n_axes; a++) {
@@ -638,7 +638,7 @@ void ana_summary_print_table(FILE *out, const ana_results *r, const ana_summary 
   free(w);
 }
 
-void ana_summary_print_effects(FILE *out, const ana_results *r, const ana_summary *s) {
+void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summary *s) {
   fprintf(out,
           "\nParameter effects (each axis's values pooled over all other axes; effect = max - "
           "min across its values; ranked by the larger of the effects on P(pass) and "
@@ -690,7 +690,7 @@ static void csv_num(FILE *f, double v) {
     fprintf(f, ",%.10g", v);
 }
 
-int ana_summary_write_csv(const char *path, const ana_results *r, const ana_summary *s,
+int ana_summary_write_csv(const char *path, const fmt_results *r, const ana_summary *s,
                           char *err, size_t errlen) {
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -759,15 +759,15 @@ static json_t *json_mean(const ana_mean *m) {
                    json_interval(m->ci), "n", (json_int_t)m->n);
 }
 
-double ana_histogram_range(const ana_results *r) {
+double ana_histogram_range(const fmt_results *r) {
   double hi = 0.0;
   for (size_t i = 0; i < r->n_runs; i++)
-    if (r->runs[i].outcome == ANA_RECOVERED && r->runs[i].recovery_ms > hi)
+    if (r->runs[i].outcome == ENG_OUTCOME_RECOVERED && r->runs[i].recovery_ms > hi)
       hi = r->runs[i].recovery_ms;
   return hi > 0 ? hi : 1.0;
 }
 
-int ana_point_histogram(ana_histogram *h, const ana_results *r, size_t point_index, double hi,
+int ana_point_histogram(ana_histogram *h, const fmt_results *r, size_t point_index, double hi,
                         size_t nbins) {
   size_t n = 0;
   for (size_t i = 0; i < r->n_runs; i++)
@@ -788,7 +788,7 @@ int ana_point_histogram(ana_histogram *h, const ana_results *r, size_t point_ind
 
 /* An axis value: the number when its label is the plain number, else the
  * label ("inf", an enum name, a window list). */
-static json_t *axis_value(const ana_results *r, size_t a, size_t point_index) {
+static json_t *axis_value(const fmt_results *r, size_t a, size_t point_index) {
   char v[64], plain[64];
   double x = r->values[point_index * r->n_axes + a];
   ana_value_label(r, a, point_index, v, sizeof v);
@@ -796,7 +796,7 @@ static json_t *axis_value(const ana_results *r, size_t a, size_t point_index) {
   return isfinite(x) && !strcmp(plain, v) ? ana_json_number(x) : ana_json_text(v);
 }
 
-static json_t *point_json(const ana_results *r, const ana_summary *s, const ana_point_stats *ps,
+static json_t *point_json(const fmt_results *r, const ana_summary *s, const ana_point_stats *ps,
                           double hhi, size_t nbins) {
   json_t *o = json_object();
   json_t *settings = json_object();
@@ -855,7 +855,7 @@ static json_t *point_json(const ana_results *r, const ana_summary *s, const ana_
   return o;
 }
 
-void ana_summary_print_json(FILE *out, const ana_results *r, const ana_summary *s,
+void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *s,
                             const char *recommendation) {
   const size_t nbins = ANA_HISTOGRAM_BINS;
   double hhi = ana_histogram_range(r);

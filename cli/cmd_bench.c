@@ -40,11 +40,9 @@
 
 #include <omp.h>
 
-#include "commands.h"
+#include "cli.h"
 #include "eng.h"
-#include "options.h"
-#include "swp.h"
-#include "swp_internal.h"
+#include "drv.h"
 #include "textsafe.h"
 
 static double now_s(void) {
@@ -155,15 +153,15 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
     int rc = swp_sweep_parse_seed_study(&sw, err, sizeof err) ||
              swp_sweep_override_set(&sw, rep, err, sizeof err) ||
              swp_sweep_check(&sw, err, sizeof err);
-    swp_h5out *o = NULL;
-    if (!rc) rc = swp_h5out_create(&o, path, &sw, "stormsweep bench", 1, err, sizeof err);
-    swp_driver_options opt = {.threads = threads};
-    swp_driver_result res;
-    if (!rc) rc = swp_sweep_execute(&sw, o, &opt, &res);
+    fmt_out *o = NULL;
+    if (!rc) rc = fmt_out_create(&o, path, &sw, "stormsweep bench", 1, err, sizeof err);
+    drv_options opt = {.threads = threads};
+    drv_result res;
+    if (!rc) rc = drv_sweep_execute(&sw, o, &opt, &res);
     if (o) {
-      swp_timing tm = {.wall_s = res.wall_s, .threads = threads, .runs_done = res.totals.done,
+      fmt_timing tm = {.wall_s = res.wall_s, .threads = threads, .runs_done = res.totals.done,
                        .started = "", .finished = ""};
-      swp_h5out_close(o, &tm, err, sizeof err);
+      fmt_out_close(o, &tm, err, sizeof err);
     }
     if (!rc) {
       struct stat st;
@@ -264,17 +262,17 @@ typedef struct decision_figures {
 
 /* Runs marked done in a result file (-1: unreadable). */
 static int64_t runs_done(const char *path) {
-  swp_h5in *in = NULL;
+  fmt_in *in = NULL;
   char err[512];
-  if (swp_h5in_open(&in, path, err, sizeof err)) return -1;
-  int64_t n = swp_h5in_info(in)->n_runs, done = -1;
+  if (fmt_in_open(&in, path, err, sizeof err)) return -1;
+  int64_t n = fmt_in_info(in)->n_runs, done = -1;
   uint8_t *d = malloc((size_t)(n > 0 ? n : 1));
-  if (d && !swp_h5in_read_done(in, d, err, sizeof err)) {
+  if (d && !fmt_in_read_done(in, d, err, sizeof err)) {
     done = 0;
     for (int64_t r = 0; r < n; r++) done += d[r] != 0;
   }
   free(d);
-  swp_h5in_close(in);
+  fmt_in_close(in);
   return done;
 }
 
@@ -532,7 +530,7 @@ int cmd_bench(int argc, char **argv) {
   };
   int c;
   cli_opts_begin(argc, argv);
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = cli_getopt("bench", argc, argv, ":h", longopts)) != -1) {
     switch (c) {
     case 'h': usage(stdout); free(kv); return 0;
     case O_JSON: json = 1; break;
@@ -577,7 +575,7 @@ int cmd_bench(int argc, char **argv) {
       else threads = (int)v;
       break;
     }
-    default: free(kv); return cli_opt_error("bench", c, argv, longopts);
+    default: free(kv); return 2;
     }
   }
   if (optind < argc) {

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "boundary.h"
-#include "commands.h"
+#include "cli.h"
 #include "eng.h"
 #include "swp.h"
 

@@ -17,9 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cli.h"
 #include "eng_config.h"
-#include "options.h"
 #include "rng.h"
 #include "router.h"
 
@@ -145,7 +144,7 @@ static int route_args_parse(route_args *a, int argc, char **argv) {
   int have_keys = 0, c;
   int64_t v;
   cli_opts_begin(argc, argv);
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = cli_getopt("route", argc, argv, ":h", longopts)) != -1) {
     switch (c) {
     case 'h': route_usage(stdout); return 1;
     case O_CSV: a->csv = 1; break;
@@ -176,7 +175,7 @@ static int route_args_parse(route_args *a, int argc, char **argv) {
       }
       a->dump_ring = optarg;
       break;
-    default: return cli_opt_error("route", c, argv, longopts);
+    default: return 2;
     }
   }
   if (optind < argc) {

@@ -11,9 +11,8 @@
 #include <time.h>
 
 #include "client_import.h"
-#include "commands.h"
+#include "cli.h"
 #include "eng.h"
-#include "options.h"
 #include "scenario_file.h"
 #include "textsafe.h"
 
@@ -372,7 +371,7 @@ int cmd_sim(int argc, char **argv) {
     return 1;
   }
   cli_opts_begin(argc, argv);
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = cli_getopt("sim", argc, argv, ":h", longopts)) != -1) {
     switch (c) {
     case 'h': sim_usage(stdout); free(sets); return 0;
     case O_JSON: json = 1; break;
@@ -410,7 +409,7 @@ int cmd_sim(int argc, char **argv) {
       seed = v;
       break;
     }
-    default: free(sets); return cli_opt_error("sim", c, argv, longopts);
+    default: free(sets); return 2;
     }
   }
   if (optind < argc) file = argv[optind++];

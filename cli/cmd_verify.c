@@ -35,10 +35,9 @@
 
 #include "ana.h"
 #include "client_import.h"
-#include "commands.h"
-#include "options.h"
+#include "cli.h"
 #include "seqtest.h"
-#include "swp_internal.h"
+#include "drv_internal.h"
 
 #define VERIFY_DEFAULT_MAX_RUNS 2000
 #define VERIFY_MAX_BATCH 512
@@ -78,7 +77,7 @@ typedef struct verify_run {
 typedef struct verify_state {
   verify_args a;
   swp_sweep sw;
-  swp_h5out *out;
+  fmt_out *out;
   ana_seq seq;
   verify_run *runs; /* max_runs entries, by replicate */
   int64_t have;     /* runs held (fed or not) */
@@ -193,7 +192,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
   cli_opts_begin(argc, argv); /* --min_pass as well as --min-pass */
   int c;
   long long n;
-  while ((c = getopt_long(argc, argv, ":j:o:fqh", longopts, NULL)) != -1) {
+  while ((c = cli_getopt("verify", argc, argv, ":j:o:fqh", longopts)) != -1) {
     switch (c) {
     case O_POLICY: a->policy = optarg; break;
     case O_CLIENT: a->client = optarg; break;
@@ -246,7 +245,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     }
     case 'q': a->quiet = 1; break;
     case 'h': usage(stdout); return 0;
-    default: return cli_opt_error("verify", c, argv, longopts);
+    default: return 2;
     }
   }
   if (optind < argc) a->scenario = argv[optind++];
@@ -372,7 +371,7 @@ bad_client:
   return 2;
 }
 
-static void keep_run(verify_state *v, const swp_run_record *rec) {
+static void keep_run(verify_state *v, const fmt_run_record *rec) {
   verify_run *x = &v->runs[rec->replicate];
   if (x->have) return;
   x->have = 1;
@@ -397,36 +396,36 @@ static void feed(verify_state *v) {
 /* Runs the replicates in list through the driver's workers (and the writer
  * with -o). Returns 0, or -1 with a message printed. */
 static int run_batch(verify_state *v, int64_t *runs, int64_t n) {
-  swp_runlist list = {.n = n, .runs = runs};
-  swp_driver_options opt = {0};
+  drv_runlist list = {.n = n, .runs = runs};
+  drv_options opt = {0};
   opt.threads = v->threads;
   opt.stop = &verify_stop;
   opt.flush_interval_s = 2.0;
-  swp_driver_result res;
+  drv_result res;
   memset(&res, 0, sizeof res);
-  swp_sink sk;
-  swp_sink_init(&sk, &v->sw, v->out, &opt, &res, &list);
+  drv_sink sk;
+  drv_sink_init(&sk, &v->sw, v->out, &opt, &res, &list);
   int alloc_failed = 0;
 #pragma omp parallel num_threads(v->threads)
   {
-    swp_worker w;
-    if (swp_worker_init(&w, v->sw.ticks)) {
+    drv_worker w;
+    if (drv_worker_init(&w, v->sw.ticks)) {
 #pragma omp atomic write
       alloc_failed = 1;
-      swp_sink_halt(&sk);
+      drv_sink_halt(&sk);
     }
     int64_t r;
-    while ((r = swp_sink_next(&sk)) >= 0) {
-      swp_run_record rec;
+    while ((r = drv_sink_next(&sk)) >= 0) {
+      fmt_run_record rec;
       char msg[256] = "";
       double encode_s = 0;
-      int failed = swp_worker_simulate(&w, &v->sw, r, (int32_t)omp_get_thread_num(), &rec,
+      int failed = drv_worker_simulate(&w, &v->sw, r, (int32_t)omp_get_thread_num(), &rec,
                                        &encode_s, msg, sizeof msg) != 0;
-#pragma omp critical(swp_writer)
+#pragma omp critical(drv_writer)
       {
         if (v->out) {
           int64_t before = res.totals.done;
-          swp_sink_record(&sk, &rec, failed, encode_s, msg);
+          drv_sink_record(&sk, &rec, failed, encode_s, msg);
           if (res.totals.done > before) keep_run(v, &rec);
         } else if (failed) {
           res.totals.failed++;
@@ -439,12 +438,12 @@ static int run_batch(verify_state *v, int64_t *runs, int64_t n) {
         }
       }
     }
-    swp_worker_free(&w);
+    drv_worker_free(&w);
   }
-  swp_sink_finish(&sk);
+  drv_sink_finish(&sk);
   v->simulated += res.totals.done;
   char err[512];
-  if (v->out && !res.write_failed && swp_h5out_flush(v->out, err, sizeof err)) {
+  if (v->out && !res.write_failed && fmt_out_flush(v->out, err, sizeof err)) {
     snprintf(res.first_error, sizeof res.first_error, "%s", err);
     res.write_failed = 1;
   }
@@ -475,16 +474,16 @@ static int64_t runs_to_decide(const ana_seq *s) {
  * which checks the file is this same sweep). */
 static int read_back(verify_state *v, const char *path) {
   char err[1024];
-  swp_h5in *in;
-  if (swp_h5in_open(&in, path, err, sizeof err)) {
+  fmt_in *in;
+  if (fmt_in_open(&in, path, err, sizeof err)) {
     fprintf(stderr, "stormsweep verify: %s\n", err);
     return -1;
   }
-  const swp_h5info *info = swp_h5in_info(in);
+  const fmt_info *info = fmt_in_info(in);
   int rc = -1;
   uint8_t *done = NULL;
   int64_t *list = NULL;
-  swp_run_record *recs = NULL;
+  fmt_run_record *recs = NULL;
   if (info->n_runs != v->a.max_runs || info->n_points != 1) {
     fprintf(stderr,
             "stormsweep verify: %s holds %lld runs of %lld points, not a verify of %lld runs: "
@@ -495,14 +494,14 @@ static int read_back(verify_state *v, const char *path) {
   done = calloc((size_t)info->n_runs, 1);
   list = calloc((size_t)info->n_runs, sizeof *list);
   if (!done || !list) goto oom;
-  if (swp_h5in_read_done(in, done, err, sizeof err)) goto fail;
+  if (fmt_in_read_done(in, done, err, sizeof err)) goto fail;
   size_t n = 0;
   for (int64_t r = 0; r < info->n_runs; r++)
     if (done[r]) list[n++] = r;
   if (n) {
     recs = calloc(n, sizeof *recs);
     if (!recs) goto oom;
-    if (swp_h5in_read_records(in, list, n, recs, err, sizeof err)) goto fail;
+    if (fmt_in_read_records(in, list, n, recs, err, sizeof err)) goto fail;
     for (size_t i = 0; i < n; i++) keep_run(v, &recs[i]);
   }
   v->resumed = (int64_t)n;
@@ -516,7 +515,7 @@ out:
   free(done);
   free(list);
   free(recs);
-  swp_h5in_close(in);
+  fmt_in_close(in);
   return rc;
 }
 
@@ -532,7 +531,7 @@ static int open_output(verify_state *v, int argc, char **argv) {
       return 2;
     }
     if (read_back(v, a->output)) return 1;
-    if (swp_h5out_open_resume(&v->out, a->output, &v->sw, 0, 0, err, sizeof err)) {
+    if (fmt_out_open_resume(&v->out, a->output, &v->sw, 0, 0, err, sizeof err)) {
       fprintf(stderr, "stormsweep verify: %s\n", err);
       return 1;
     }
@@ -554,7 +553,7 @@ static int open_output(verify_state *v, int argc, char **argv) {
     strcat(cmd, " ");
     strcat(cmd, argv[i]);
   }
-  int rc = swp_h5out_create(&v->out, a->output, &v->sw, cmd, a->force, err, sizeof err);
+  int rc = fmt_out_create(&v->out, a->output, &v->sw, cmd, a->force, err, sizeof err);
   free(cmd);
   if (rc) {
     fprintf(stderr, "stormsweep verify: %s\n", err);
@@ -728,7 +727,7 @@ static int write_junit(const verify_state *v, const char *path, int interrupted,
   }
   char suite[640], stamp[32];
   snprintf(suite, sizeof suite, "stormsweep verify: %s", v->label);
-  swp_time_iso8601(stamp, sizeof stamp);
+  fmt_time_iso8601(stamp, sizeof stamp);
   int rc = 0;
   xmlTextWriterSetIndent(w, 1);
   rc |= xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL) < 0;
@@ -785,7 +784,7 @@ static int write_junit(const verify_state *v, const char *path, int interrupted,
 /* ---- the command ---- */
 
 static void state_free(verify_state *v) {
-  if (v->out) swp_h5out_close(v->out, NULL, NULL, 0);
+  if (v->out) fmt_out_close(v->out, NULL, NULL, 0);
   swp_sweep_free(&v->sw);
   free(v->runs);
 }
@@ -839,7 +838,7 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   char started[32], finished[32];
-  swp_time_iso8601(started, sizeof started);
+  fmt_time_iso8601(started, sizeof started);
   double t0 = omp_get_wtime();
 
   int failed = 0;
@@ -865,19 +864,19 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
   }
   free(batch);
   v.wall_s = omp_get_wtime() - t0;
-  swp_time_iso8601(finished, sizeof finished);
+  fmt_time_iso8601(finished, sizeof finished);
   int sig = verify_stop;
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   int interrupted = sig && v.seq.state == ANA_SEQ_OPEN;
 
   if (v.out) {
-    swp_timing timing = {.wall_s = v.wall_s,
+    fmt_timing timing = {.wall_s = v.wall_s,
                          .threads = v.threads,
                          .runs_done = v.simulated,
                          .started = started,
                          .finished = finished};
-    int close_rc = swp_h5out_close(v.out, &timing, err, sizeof err);
+    int close_rc = fmt_out_close(v.out, &timing, err, sizeof err);
     v.out = NULL;
     if (close_rc || err[0]) fprintf(stderr, "stormsweep verify: %s\n", err);
     if (close_rc) failed = 1;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
+#include "cli.h"
 
 typedef struct command {
   const char *name;
@@ -16,7 +16,7 @@ typedef struct command {
 static const command commands[] = {
     {"sim", cmd_sim, "simulate one run and print its summary"},
     {"route", cmd_route, "route keys through a bounded-load consistent-hash ring"},
-    {"run", cmd_run_refine, "run a sweep (default: the built-in seed study) into one HDF5 file"},
+    {"run", cmd_run, "run a sweep (default: the built-in seed study) into one HDF5 file"},
     {"list", cmd_list, "list a sweep's axes, grid points and run count without running"},
     {"refine", cmd_refine, "append runs to a result file until the cheapest candidate is proven"},
     {"merge", cmd_merge, "join the result files of a sweep's slices (run --slice K/N) into one"},

@@ -340,39 +340,47 @@ const eng_setting *eng_settings_find(const char *key) {
   return NULL;
 }
 
+/* Edit distance with adjacent transpositions ("grdi" is one step from
+ * "grid"), case-insensitive; words longer than 63 characters are far. */
 static size_t edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 64;
-  size_t row[64];
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
+  size_t d[64][64];
+  for (size_t i = 0; i <= la; i++) d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
     for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-      size_t best = diag + cost;
-      if (row[j] + 1 < best) best = row[j] + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
+      int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+      size_t best = d[i - 1][j - 1] + (ca != cb);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
     }
+  return d[la][lb];
+}
+
+const char *eng_suggest(const char *word, const char *const *cands, size_t n) {
+  const char *best = NULL;
+  size_t best_d = (size_t)-1, len = strlen(word);
+  for (size_t i = 0; i < n && cands[i]; i++) {
+    if (!*cands[i]) continue;
+    size_t d = edit_distance(word, cands[i]);
+    /* A candidate that contains the typo (or the reverse) is a good guess too. */
+    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && d > 1) d = 1;
+    if (d < best_d) best_d = d, best = cands[i];
   }
-  return row[lb];
+  size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+  return best_d <= limit ? best : NULL;
 }
 
 const char *eng_settings_suggest(const char *key) {
-  const char *best = NULL;
-  size_t best_d = (size_t)-1;
-  for (size_t i = 0; i < NSETTINGS; i++) {
-    size_t d = edit_distance(key, settings[i].key);
-    /* A key that contains the typo (or the reverse) is a good guess too. */
-    if (strstr(settings[i].key, key) && strlen(key) >= 3) d = d < 2 ? d : 2;
-    if (d < best_d) best_d = d, best = settings[i].key;
-  }
-  size_t len = strlen(key);
-  size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
-  return best_d <= limit ? best : NULL;
+  const char *keys[NSETTINGS + 1];
+  for (size_t i = 0; i < NSETTINGS; i++) keys[i] = settings[i].key;
+  keys[NSETTINGS] = NULL;
+  return eng_suggest(key, keys, NSETTINGS);
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)

@@ -100,42 +100,6 @@ static int section_lookup(const char *name) {
 
 /* Edit distance with adjacent transpositions ("grdi" is one step from
  * "grid"), case-insensitive; words longer than 63 characters are far. */
-static size_t word_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 63 || lb > 63) return 64;
-  size_t d[64][64];
-  for (size_t i = 0; i <= la; i++) d[i][0] = i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
-      size_t best = d[i - 1][j - 1] + (ca != cb);
-      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
-          tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
-        best = d[i - 2][j - 2] + 1;
-      d[i][j] = best;
-    }
-  return d[la][lb];
-}
-
-/* The candidate closest to word, when close enough to be a likely typo
- * (one edit for short words, up to three for long ones, or one containing
- * the other); NULL otherwise. */
-static const char *word_nearest(const char *word, const char *const *cands) {
-  const char *best = NULL;
-  size_t best_d = (size_t)-1, len = strlen(word);
-  for (size_t i = 0; cands[i]; i++) {
-    if (!*cands[i]) continue;
-    size_t d = word_distance(word, cands[i]);
-    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && d > 1) d = 1;
-    if (d < best_d) best_d = d, best = cands[i];
-  }
-  size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
-  return best_d <= limit ? best : NULL;
-}
-
 /* fgets for a string that counts lines and checks section headers. */
 static char *reader(char *str, int num, void *stream) {
   parse_ctx *c = stream;
@@ -175,7 +139,7 @@ static char *reader(char *str, int num, void *stream) {
       name[n] = 0;
       if (section_lookup(name) == SEC_UNKNOWN) {
         static const char *const known[] = {"sweep", "scenario", "grid", NULL};
-        const char *best = word_nearest(name, known);
+        const char *best = eng_suggest(name, known, (size_t)-1);
         if (best && *name)
           fail(c, c->line, "unknown section [%s] (did you mean [%s]?)", name, best);
         else
@@ -259,7 +223,7 @@ static int handler(void *user, const char *section, const char *name, const char
   if (sec == SEC_SWEEP && !is_sweep_key(name)) {
     if (eng_settings_find(name))
       return fail(c, c->line, "'%s' is a scenario setting: put it in [scenario] or [grid]", name);
-    const char *sug = word_nearest(name, sweep_keys);
+    const char *sug = eng_suggest(name, sweep_keys, (size_t)-1);
     if (sug)
       return fail(c, c->line, "unknown key '%s' in [sweep] (did you mean '%s'?)", name, sug);
     return fail(c, c->line,
@@ -274,7 +238,7 @@ static int handler(void *user, const char *section, const char *name, const char
     if (sug)
       return fail(c, c->line, "unknown setting '%s' in [%s] (did you mean '%s'?)", name,
                   section_names[sec], sug);
-    sug = word_nearest(name, sweep_keys);
+    sug = eng_suggest(name, sweep_keys, (size_t)-1);
     if (sug)
       return fail(c, c->line, "unknown setting '%s' in [%s] (did you mean '%s' in [sweep]?)",
                   name, section_names[sec], sug);
@@ -329,12 +293,15 @@ static int parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   return 0;
 }
 
-static int parse_seed(const char *s, uint64_t *out) {
+int swp_parse_seed(const char *s, uint64_t *out) {
   while (isspace((unsigned char)*s)) s++;
   if (!isdigit((unsigned char)*s)) return -1;
+  /* Decimal, or hexadecimal after 0x: a leading zero is not octal. */
+  int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  if (hex && !isxdigit((unsigned char)s[2])) return -1;
   char *end;
   errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
+  unsigned long long v = strtoull(hex ? s + 2 : s, &end, hex ? 16 : 10);
   while (isspace((unsigned char)*end)) end++;
   if (*end || errno) return -1;
   *out = v;
@@ -425,7 +392,7 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
     sw->replicates = r;
   } else if (!strcmp(key, "seed")) {
     uint64_t s;
-    if (parse_seed(value, &s)) {
+    if (swp_parse_seed(value, &s)) {
       swp_seterr(msg, len, "seed: expected a whole number from 0 to 2^64-1 (decimal or 0x hex), "
                            "got '%s'", value);
       return -1;
@@ -681,7 +648,7 @@ static void setting_remove(swp_sweep *sw, size_t i) {
 
 static void unknown_key_message(const char *opt, const char *key, char *err, size_t errlen) {
   const char *sug = eng_settings_suggest(key);
-  const char *sweep_sug = word_nearest(key, sweep_keys);
+  const char *sweep_sug = eng_suggest(key, sweep_keys, (size_t)-1);
   if (sug)
     swp_seterr(err, errlen, "%s: unknown setting '%s' (did you mean '%s'?)", opt, key, sug);
   else if (sweep_sug)

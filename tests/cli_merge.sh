@@ -49,7 +49,7 @@ expect_in "$T/err" "no part files given"
 expect_exit 2 "$BIN" merge a.h5
 expect_in "$T/err" "-o FILE is required"
 expect_exit 2 "$BIN" merge a.h5 -o
-expect_in "$T/err" "option '-o' needs a value"
+expect_in "$T/err" "-o needs a value"
 expect_exit 2 "$BIN" merge a.h5 -o x.h5 --bogus
 expect_in "$T/err" "unknown option '--bogus'"
 

@@ -119,7 +119,7 @@ static void fill_run(run_row *w, int p, int r) {
   w->peak_queue = 100.0 * p;
   w->ticks = TICKS;
   w->extra = 42;
-  int outcome = ANA_RECOVERED;
+  int outcome = ENG_OUTCOME_RECOVERED;
   switch (p) {
   case 0:
     w->recovery_ms = 100 + 10 * r;
@@ -132,15 +132,15 @@ static void fill_run(run_row *w, int p, int r) {
     w->goodput_during = 0.70;
     break;
   case 2:
-    outcome = ANA_METASTABLE;
+    outcome = ENG_OUTCOME_METASTABLE;
     w->amplification = 3.0;
     w->goodput_after = 0.1;
     break;
   default:
     if (r < 10) {
-      outcome = ANA_METASTABLE;
+      outcome = ENG_OUTCOME_METASTABLE;
     } else if (r < 15) {
-      outcome = ANA_SLOW;
+      outcome = ENG_OUTCOME_SLOW;
     } else {
       w->recovery_ms = 2000;
     }
@@ -149,7 +149,7 @@ static void fill_run(run_row *w, int p, int r) {
   }
   w->outcome8 = (int8_t)outcome;
   w->outcome32 = outcome;
-  w->passed_slo = outcome == ANA_RECOVERED && w->recovery_ms <= 1500;
+  w->passed_slo = outcome == ENG_OUTCOME_RECOVERED && w->recovery_ms <= 1500;
 }
 
 static void write_file(const char *path, const file_spec *spec) {
@@ -290,7 +290,7 @@ static void temp_path(char *buf, size_t len, const char *tag) {
 
 typedef struct fixture {
   char path[256];
-  ana_results r;
+  fmt_results r;
   ana_summary s;
 } fixture;
 
@@ -299,7 +299,7 @@ static int setup_good(void **state) {
   temp_path(fx->path, sizeof fx->path, "good");
   write_file(fx->path, &good);
   char err[512];
-  if (ana_results_read(&fx->r, fx->path, err, sizeof err) != 0) {
+  if (fmt_results_read(&fx->r, fx->path, err, sizeof err) != 0) {
     print_error("read failed: %s\n", err);
     return -1;
   }
@@ -312,7 +312,7 @@ static int setup_good(void **state) {
 static int teardown(void **state) {
   fixture *fx = *state;
   ana_summary_free(&fx->s);
-  ana_results_free(&fx->r);
+  fmt_results_free(&fx->r);
   unlink(fx->path);
   free(fx);
   return 0;
@@ -324,7 +324,7 @@ static int teardown(void **state) {
 
 static void test_read_layout(void **state) {
   fixture *fx = *state;
-  const ana_results *r = &fx->r;
+  const fmt_results *r = &fx->r;
   assert_int_equal(r->format_version, 1);
   assert_string_equal(r->tool_version, "test");
   assert_int_equal(r->master_seed, 7);
@@ -349,8 +349,8 @@ static void test_read_layout(void **state) {
   ana_point_describe(r, 1, where, sizeof where);
   assert_string_equal(where, "budget_ratio=0.1 backoff_cap_ms=1000");
   /* Outcomes came through the enum column. */
-  assert_int_equal(r->runs[2 * REPS].outcome, ANA_METASTABLE);
-  assert_int_equal(r->runs[3 * REPS + 12].outcome, ANA_SLOW);
+  assert_int_equal(r->runs[2 * REPS].outcome, ENG_OUTCOME_METASTABLE);
+  assert_int_equal(r->runs[3 * REPS + 12].outcome, ENG_OUTCOME_SLOW);
 }
 
 static void test_point_table(void **state) {
@@ -513,7 +513,7 @@ static void test_recommend_nothing_close(void **state) {
   fixture *fx = *state;
   /* Only the metastable points: refuted, no candidates, closest is the
    * least bad (point 3: lower P(pass) bound 0 ties, lower meta bound). */
-  ana_results r = fx->r;
+  fmt_results r = fx->r;
   ana_summary s = fx->s;
   ana_point_stats only[2] = {fx->s.points[2], fx->s.points[3]};
   s.points = only;
@@ -545,8 +545,8 @@ static void test_band(void **state) {
   ana_band_free(&b);
   assert_int_equal(ana_band_read(&b, &fx->r, "no_such_metric", 1, 10, err, sizeof err), -1);
   assert_contains(err, "no /ticks/no_such_metric");
-  assert_int_equal(ana_metric_exists(&fx->r, "queue_depth"), 1);
-  assert_int_equal(ana_metric_exists(&fx->r, "open_breakers"), 0);
+  assert_int_equal(fmt_metric_exists(&fx->r, "queue_depth"), 1);
+  assert_int_equal(fmt_metric_exists(&fx->r, "open_breakers"), 0);
 }
 
 static void test_store_roundtrip(void **state) {
@@ -600,10 +600,10 @@ static void test_store_roundtrip(void **state) {
   H5Gclose(g);
   H5Fclose(f);
   /* The file still reads as a result file afterwards. */
-  ana_results again;
-  assert_int_equal(ana_results_read(&again, fx->path, err, sizeof err), 0);
+  fmt_results again;
+  assert_int_equal(fmt_results_read(&again, fx->path, err, sizeof err), 0);
   assert_int_equal(again.n_runs, POINTS * REPS);
-  ana_results_free(&again);
+  fmt_results_free(&again);
 }
 
 static void test_json_and_csv(void **state) {
@@ -652,8 +652,8 @@ static void test_incomplete_and_variants(void **state) {
   spec.sweep_text = 0;
   spec.undone = 7;
   write_file(path, &spec);
-  ana_results r;
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  fmt_results r;
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   assert_int_equal(r.n_runs, POINTS * REPS - 7);
   assert_int_equal(r.n_skipped, 7);
   assert_int_equal(r.complete, 0);
@@ -670,27 +670,27 @@ static void test_incomplete_and_variants(void **state) {
   ana_ms_format(s.points[3].rec_p50, s.points[3].censor_ms, buf, sizeof buf);
   assert_string_equal(buf, ">horizon");
   ana_summary_free(&s);
-  ana_results_free(&r);
+  fmt_results_free(&r);
 
   /* No /points_text but a sweep text: labels and times come from the sweep. */
   spec = good;
   spec.points_text = 0;
   write_file(path, &spec);
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   assert_non_null(r.labels);
   ana_value_label(&r, 0, 2, v, sizeof v);
   assert_string_equal(v, "inf");
   ana_value_label(&r, 1, 3, v, sizeof v);
   assert_string_equal(v, "1000");
   assert_near(r.times[3].censor_ms, 7500, 0);
-  ana_results_free(&r);
+  fmt_results_free(&r);
   unlink(path);
 }
 
 static void expect_read_error(const char *path, const char *needle) {
-  ana_results r;
+  fmt_results r;
   char err[512] = "";
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), -1);
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), -1);
   assert_contains(err, needle);
   assert_null(strchr(err, '\n')); /* one line */
 }
@@ -704,7 +704,7 @@ static void test_bad_files(void **state) {
   fclose(f);
   expect_read_error(path, "not an HDF5 file");
   char err[512];
-  ana_results r0 = {0};
+  fmt_results r0 = {0};
   ana_summary s0 = {0};
   assert_int_equal(ana_analysis_store(path, &r0, &s0, "", err, sizeof err), -1);
   assert_contains(err, "not an HDF5 file");

@@ -315,17 +315,17 @@ static void test_crn_determinism_and_pairing(void **state) {
   for (int crn = 1; crn >= 0; crn--) {
     char path[512], err[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, crn ? "crn1.h5" : "plain.h5");
-    ana_results r;
-    assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+    fmt_results r;
+    assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
     assert_int_equal(r.n_runs, 12);
     int same_pairs = 0;
     /* points: capacity_factor slowest; cool-down 500 / 1000 are points 2c, 2c + 1 */
     for (size_t i = 0; i < r.n_runs; i++) {
-      const ana_run *a = &r.runs[i];
+      const fmt_run *a = &r.runs[i];
       assert_int_equal(a->seed, crn ? r.runs[a->replicate].seed : a->seed);
       if (a->point % 2) continue;
       for (size_t j = 0; j < r.n_runs; j++) {
-        const ana_run *b = &r.runs[j];
+        const fmt_run *b = &r.runs[j];
         if (b->point != a->point + 1 || b->replicate != a->replicate) continue;
         int same = a->seed == b->seed && a->outcome == b->outcome &&
                    a->peak_queue == b->peak_queue && a->amplification == b->amplification &&
@@ -336,7 +336,7 @@ static void test_crn_determinism_and_pairing(void **state) {
     print_message("crn %s: %d of 6 identical-configuration pairs gave identical runs\n",
                   crn ? "on" : "off", same_pairs);
     assert_int_equal(same_pairs, crn ? 6 : 0);
-    ana_results_free(&r);
+    fmt_results_free(&r);
   }
 }
 

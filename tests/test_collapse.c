@@ -139,12 +139,12 @@ static void test_no_retries_healthy_matches_mm1k(void **state) {
  * when it is cheaper and otherwise perfect. */
 static void test_analysis_collapse_figures(void **state) {
   (void)state;
-  ana_run runs[11];
+  fmt_run runs[11];
   size_t of[11];
   memset(runs, 0, sizeof runs);
   const double cms[4] = {100, 200, NAN, NAN};
   for (int i = 0; i < 11; i++) {
-    ana_run *u = &runs[i];
+    fmt_run *u = &runs[i];
     u->run = i;
     u->ticks = -1;
     u->amplification = i < 7 ? 1.0 : 2.0; /* the collapsing points look cheaper */
@@ -153,27 +153,27 @@ static void test_analysis_collapse_figures(void **state) {
     u->collapse_watch_ms = 1000;
     if (i < 4) {
       of[i] = 0;
-      u->outcome = isnan(cms[i]) ? ANA_RECOVERED : ANA_COLLAPSED;
+      u->outcome = isnan(cms[i]) ? ENG_OUTCOME_RECOVERED : ENG_OUTCOME_COLLAPSED;
       u->collapse_ms = cms[i];
       u->recovery_ms = isnan(cms[i]) ? 0 : NAN;
     } else if (i < 7) {
       of[i] = 1;
-      u->outcome = ANA_COLLAPSED;
+      u->outcome = ENG_OUTCOME_COLLAPSED;
       u->collapse_ms = 10.0 * (i - 3);
       u->recovery_ms = NAN;
     } else {
       of[i] = 2;
-      u->outcome = ANA_RECOVERED;
+      u->outcome = ENG_OUTCOME_RECOVERED;
       u->collapse_ms = NAN;
       u->recovery_ms = 10;
     }
     u->point = (int64_t)of[i];
-    u->passed_slo = u->outcome == ANA_RECOVERED;
+    u->passed_slo = u->outcome == ENG_OUTCOME_RECOVERED;
   }
   char *axes[] = {"load"};
   int64_t ids[3] = {0, 1, 2};
   double values[3] = {0.9, 0.95, 0.5};
-  ana_results r;
+  fmt_results r;
   memset(&r, 0, sizeof r);
   r.path = "memory";
   r.tick_ms = 1;
@@ -217,17 +217,17 @@ static void test_analysis_collapse_figures(void **state) {
  * is 1/4 — counting every run it would be 9/12. */
 static void test_effects_pool_own_replicates(void **state) {
   (void)state;
-  ana_run runs[12];
+  fmt_run runs[12];
   size_t of[12];
   memset(runs, 0, sizeof runs);
   for (int i = 0; i < 12; i++) {
-    ana_run *u = &runs[i];
+    fmt_run *u = &runs[i];
     u->run = i;
     of[i] = i < 10 ? 0 : 1;
     u->point = (int64_t)of[i];
     u->replicate = i < 10 ? i : i - 10;
     int pass = i == 0 || (i >= 2 && i < 10);
-    u->outcome = ANA_RECOVERED;
+    u->outcome = ENG_OUTCOME_RECOVERED;
     u->recovery_ms = pass ? 100 : 5000;
     u->passed_slo = pass;
     u->amplification = 1;
@@ -236,7 +236,7 @@ static void test_effects_pool_own_replicates(void **state) {
   char *axes[] = {"vnodes", "load"};
   int64_t ids[2] = {0, 1};
   double values[4] = {10, 0.5, 10, 0.7};
-  ana_results r;
+  fmt_results r;
   memset(&r, 0, sizeof r);
   r.path = "memory";
   r.tick_ms = 1;

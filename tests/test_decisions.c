@@ -23,6 +23,7 @@
 #include "refine_plan.h"
 #include "rng.h"
 #include "swp.h"
+#include "drv_internal.h"
 
 static void assert_contains(const char *text, const char *needle) {
   if (!text || !strstr(text, needle)) {
@@ -100,7 +101,7 @@ static void test_sweep_overrides(void **state) {
 /* ---- synthetic grids: tunable budget x scenario load ---- */
 
 typedef struct synth {
-  ana_results r;
+  fmt_results r;
   ana_summary s;
   char *axes[2];
   unsigned char scenario[2];

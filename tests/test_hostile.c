@@ -9,7 +9,7 @@
  * API: truncated, layout objects removed or replaced by ones of the wrong
  * kind, root attributes that lie, absurd shapes (10^15 rows, 10^9 ticks),
  * rows pointing outside the tables. Each case is checked twice: through
- * ana_results_read (the exact message) and through the CLI (exit status 2
+ * fmt_results_read (the exact message) and through the CLI (exit status 2
  * and that same message as the only line on stderr, for all three
  * commands). Files that open are also pushed through every analysis step
  * (summary, tables, JSON, effects, recommendation, bands, heat-map grids).
@@ -177,15 +177,15 @@ static int cli_run(const char *cmd, const char *path, char *errbuf, size_t len) 
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* ana_results_read must fail with head...tail (tail may be ""), and every
+/* fmt_results_read must fail with head...tail (tail may be ""), and every
  * command must exit 2 with "stormsweep CMD: " + that message as its only
  * stderr line. */
 static void expect_refused(const char *path, const char *head, const char *tail) {
-  ana_results r;
+  fmt_results r;
   char err[2048] = "";
-  int rc = ana_results_read(&r, path, err, sizeof err);
+  int rc = fmt_results_read(&r, path, err, sizeof err);
   if (rc != -1) {
-    ana_results_free(&r);
+    fmt_results_free(&r);
     fail_msg("%s: read succeeded, expected \"%s...%s\"", path, head, tail);
   }
   size_t n = strlen(err), h = strlen(head), t = strlen(tail);
@@ -209,10 +209,10 @@ static void expect_refused_exact(const char *path, const char *msg) {
 
 /* Runs every analysis step on a file that reads; none may fail or crash. */
 static void analyse_fully(const char *path) {
-  ana_results r;
+  fmt_results r;
   ana_summary s;
   char err[1024];
-  if (ana_results_read(&r, path, err, sizeof err)) fail_msg("%s: %s", path, err);
+  if (fmt_results_read(&r, path, err, sizeof err)) fail_msg("%s: %s", path, err);
   if (ana_summary_compute(&s, &r, 1500, ANA_INTERVAL_WILSON, err, sizeof err))
     fail_msg("%s: summary: %s", path, err);
   FILE *null = fopen("/dev/null", "w");
@@ -237,7 +237,7 @@ static void analyse_fully(const char *path) {
       if (ana_grid2_compute(&g, &r, &s, x, y) == 0) ana_grid2_free(&g);
     }
   ana_summary_free(&s);
-  ana_results_free(&r);
+  fmt_results_free(&r);
   static const char *const cmds[] = {"analyze", "recommend"};
   for (size_t i = 0; i < 2; i++) {
     char out[4096];
@@ -839,12 +839,12 @@ static void test_odd_but_readable(void **state) {
     cell_write(f, "/runs", row, "done", H5T_NATIVE_INT8, &zero);
   }
   damage_end(f);
-  ana_results r;
+  fmt_results r;
   char err[512];
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   assert_int_equal(r.n_runs, 0);
   assert_int_equal(r.n_skipped, 8);
-  ana_results_free(&r);
+  fmt_results_free(&r);
 }
 
 
@@ -999,20 +999,20 @@ static void test_fill_value_runs(void **state) {
 static void test_lying_labels(void **state) {
   (void)state;
   char path[256], err[512], label[64];
-  ana_results r;
+  fmt_results r;
   /* /points row 0 has budget_ratio = 0.1; its /points_text label says inf. */
   hid_t f = damage_begin("label_lies", path, sizeof path);
   text_cell_write(f, "/points_text", 0, "budget_ratio", "inf");
   text_cell_write(f, "/points_text", 1, "backoff", "\xe2\x80\xae" "x"); /* RLO: not printable */
   damage_end(f);
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   ana_value_label(&r, 0, 0, label, sizeof label);
   assert_string_equal(label, "0.1");
   ana_value_label(&r, 1, 1, label, sizeof label);
   assert_string_equal(label, "full");
   ana_value_label(&r, 0, 2, label, sizeof label); /* untouched labels stay */
   assert_string_equal(label, "inf");
-  ana_results_free(&r);
+  fmt_results_free(&r);
 
   /* The same through the sweep text when there is no /points_text. */
   f = damage_begin("label_lies_sweep", path, sizeof path);
@@ -1020,10 +1020,10 @@ static void test_lying_labels(void **state) {
   attr_replace_string(f, "sweep_text", "[sweep]\nreplicates = 2\n[scenario]\nhorizon_ms = 3000\n"
                                        "[grid]\nbudget_ratio = 5, inf\nbackoff = none, full\n");
   damage_end(f);
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   ana_value_label(&r, 0, 0, label, sizeof label);
   assert_string_equal(label, "0.1");
-  ana_results_free(&r);
+  fmt_results_free(&r);
 }
 
 /* Strings: names that reach tables and plots must be printable text. */
@@ -1070,10 +1070,10 @@ static void test_strings(void **state) {
   f = damage_begin("version_esc", path, sizeof path);
   attr_replace_string(f, "tool_version", "1.0\x1b]0;pwned\x07");
   damage_end(f);
-  ana_results r;
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  fmt_results r;
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   assert_null(r.tool_version);
-  ana_results_free(&r);
+  fmt_results_free(&r);
 }
 
 /* Item 8: one huge compressed /ticks chunk under runs of 3000 ticks. */
@@ -1145,16 +1145,16 @@ static void test_many_points(void **state) {
     H5Adelete(f, "n_runs");
   }
   damage_end(f);
-  ana_results r;
+  fmt_results r;
   ana_summary s;
   char err[512];
-  assert_int_equal(ana_results_read(&r, path, err, sizeof err), 0);
+  assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   assert_int_equal(r.n_points, 1000000);
   assert_int_equal(ana_summary_compute(&s, &r, 1500, ANA_INTERVAL_WILSON, err, sizeof err), 0);
   ana_grid2 g;
   if (ana_grid2_compute(&g, &r, &s, 0, 1) == 0) ana_grid2_free(&g);
   ana_summary_free(&s);
-  ana_results_free(&r);
+  fmt_results_free(&r);
 }
 
 int main(void) {

@@ -24,7 +24,7 @@
 
 typedef struct fx {
   char dir[64], h5[96];
-  swp_journal_id id;
+  fmt_journal_id id;
   uint8_t chunk[ENG_M_COUNT][32];
   uint8_t shard[48]; /* the per-shard queue chunk (record_shard_queues) */
 } fx;
@@ -37,7 +37,7 @@ static int setup(void **state) {
   f->id.master_seed = 7;
   f->id.n_runs = 10;
   f->id.ticks = TICKS;
-  f->id.sweep_crc = swp_journal_crc_text("[sweep]\nseed = 7\n");
+  f->id.sweep_crc = fmt_journal_crc_text("[sweep]\nseed = 7\n");
   f->id.tool_version = "test";
   f->id.command_line = "stormsweep run x";
   *state = f;
@@ -46,7 +46,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fx *f = *state;
-  char *j = swp_journal_path(f->h5);
+  char *j = fmt_journal_path(f->h5);
   unlink(j);
   free(j);
   char lock[128];
@@ -58,7 +58,7 @@ static int teardown(void **state) {
 }
 
 /* Run r's record: chunk m holds bytes r*31 + m + i. */
-static void make_record(fx *f, int64_t r, swp_run_record *rec) {
+static void make_record(fx *f, int64_t r, fmt_run_record *rec) {
   memset(rec, 0, sizeof *rec);
   rec->run = r;
   rec->point = r / 2;
@@ -82,23 +82,23 @@ static void make_record(fx *f, int64_t r, swp_run_record *rec) {
 }
 
 static void write_runs(fx *f, int n) {
-  swp_journal *j = NULL;
+  fmt_journal *j = NULL;
   char err[512] = "";
-  assert_int_equal(swp_journal_create(&j, f->h5, &f->id, err, sizeof err), 0);
+  assert_int_equal(fmt_journal_create(&j, f->h5, &f->id, err, sizeof err), 0);
   for (int r = 0; r < n; r++) {
-    swp_run_record rec;
+    fmt_run_record rec;
     make_record(f, r, &rec);
-    assert_int_equal(swp_journal_append(j, &rec, err, sizeof err), 0);
+    assert_int_equal(fmt_journal_append(j, &rec, err, sizeof err), 0);
   }
-  assert_int_equal(swp_journal_sync(j, err, sizeof err), 0);
-  swp_journal_close(j);
+  assert_int_equal(fmt_journal_sync(j, err, sizeof err), 0);
+  fmt_journal_close(j);
 }
 
-static swp_journal *reopen(fx *f) {
-  swp_journal *j = NULL;
+static fmt_journal *reopen(fx *f) {
+  fmt_journal *j = NULL;
   int exists = 0;
   char err[512] = "";
-  assert_int_equal(swp_journal_open(&j, f->h5, &f->id, &exists, err, sizeof err), 0);
+  assert_int_equal(fmt_journal_open(&j, f->h5, &f->id, &exists, err, sizeof err), 0);
   assert_int_equal(exists, 1);
   return j;
 }
@@ -111,15 +111,15 @@ static int64_t file_size(const char *p) {
 static void test_round_trip(void **state) {
   fx *f = *state;
   write_runs(f, 5);
-  swp_journal *j = reopen(f);
-  assert_int_equal(swp_journal_count(j), 5);
-  assert_string_equal(swp_journal_command_line(j), "stormsweep run x");
+  fmt_journal *j = reopen(f);
+  assert_int_equal(fmt_journal_count(j), 5);
+  assert_string_equal(fmt_journal_command_line(j), "stormsweep run x");
   uint8_t *buf = NULL;
   size_t cap = 0;
   char err[512];
   for (int64_t r = 0; r < 5; r++) {
-    swp_run_record got, want;
-    assert_int_equal(swp_journal_read(j, r, &got, &buf, &cap, err, sizeof err), 0);
+    fmt_run_record got, want;
+    assert_int_equal(fmt_journal_read(j, r, &got, &buf, &cap, err, sizeof err), 0);
     make_record(f, r, &want);
     assert_int_equal(got.point, want.point);
     assert_int_equal(got.replicate, want.replicate);
@@ -132,26 +132,26 @@ static void test_round_trip(void **state) {
     if (want.shard_chunk_size)
       assert_memory_equal(got.shard_chunk, want.shard_chunk, want.shard_chunk_size);
   }
-  assert_false(swp_journal_has(j, 5));
+  assert_false(fmt_journal_has(j, 5));
   free(buf);
-  swp_journal_close(j);
+  fmt_journal_close(j);
 }
 
 /* Cut at every byte of the last record: the prefix always holds 4 runs. */
 static void test_torn_tail(void **state) {
   fx *f = *state;
   write_runs(f, 4);
-  char *path = swp_journal_path(f->h5);
+  char *path = fmt_journal_path(f->h5);
   int64_t four = file_size(path);
   write_runs(f, 5);
   int64_t five = file_size(path);
   assert_true(five > four);
   for (int64_t cut = five - 1; cut >= four; cut -= 7) {
     assert_int_equal(truncate(path, cut), 0);
-    swp_journal *j = reopen(f);
-    assert_int_equal(swp_journal_count(j), 4);
-    assert_int_equal(swp_journal_valid_bytes(j), four);
-    swp_journal_close(j);
+    fmt_journal *j = reopen(f);
+    assert_int_equal(fmt_journal_count(j), 4);
+    assert_int_equal(fmt_journal_valid_bytes(j), four);
+    fmt_journal_close(j);
   }
   free(path);
 }
@@ -160,7 +160,7 @@ static void test_torn_tail(void **state) {
 static void test_flipped_byte(void **state) {
   fx *f = *state;
   write_runs(f, 2);
-  char *path = swp_journal_path(f->h5);
+  char *path = fmt_journal_path(f->h5);
   int64_t two = file_size(path);
   write_runs(f, 4);
   FILE *fp = fopen(path, "r+b");
@@ -170,13 +170,13 @@ static void test_flipped_byte(void **state) {
   fseek(fp, (long)two + 40, SEEK_SET);
   fputc(c ^ 0x10, fp);
   fclose(fp);
-  swp_journal *j = reopen(f);
-  assert_int_equal(swp_journal_count(j), 2);
-  assert_false(swp_journal_has(j, 2));
-  assert_false(swp_journal_has(j, 3));
+  fmt_journal *j = reopen(f);
+  assert_int_equal(fmt_journal_count(j), 2);
+  assert_false(fmt_journal_has(j, 2));
+  assert_false(fmt_journal_has(j, 3));
   char err[512];
-  assert_int_equal(swp_journal_truncate_tail(j, err, sizeof err), 0);
-  swp_journal_close(j);
+  assert_int_equal(fmt_journal_truncate_tail(j, err, sizeof err), 0);
+  fmt_journal_close(j);
   assert_int_equal(file_size(path), two);
   free(path);
 }
@@ -184,33 +184,33 @@ static void test_flipped_byte(void **state) {
 static void test_other_sweep_refused(void **state) {
   fx *f = *state;
   write_runs(f, 1);
-  swp_journal_id other = f->id;
+  fmt_journal_id other = f->id;
   other.master_seed = 8;
-  swp_journal *j = NULL;
+  fmt_journal *j = NULL;
   int exists = 0;
   char err[512] = "";
-  assert_int_equal(swp_journal_open(&j, f->h5, &other, &exists, err, sizeof err), -1);
+  assert_int_equal(fmt_journal_open(&j, f->h5, &other, &exists, err, sizeof err), -1);
   assert_non_null(strstr(err, "another master seed"));
   other = f->id;
   other.slice_index = 1;
   other.slice_count = 2;
-  assert_int_equal(swp_journal_open(&j, f->h5, &other, &exists, err, sizeof err), -1);
+  assert_int_equal(fmt_journal_open(&j, f->h5, &other, &exists, err, sizeof err), -1);
   assert_non_null(strstr(err, "another slice"));
 }
 
 static void test_lock(void **state) {
   fx *f = *state;
-  swp_wlock *a = NULL, *b = NULL;
+  fmt_lock *a = NULL, *b = NULL;
   char err[512] = "";
-  assert_int_equal(swp_wlock_acquire(&a, f->h5, err, sizeof err), 0);
+  assert_int_equal(fmt_lock_acquire(&a, f->h5, err, sizeof err), 0);
   /* Open-file-description locks conflict within one process too. */
-  assert_int_equal(swp_wlock_acquire(&b, f->h5, err, sizeof err), 1);
+  assert_int_equal(fmt_lock_acquire(&b, f->h5, err, sizeof err), 1);
   assert_non_null(strstr(err, "another stormsweep process is writing it"));
-  assert_int_equal(swp_wlock_held_elsewhere(f->h5), 1);
-  swp_wlock_release(a);
-  assert_int_equal(swp_wlock_held_elsewhere(f->h5), 0);
-  assert_int_equal(swp_wlock_acquire(&b, f->h5, err, sizeof err), 0);
-  swp_wlock_release(b);
+  assert_int_equal(fmt_lock_held_elsewhere(f->h5), 1);
+  fmt_lock_release(a);
+  assert_int_equal(fmt_lock_held_elsewhere(f->h5), 0);
+  assert_int_equal(fmt_lock_acquire(&b, f->h5, err, sizeof err), 0);
+  fmt_lock_release(b);
 }
 
 int main(void) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "swp_internal.h"
+#include "drv_internal.h"
 
 static char tmpdir[256];
 
@@ -167,8 +168,8 @@ static void test_runlist(void **state) {
   int64_t seen[12] = {0};
   for (int64_t k = 0; k < 3; k++) {
     swp_subset s = {k, 3, done};
-    swp_runlist l;
-    assert_int_equal(swp_runlist_build(&l, &sw, &s), 0);
+    drv_runlist l;
+    assert_int_equal(drv_runlist_build(&l, &sw, &s), 0);
     for (int64_t i = 0; i < l.n; i++) {
       int64_t r = l.runs[i];
       assert_int_equal(swp_slice_of(3, 3, r), k);
@@ -176,13 +177,13 @@ static void test_runlist(void **state) {
       if (i) assert_true(r > l.runs[i - 1]);
       seen[r]++;
     }
-    swp_runlist_free(&l);
+    drv_runlist_free(&l);
   }
   for (int64_t r = 0; r < n; r++) assert_int_equal(seen[r], done[r] ? 0 : 1);
-  swp_runlist all;
-  assert_int_equal(swp_runlist_build(&all, &sw, NULL), 0);
+  drv_runlist all;
+  assert_int_equal(drv_runlist_build(&all, &sw, NULL), 0);
   assert_int_equal(all.n, 12);
-  swp_runlist_free(&all);
+  drv_runlist_free(&all);
   swp_sweep_free(&sw);
 }
 
@@ -193,7 +194,7 @@ typedef struct stop_after {
   int64_t after;
 } stop_after;
 
-static void stop_progress(void *user, const swp_progress *p) {
+static void stop_progress(void *user, const drv_progress *p) {
   stop_after *s = user;
   if (p->done >= s->after)
     __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED); /* read by other threads */
@@ -204,18 +205,18 @@ static void stop_progress(void *user, const swp_progress *p) {
 static int64_t run_into(const swp_sweep *sw, const char *path, const swp_subset *subset,
                         int resume, int64_t stop_after_runs) {
   char err[1024];
-  swp_h5out *o;
-  int rc = resume ? swp_h5out_open_resume(&o, path, sw, subset ? subset->slice_index : 0,
+  fmt_out *o;
+  int rc = resume ? fmt_out_open_resume(&o, path, sw, subset ? subset->slice_index : 0,
                                           subset ? subset->slice_count : 0, err, sizeof err)
-                  : swp_h5out_create(&o, path, sw, "test", 1, err, sizeof err);
+                  : fmt_out_create(&o, path, sw, "test", 1, err, sizeof err);
   if (!rc && !resume && subset && subset->slice_count > 1)
-    rc = swp_h5out_set_slice(o, subset->slice_index, subset->slice_count, err, sizeof err);
+    rc = fmt_out_set_slice(o, subset->slice_index, subset->slice_count, err, sizeof err);
   if (rc) print_error("%s\n", err);
   assert_int_equal(rc, 0);
   swp_subset s = subset ? *subset : (swp_subset){0, 0, NULL};
-  if (resume) s.done = swp_h5out_done(o);
+  if (resume) s.done = fmt_out_done(o);
   stop_after st = {0, stop_after_runs};
-  swp_driver_options opt = {0};
+  drv_options opt = {0};
   opt.threads = 2;
   opt.subset = &s;
   if (stop_after_runs > 0) {
@@ -223,14 +224,14 @@ static int64_t run_into(const swp_sweep *sw, const char *path, const swp_subset 
     opt.progress = stop_progress;
     opt.progress_user = &st;
   }
-  swp_driver_result res;
-  rc = swp_sweep_execute(sw, o, &opt, &res);
+  drv_result res;
+  rc = drv_sweep_execute(sw, o, &opt, &res);
   if (stop_after_runs <= 0 && rc) print_error("execute: %s\n", res.first_error);
   if (stop_after_runs <= 0) assert_int_equal(rc, 0);
   assert_int_equal(res.totals.failed, 0);
-  swp_timing t = {.wall_s = res.wall_s, .threads = res.threads, .runs_done = res.totals.done,
+  fmt_timing t = {.wall_s = res.wall_s, .threads = res.threads, .runs_done = res.totals.done,
                   .started = "a", .finished = "b"};
-  assert_int_equal(swp_h5out_close(o, &t, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, &t, err, sizeof err), 0);
   return res.totals.done;
 }
 
@@ -287,14 +288,14 @@ static int64_t attr_int(const char *path, const char *name) {
 }
 
 static void read_done(const char *path, uint8_t *done, int64_t n) {
-  swp_h5in *in;
+  fmt_in *in;
   char err[1024];
-  int rc = swp_h5in_open(&in, path, err, sizeof err);
+  int rc = fmt_in_open(&in, path, err, sizeof err);
   if (rc) print_error("%s\n", err);
   assert_int_equal(rc, 0);
-  assert_int_equal(swp_h5in_info(in)->n_runs, n);
-  assert_int_equal(swp_h5in_read_done(in, done, err, sizeof err), 0);
-  swp_h5in_close(in);
+  assert_int_equal(fmt_in_info(in)->n_runs, n);
+  assert_int_equal(fmt_in_read_done(in, done, err, sizeof err), 0);
+  fmt_in_close(in);
 }
 
 static void test_slices_merge_equal_one_run(void **state) {
@@ -322,15 +323,19 @@ static void test_slices_merge_equal_one_run(void **state) {
     assert_int_equal(attr_int(parts[k], "complete"), 0);
   }
   assert_int_equal(total, n);
-  char *argv[] = {"merge", parts[2], parts[0], parts[1], "-o", merged, "-q", NULL};
-  assert_int_equal(cmd_merge(7, argv), 0);
+  const char *order[] = {parts[2], parts[0], parts[1]};
+  fmt_merge_opts mo = {.parts = order, .n_parts = 3, .output = merged};
+  int stopped = 0;
+  char err[512];
+  assert_int_equal(fmt_merge(&mo, &stopped, err, sizeof err), 0);
   assert_int_equal(attr_int(merged, "complete"), 1);
   assert_same_results(full, merged);
   /* A missing slice: refused, nothing written. */
   char again[512];
   tmp_path(again, sizeof again, "again.h5");
-  char *argv2[] = {"merge", parts[0], parts[1], "-o", again, "-q", NULL};
-  assert_int_equal(cmd_merge(6, argv2), 2);
+  const char *two[] = {parts[0], parts[1]};
+  fmt_merge_opts mo2 = {.parts = two, .n_parts = 2, .output = again};
+  assert_int_equal(fmt_merge(&mo2, &stopped, err, sizeof err), 2);
   assert_int_equal(access(again, F_OK), -1);
   swp_sweep_free(&sw);
 }
@@ -380,8 +385,8 @@ static void test_resume_refuses_other_sweeps(void **state) {
   strcpy(t, small_sweep);
   memcpy(strstr(t, "seed = 21"), "seed = 22", 9);
   sweep_load(&seed, t);
-  swp_h5out *o = NULL;
-  assert_int_equal(swp_h5out_open_resume(&o, path, &seed, 0, 0, err, sizeof err), -1);
+  fmt_out *o = NULL;
+  assert_int_equal(fmt_out_open_resume(&o, path, &seed, 0, 0, err, sizeof err), -1);
   assert_null(o);
   if (!strstr(err, "master seed is 21, this sweep's is 22")) print_error("%s\n", err);
   assert_non_null(strstr(err, "master seed is 21, this sweep's is 22"));
@@ -389,17 +394,17 @@ static void test_resume_refuses_other_sweeps(void **state) {
   strcpy(t, small_sweep);
   memcpy(strstr(t, "shards = 4"), "shards = 5", 10);
   sweep_load(&text, t);
-  assert_int_equal(swp_h5out_open_resume(&o, path, &text, 0, 0, err, sizeof err), -1);
+  assert_int_equal(fmt_out_open_resume(&o, path, &text, 0, 0, err, sizeof err), -1);
   if (!strstr(err, "shards = 5")) print_error("%s\n", err);
   assert_non_null(strstr(err, "belongs to another sweep definition"));
   assert_non_null(strstr(err, "shards = 5"));
   /* Another slice. */
-  assert_int_equal(swp_h5out_open_resume(&o, path, &sw, 1, 4, err, sizeof err), -1);
+  assert_int_equal(fmt_out_open_resume(&o, path, &sw, 1, 4, err, sizeof err), -1);
   assert_non_null(strstr(err, "holds the whole sweep, but this command runs slice 1/4"));
   /* No file. */
   char none[512];
   tmp_path(none, sizeof none, "none.h5");
-  assert_int_equal(swp_h5out_open_resume(&o, none, &sw, 0, 0, err, sizeof err), -1);
+  assert_int_equal(fmt_out_open_resume(&o, none, &sw, 0, 0, err, sizeof err), -1);
   assert_non_null(strstr(err, "does not exist"));
   /* The refusals changed nothing: it still resumes. */
   run_into(&sw, path, NULL, 1, 0);
@@ -443,12 +448,12 @@ static void test_resume_reruns_done_without_chunks(void **state) {
   H5Tclose(mt);
   H5Dclose(ds);
   H5Fclose(f);
-  swp_h5out *o;
-  int rc = swp_h5out_open_resume(&o, path, &sw, 0, 0, err, sizeof err);
+  fmt_out *o;
+  int rc = fmt_out_open_resume(&o, path, &sw, 0, 0, err, sizeof err);
   if (rc) print_error("%s\n", err);
   assert_int_equal(rc, 0);
-  assert_int_equal(swp_h5out_done(o)[victim], 0);
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  assert_int_equal(fmt_out_done(o)[victim], 0);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   run_into(&sw, path, NULL, 1, 0);
   assert_same_results(full, path);
   swp_sweep_free(&sw);
@@ -478,7 +483,7 @@ static void set_attr_i64(hid_t f, const char *name, const int64_t *v, hsize_t n)
 }
 
 /* Copies good into a new file, lets damage() change it, and expects
- * swp_h5in_open to refuse it with a message containing want. */
+ * fmt_in_open to refuse it with a message containing want. */
 typedef void (*damage_fn)(hid_t f);
 
 static void expect_refused(const char *good, const char *name, damage_fn damage, const char *want) {
@@ -491,8 +496,8 @@ static void expect_refused(const char *good, const char *name, damage_fn damage,
     damage(f);
     assert_true(H5Fclose(f) >= 0);
   }
-  swp_h5in *in = NULL;
-  int rc = swp_h5in_open(&in, path, err, sizeof err);
+  fmt_in *in = NULL;
+  int rc = fmt_in_open(&in, path, err, sizeof err);
   if (rc != -1 || !strstr(err, want))
     print_error("%s: got rc %d, '%s'; want '%s'\n", name, rc, err, want);
   assert_int_equal(rc, -1);
@@ -554,8 +559,8 @@ static void test_reader_refuses_hostile_files(void **state) {
   FILE *t = fopen(path, "w");
   fputs("just some text\n", t);
   fclose(t);
-  swp_h5in *in = NULL;
-  assert_int_equal(swp_h5in_open(&in, path, err, sizeof err), -1);
+  fmt_in *in = NULL;
+  assert_int_equal(fmt_in_open(&in, path, err, sizeof err), -1);
   assert_non_null(strstr(err, "not an HDF5 file"));
   tmp_path(path, sizeof path, "trunc.h5");
   FILE *a = fopen(good, "rb"), *b = fopen(path, "wb");
@@ -564,16 +569,16 @@ static void test_reader_refuses_hostile_files(void **state) {
   fwrite(buf, 1, k, b);
   fclose(a);
   fclose(b);
-  assert_int_equal(swp_h5in_open(&in, path, err, sizeof err), -1);
+  assert_int_equal(fmt_in_open(&in, path, err, sizeof err), -1);
   if (!strstr(err, "truncated") && !strstr(err, "not an HDF5")) print_error("%s\n", err);
   assert_true(strstr(err, "truncated") || strstr(err, "not an HDF5"));
   tmp_path(path, sizeof path, "empty.h5");
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   H5Fclose(f);
-  assert_int_equal(swp_h5in_open(&in, path, err, sizeof err), -1);
+  assert_int_equal(fmt_in_open(&in, path, err, sizeof err), -1);
   assert_non_null(strstr(err, "no 'format' attribute"));
   tmp_path(path, sizeof path, "missing.h5");
-  assert_int_equal(swp_h5in_open(&in, path, err, sizeof err), -1);
+  assert_int_equal(fmt_in_open(&in, path, err, sizeof err), -1);
   assert_non_null(strstr(err, "cannot read"));
 
   /* A row that is not the run it claims to be. */
@@ -594,19 +599,19 @@ static void test_reader_refuses_hostile_files(void **state) {
   H5Tclose(mt);
   H5Dclose(ds);
   H5Fclose(f);
-  assert_int_equal(swp_h5in_open(&in, path, err, sizeof err), 0);
+  assert_int_equal(fmt_in_open(&in, path, err, sizeof err), 0);
   int64_t runs[2] = {3, 4};
-  swp_run_record recs[2];
-  assert_int_equal(swp_h5in_read_records(in, runs, 2, recs, err, sizeof err), -1);
+  fmt_run_record recs[2];
+  assert_int_equal(fmt_in_read_records(in, runs, 2, recs, err, sizeof err), -1);
   assert_non_null(strstr(err, "the /runs row of run 4 is inconsistent"));
   assert_non_null(strstr(err, "seed 12345"));
   /* Its chunks still read raw. */
   uint8_t *cb = NULL;
   size_t cap = 0;
-  assert_int_equal(swp_h5in_read_chunks(in, 3, &cb, &cap, &recs[0], err, sizeof err), 0);
+  assert_int_equal(fmt_in_read_chunks(in, 3, &cb, &cap, &recs[0], err, sizeof err), 0);
   for (int m = 0; m < ENG_M_COUNT; m++) assert_true(recs[0].chunk_size[m] > 0);
   free(cb);
-  swp_h5in_close(in);
+  fmt_in_close(in);
   swp_sweep_free(&sw);
 }
 

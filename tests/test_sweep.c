@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "swp.h"
+#include "drv_internal.h"
 
 /* ---- helpers ---- */
 

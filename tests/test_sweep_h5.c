@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "swp.h"
+#include "drv_internal.h"
 
 static char tmpdir[256];
 
@@ -162,32 +163,32 @@ static void check_chunk_identity(const int32_t *data, size_t n) {
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_chunk(dcpl, 2, dims);
   H5Pset_shuffle(dcpl);
-  H5Pset_deflate(dcpl, SWP_DEFLATE_LEVEL);
+  H5Pset_deflate(dcpl, FMT_DEFLATE_LEVEL);
   hid_t ds = H5Dcreate2(f, "x", H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   assert_true(H5Dwrite(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
   H5Dflush(ds);
   hsize_t offset[2] = {0, 0}, stored = 0;
   assert_true(H5Dget_chunk_storage_size(ds, offset, &stored) >= 0);
-  uint8_t *theirs = malloc(stored), *ours = malloc(swp_chunk_bound(n));
-  swp_chunk_encoder *e = swp_chunk_encoder_create(n);
+  uint8_t *theirs = malloc(stored), *ours = malloc(fmt_chunk_bound(n));
+  fmt_chunk_encoder *e = fmt_chunk_encoder_create(n);
   /* Encode other data first: state left from one chunk must not leak into the next. */
   int32_t *other = malloc(n * sizeof *other);
   for (size_t i = 0; i < n; i++) other[i] = (int32_t)(i * 2654435761u);
-  assert_true(swp_chunk_encode(e, other, ours, swp_chunk_bound(n)) > 0);
+  assert_true(fmt_chunk_encode(e, other, ours, fmt_chunk_bound(n)) > 0);
   free(other);
   uint32_t mask = 99;
   assert_true(H5Dread_chunk(ds, H5P_DEFAULT, offset, &mask, theirs) >= 0);
   assert_int_equal(mask, 0);
-  size_t len = swp_chunk_encode(e, data, ours, swp_chunk_bound(n));
+  size_t len = fmt_chunk_encode(e, data, ours, fmt_chunk_bound(n));
   /* The encoder's state carries over between chunks without changing bytes. */
-  size_t len2 = swp_chunk_encode(e, data, ours, swp_chunk_bound(n));
+  size_t len2 = fmt_chunk_encode(e, data, ours, fmt_chunk_bound(n));
   assert_int_equal(len, len2);
   if (len != stored) print_error("n=%zu: encoded %zu bytes, HDF5 stored %llu\n", n, len, (unsigned long long)stored);
   assert_int_equal(len, stored);
   assert_memory_equal(ours, theirs, len);
   free(theirs);
   free(ours);
-  swp_chunk_encoder_destroy(e);
+  fmt_chunk_encoder_destroy(e);
   H5Dclose(ds);
   H5Pclose(dcpl);
   H5Sclose(sp);
@@ -222,17 +223,17 @@ static void test_writer_layout_and_fill(void **state) {
   sweep_load(&sw, small_sweep);
   char path[512], err[1024];
   tmp_path(path, sizeof path, "fake.h5");
-  swp_h5out *o;
-  int rc = swp_h5out_create(&o, path, &sw, "stormsweep run test", 0, err, sizeof err);
+  fmt_out *o;
+  int rc = fmt_out_create(&o, path, &sw, "stormsweep run test", 0, err, sizeof err);
   if (rc) print_error("%s\n", err);
   assert_int_equal(rc, 0);
 
   /* One fake run (run 2 = point 1, replicate 0) with known values. */
   size_t T = (size_t)sw.ticks;
   int32_t *vals = malloc(T * sizeof *vals);
-  swp_chunk_encoder *encoder = swp_chunk_encoder_create(T);
-  uint8_t *enc = malloc(ENG_M_COUNT * swp_chunk_bound(T));
-  swp_run_record rec;
+  fmt_chunk_encoder *encoder = fmt_chunk_encoder_create(T);
+  uint8_t *enc = malloc(ENG_M_COUNT * fmt_chunk_bound(T));
+  fmt_run_record rec;
   memset(&rec, 0, sizeof rec);
   rec.run = 2;
   rec.point = 1;
@@ -245,19 +246,19 @@ static void test_writer_layout_and_fill(void **state) {
   rec.summary.events = 99;
   for (int m = 0; m < ENG_M_COUNT; m++) {
     for (size_t t = 0; t < T; t++) vals[t] = (int32_t)(m * 1000 + (int)(t % 17));
-    uint8_t *dst = enc + (size_t)m * swp_chunk_bound(T);
+    uint8_t *dst = enc + (size_t)m * fmt_chunk_bound(T);
     rec.chunk[m] = dst;
-    rec.chunk_size[m] = swp_chunk_encode(encoder, vals, dst, swp_chunk_bound(T));
+    rec.chunk_size[m] = fmt_chunk_encode(encoder, vals, dst, fmt_chunk_bound(T));
     assert_true(rec.chunk_size[m] > 0);
   }
   rec.wall_s = 0.5;
-  assert_int_equal(swp_h5out_write_run(o, &rec, err, sizeof err), 0);
-  swp_timing timing = {.wall_s = 1.0, .threads = 1, .runs_done = 1,
+  assert_int_equal(fmt_out_write_run(o, &rec, err, sizeof err), 0);
+  fmt_timing timing = {.wall_s = 1.0, .threads = 1, .runs_done = 1,
                        .started = "2024-01-01T00:00:00Z", .finished = "2024-01-01T00:00:01Z"};
-  assert_int_equal(swp_h5out_close(o, &timing, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, &timing, err, sizeof err), 0);
 
   /* Refuses to overwrite, unless forced. */
-  rc = swp_h5out_create(&o, path, &sw, "x", 0, err, sizeof err);
+  rc = fmt_out_create(&o, path, &sw, "x", 0, err, sizeof err);
   assert_int_equal(rc, -1);
   assert_non_null(strstr(err, "already exists (use --force to overwrite)"));
   assert_null(o);
@@ -365,11 +366,11 @@ static void test_writer_layout_and_fill(void **state) {
   }
   H5Fclose(f);
 
-  rc = swp_h5out_create(&o, path, &sw, "x", 1, err, sizeof err);
+  rc = fmt_out_create(&o, path, &sw, "x", 1, err, sizeof err);
   assert_int_equal(rc, 0);
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   free(vals);
-  swp_chunk_encoder_destroy(encoder);
+  fmt_chunk_encoder_destroy(encoder);
   free(enc);
   swp_sweep_free(&sw);
 }
@@ -379,8 +380,8 @@ static void test_writer_bad_path(void **state) {
   swp_sweep sw;
   sweep_load(&sw, small_sweep);
   char err[1024];
-  swp_h5out *o;
-  assert_int_equal(swp_h5out_create(&o, "/nonexistent-dir/x.h5", &sw, "", 0, err, sizeof err), -1);
+  fmt_out *o;
+  assert_int_equal(fmt_out_create(&o, "/nonexistent-dir/x.h5", &sw, "", 0, err, sizeof err), -1);
   assert_non_null(strstr(err, "/nonexistent-dir/x.h5: cannot create"));
   swp_sweep_free(&sw);
 }
@@ -389,14 +390,14 @@ static void test_writer_bad_path(void **state) {
 
 static void run_sweep(const swp_sweep *sw, const char *path, int threads) {
   char err[1024];
-  swp_h5out *o;
-  int rc = swp_h5out_create(&o, path, sw, "test", 1, err, sizeof err);
+  fmt_out *o;
+  int rc = fmt_out_create(&o, path, sw, "test", 1, err, sizeof err);
   if (rc) print_error("%s\n", err);
   assert_int_equal(rc, 0);
-  swp_driver_options opt = {0};
+  drv_options opt = {0};
   opt.threads = threads;
-  swp_driver_result res;
-  rc = swp_sweep_execute(sw, o, &opt, &res);
+  drv_result res;
+  rc = drv_sweep_execute(sw, o, &opt, &res);
   if (rc) print_error("execute: %s\n", res.first_error);
   assert_int_equal(rc, 0);
   assert_int_equal(res.totals.done, swp_sweep_runs(sw));
@@ -404,9 +405,9 @@ static void run_sweep(const swp_sweep *sw, const char *path, int threads) {
   assert_int_equal(res.threads, threads);
   assert_int_equal(res.totals.outcomes[0] + res.totals.outcomes[1] + res.totals.outcomes[2],
                    swp_sweep_runs(sw));
-  swp_timing t = {.wall_s = res.wall_s, .threads = res.threads, .runs_done = res.totals.done,
+  fmt_timing t = {.wall_s = res.wall_s, .threads = res.threads, .runs_done = res.totals.done,
                   .started = "a", .finished = "b"};
-  assert_int_equal(swp_h5out_close(o, &t, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, &t, err, sizeof err), 0);
 }
 
 static void test_runs_equal_direct_simulation(void **state) {
@@ -575,17 +576,17 @@ static void test_stop_flag_leaves_readable_file(void **state) {
   sweep_load(&sw, small_sweep);
   char path[512], err[1024];
   tmp_path(path, sizeof path, "stopped.h5");
-  swp_h5out *o;
-  assert_int_equal(swp_h5out_create(&o, path, &sw, "", 0, err, sizeof err), 0);
+  fmt_out *o;
+  assert_int_equal(fmt_out_create(&o, path, &sw, "", 0, err, sizeof err), 0);
   volatile sig_atomic_t stop = 1;
-  swp_driver_options opt = {0};
+  drv_options opt = {0};
   opt.threads = 2;
   opt.stop = &stop;
-  swp_driver_result res;
-  assert_int_equal(swp_sweep_execute(&sw, o, &opt, &res), -1);
+  drv_result res;
+  assert_int_equal(drv_sweep_execute(&sw, o, &opt, &res), -1);
   assert_int_equal(res.stopped, 1);
   assert_int_equal(res.totals.done, 0);
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(f >= 0);
   assert_int_equal(attr_int(f, "complete"), 0);
@@ -615,20 +616,20 @@ static void test_damage_while_resuming_is_rebuilt(void **state) {
   int64_t n;
   run_view *rv = read_runs(rf, &n);
   H5Fclose(rf);
-  swp_run_ref first[2] = {{rv[0].run, rv[0].point, rv[0].replicate},
+  fmt_run_ref first[2] = {{rv[0].run, rv[0].point, rv[0].replicate},
                           {rv[1].run, rv[1].point, rv[1].replicate}};
   free(rv);
 
   /* Interrupted after two runs: the file and its journal hold them. */
-  swp_h5out *o;
-  assert_int_equal(swp_h5out_create(&o, path, &sw, "test", 1, err, sizeof err), 0);
-  swp_driver_options opt = {0};
+  fmt_out *o;
+  assert_int_equal(fmt_out_create(&o, path, &sw, "test", 1, err, sizeof err), 0);
+  drv_options opt = {0};
   opt.threads = 1;
   opt.runs = first;
   opt.n_runs = 2;
-  swp_driver_result res;
-  assert_int_equal(swp_sweep_execute(&sw, o, &opt, &res), 0);
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  drv_result res;
+  assert_int_equal(drv_sweep_execute(&sw, o, &opt, &res), 0);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   hid_t ds = H5Dopen2(f, "ticks/attempts", H5P_DEFAULT);
   hsize_t at[2] = {0, 0}, size = 0;
@@ -638,7 +639,7 @@ static void test_damage_while_resuming_is_rebuilt(void **state) {
   H5Dclose(ds);
   H5Fclose(f);
 
-  assert_int_equal(swp_h5out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), 0);
+  assert_int_equal(fmt_out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), 0);
   /* Run 0's chunk is overwritten behind the writer's back. */
   int fd = open(path, O_WRONLY);
   assert_true(fd >= 0);
@@ -647,14 +648,14 @@ static void test_damage_while_resuming_is_rebuilt(void **state) {
   assert_int_equal(pwrite(fd, junk, size, (off_t)addr), (ssize_t)size);
   close(fd);
   free(junk);
-  swp_subset rest = {.done = swp_h5out_done(o)};
-  swp_driver_options ropt = {0};
+  swp_subset rest = {.done = fmt_out_done(o)};
+  drv_options ropt = {0};
   ropt.threads = 2;
   ropt.subset = &rest;
-  assert_int_equal(swp_sweep_execute(&sw, o, &ropt, &res), 0);
+  assert_int_equal(drv_sweep_execute(&sw, o, &ropt, &res), 0);
   assert_int_equal(res.totals.done, swp_sweep_runs(&sw) - 2);
   err[0] = 0;
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   if (!strstr(err, "damaged while resuming")) print_error("close said: '%s'\n", err);
   assert_non_null(strstr(err, "damaged while resuming"));
   assert_non_null(strstr(err, "run 0's /ticks/attempts chunk"));
@@ -688,14 +689,14 @@ static void test_append_rows(void **state) {
   tmp_path(path, sizeof path, "append.h5");
   tmp_path(bigpath, sizeof bigpath, "append_big.h5");
   run_sweep(&sw, path, 1);
-  swp_h5out *o;
-  assert_int_equal(swp_h5out_open_append(&o, path, &sw, err, sizeof err), 0);
+  fmt_out *o;
+  assert_int_equal(fmt_out_open_append(&o, path, &sw, err, sizeof err), 0);
   int64_t pts[3] = {1, 0, 1}, first = -1;
   int32_t reps[3] = {2, 2, 3};
-  assert_int_equal(swp_h5out_append(o, 3, pts, reps, &first, err, sizeof err), 0);
+  assert_int_equal(fmt_out_append(o, 3, pts, reps, &first, err, sizeof err), 0);
   assert_int_equal(first, 4);
-  assert_int_equal(swp_h5out_rows(o), 7);
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0); /* "interrupted" */
+  assert_int_equal(fmt_out_rows(o), 7);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0); /* "interrupted" */
 
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   assert_true(f >= 0);
@@ -714,26 +715,26 @@ static void test_append_rows(void **state) {
   free(v);
   H5Fclose(f);
   /* run --resume refuses it; refine's open lists the rows and runs them. */
-  assert_int_equal(swp_h5out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), -1);
+  assert_int_equal(fmt_out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), -1);
   assert_non_null(strstr(err, "refine"));
-  assert_int_equal(swp_h5out_open_append(&o, path, &sw, err, sizeof err), 0);
-  swp_run_ref *refs = NULL;
+  assert_int_equal(fmt_out_open_append(&o, path, &sw, err, sizeof err), 0);
+  fmt_run_ref *refs = NULL;
   int64_t np = 0;
-  assert_int_equal(swp_h5out_pending(o, &refs, &np, err, sizeof err), 0);
+  assert_int_equal(fmt_out_pending(o, &refs, &np, err, sizeof err), 0);
   assert_int_equal(np, 3);
   for (int i = 0; i < 3; i++) {
     assert_int_equal(refs[i].run, 4 + i);
     assert_int_equal(refs[i].point, pts[i]);
     assert_int_equal(refs[i].replicate, reps[i]);
   }
-  swp_driver_options opt = {0};
+  drv_options opt = {0};
   opt.threads = 2;
   opt.runs = refs;
   opt.n_runs = np;
-  swp_driver_result res;
-  assert_int_equal(swp_sweep_execute(&sw, o, &opt, &res), 0);
+  drv_result res;
+  assert_int_equal(drv_sweep_execute(&sw, o, &opt, &res), 0);
   assert_int_equal(res.totals.done, 3);
-  assert_int_equal(swp_h5out_close(o, NULL, err, sizeof err), 0);
+  assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   free(refs);
 
   /* The same replicates in a sweep of 4 replicates per point. */

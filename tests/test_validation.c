@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "swp.h"
+#include "drv_internal.h"
 
 /* ---- helpers ---- */
 

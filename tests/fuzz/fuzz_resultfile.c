@@ -37,6 +37,7 @@
 
 #include "ana.h"
 #include "swp.h"
+#include "drv_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -368,7 +369,7 @@ static void *build(recipe *r, size_t *len) {
 }
 
 /* Runs every analysis step on a file the reader accepted. */
-static void analyse(const ana_results *res) {
+static void analyse(const fmt_results *res) {
   for (size_t a = 0; res->labels && a < res->n_axes; a++)
     for (size_t p = 0; res->labels[a] && p < res->n_points; p++)
       FUZZ_ASSERT(!res->labels[a][p] || !swp_text_problem(res->labels[a][p], 64, 0),
@@ -424,15 +425,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_ASSERT(fd >= 0, "mkstemp %s", path);
   FUZZ_ASSERT(write(fd, img, len) == (ssize_t)len, "write to %s", path);
   free(img);
-  ana_results res;
+  fmt_results res;
   char err[2048] = "";
-  int rc = ana_results_read(&res, path, err, sizeof err);
+  int rc = fmt_results_read(&res, path, err, sizeof err);
   /* FUZZ_RESULT_VERBOSE=1: what became of each input (for seeding). */
   if (getenv("FUZZ_RESULT_VERBOSE"))
     fprintf(stderr, "%s\n", rc ? err : "read");
   if (rc == 0) {
     analyse(&res);
-    ana_results_free(&res);
+    fmt_results_free(&res);
   } else {
     FUZZ_ASSERT(err[0] && !strchr(err, '\n') && !strncmp(err, path, strlen(path)),
                 "the refusal '%s' is not one line naming the file", err);

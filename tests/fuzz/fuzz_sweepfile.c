@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "swp.h"
+#include "drv_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

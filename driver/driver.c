@@ -3,7 +3,7 @@
  * and streams the results into the writer; also the slice rule and the
  * pieces the MPI driver (mpi_driver.c) is built from.
  *
- * The runs to do are a list (swp_runlist): every run, a slice, or — for
+ * The runs to do are a list (drv_runlist): every run, a slice, or — for
  * --resume — those the file does not hold yet. Threads take the next list
  * entry from an atomic counter one run at a time: run costs differ by an
  * order of magnitude between a calm point and a retry storm, so static blocks
@@ -28,81 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swp_internal.h"
+#include "drv_internal.h"
 
-/* ---- slices ---- */
-
-/* High 64 bits of the 128-bit product a x b, portably. */
-static uint64_t mul_hi64(uint64_t a, uint64_t b) {
-  uint64_t a_lo = a & 0xffffffffu, a_hi = a >> 32, b_lo = b & 0xffffffffu, b_hi = b >> 32;
-  uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi, hi_hi = a_hi * b_hi;
-  uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
-  return hi_hi + (hi_lo >> 32) + (cross >> 32);
-}
-
-int64_t swp_slice_of(int64_t replicates, int64_t slice_count, int64_t run) {
-  if (slice_count <= 1 || replicates < 1 || run < 0) return 0;
-  uint64_t point = (uint64_t)(run / replicates), rep = (uint64_t)(run % replicates);
-  uint64_t n = (uint64_t)slice_count;
-  /* frac(point x 0.618...) in 64-bit fixed point, scaled to [0, n). */
-  uint64_t offset = mul_hi64(point * 0x9E3779B97F4A7C15ull, n);
-  return (int64_t)((rep % n + offset) % n);
-}
-
-int swp_slice_parse(const char *text, int64_t *index, int64_t *count, char *err, size_t errlen) {
-  const char *slash = text ? strchr(text, '/') : NULL;
-  char *end;
-  if (!slash || slash == text || !slash[1]) goto syntax;
-  errno = 0;
-  long long k = strtoll(text, &end, 10);
-  if (end != slash || errno || text[0] == '-' || text[0] == '+') goto syntax;
-  long long n = strtoll(slash + 1, &end, 10);
-  if (*end || errno || slash[1] == '-' || slash[1] == '+') goto syntax;
-  if (n < 1 || n > SWP_MAX_RUNS) {
-    swp_seterr(err, errlen, "'%s': the slice count N must be from 1 to %lld", text,
-               (long long)SWP_MAX_RUNS);
-    return -1;
-  }
-  if (k >= n) {
-    swp_seterr(err, errlen, "'%s': slices are numbered from 0 to N-1 (here 0 to %lld)", text,
-               n - 1);
-    return -1;
-  }
-  *index = k;
-  *count = n;
-  return 0;
-syntax:
-  swp_seterr(err, errlen, "expected K/N (slice K of N, K from 0 to N-1, e.g. 0/4), got '%s'",
-             text ? text : "");
-  return -1;
-}
-
-/* ---- run lists ---- */
-
-static int subset_has(const swp_sweep *sw, const swp_subset *s, int64_t r) {
-  if (!s) return 1;
-  if (s->done && s->done[r]) return 0;
-  return s->slice_count <= 1 || swp_slice_of(sw->replicates, s->slice_count, r) == s->slice_index;
-}
-
-int64_t swp_subset_count(const swp_sweep *sw, const swp_subset *s) {
-  int64_t n_runs = swp_sweep_runs(sw), n = 0;
-  for (int64_t r = 0; r < n_runs; r++) n += subset_has(sw, s, r);
-  return n;
-}
-
-int swp_runlist_build(swp_runlist *l, const swp_sweep *sw, const swp_subset *s) {
+int drv_runlist_build(drv_runlist *l, const swp_sweep *sw, const swp_subset *s) {
   int64_t n_runs = swp_sweep_runs(sw), n = swp_subset_count(sw, s);
   l->n = 0;
   l->refs = NULL;
   l->runs = malloc((size_t)(n ? n : 1) * sizeof *l->runs);
   if (!l->runs) return -1;
   for (int64_t r = 0; r < n_runs; r++)
-    if (subset_has(sw, s, r)) l->runs[l->n++] = r;
+    if (swp_subset_has(sw, s, r)) l->runs[l->n++] = r;
   return 0;
 }
 
-void swp_runlist_free(swp_runlist *l) {
+void drv_runlist_free(drv_runlist *l) {
   free(l->runs);
   l->runs = NULL;
   l->refs = NULL;
@@ -111,45 +50,45 @@ void swp_runlist_free(swp_runlist *l) {
 
 /* ---- workers ---- */
 
-int swp_worker_init(swp_worker *w, int32_t ticks) {
+int drv_worker_init(drv_worker *w, int32_t ticks) {
   memset(w, 0, sizeof *w);
   w->cfg_point = -1;
-  w->bound = swp_chunk_bound((size_t)ticks);
+  w->bound = fmt_chunk_bound((size_t)ticks);
   w->run = eng_run_create();
   w->padded = malloc((size_t)ticks * sizeof *w->padded);
-  w->encoder = swp_chunk_encoder_create((size_t)ticks);
+  w->encoder = fmt_chunk_encoder_create((size_t)ticks);
   w->tmp = malloc(w->bound);
   return w->run && w->padded && w->encoder && w->tmp ? 0 : -1;
 }
 
-void swp_worker_free(swp_worker *w) {
+void drv_worker_free(drv_worker *w) {
   if (w->run) eng_run_destroy(w->run);
   free(w->padded);
-  swp_chunk_encoder_destroy(w->encoder);
+  fmt_chunk_encoder_destroy(w->encoder);
   free(w->tmp);
   free(w->arena);
   free(w->shard_padded);
-  swp_chunk_encoder_destroy(w->shard_encoder);
+  fmt_chunk_encoder_destroy(w->shard_encoder);
   free(w->shard_tmp);
   memset(w, 0, sizeof *w);
 }
 
-int swp_worker_simulate(swp_worker *w, const swp_sweep *sw, int64_t r, int32_t thread,
-                        swp_run_record *rec, double *encode_s, char *msg, size_t msglen) {
-  swp_run_ref ref = {r, r / sw->replicates, (int32_t)(r % sw->replicates)};
-  return swp_worker_simulate_ref(w, sw, &ref, thread, rec, encode_s, msg, msglen);
+int drv_worker_simulate(drv_worker *w, const swp_sweep *sw, int64_t r, int32_t thread,
+                        fmt_run_record *rec, double *encode_s, char *msg, size_t msglen) {
+  fmt_run_ref ref = {r, r / sw->replicates, (int32_t)(r % sw->replicates)};
+  return drv_worker_simulate_ref(w, sw, &ref, thread, rec, encode_s, msg, msglen);
 }
 
 /* The run's ticks x shards matrix, padded to the file's ticks x
  * sw->shard_queues with -1 (a shorter horizon, fewer shards, or a point that
  * does not record them), encoded into the worker's shard_tmp. */
-static int encode_shard_queues(swp_worker *w, const swp_sweep *sw, int32_t ticks,
-                               swp_run_record *rec, char *msg, size_t msglen) {
+static int encode_shard_queues(drv_worker *w, const swp_sweep *sw, int32_t ticks,
+                               fmt_run_record *rec, char *msg, size_t msglen) {
   size_t S = (size_t)sw->shard_queues, T = (size_t)sw->ticks, n = T * S;
-  size_t bound = swp_chunk_bound(n);
+  size_t bound = fmt_chunk_bound(n);
   if (!w->shard_encoder) {
     w->shard_padded = malloc(n * sizeof *w->shard_padded);
-    w->shard_encoder = swp_chunk_encoder_create(n);
+    w->shard_encoder = fmt_chunk_encoder_create(n);
     w->shard_tmp = malloc(bound);
     if (!w->shard_padded || !w->shard_encoder || !w->shard_tmp) {
       swp_seterr(msg, msglen, "out of memory for the per-shard queue depths");
@@ -165,7 +104,7 @@ static int encode_shard_queues(swp_worker *w, const swp_sweep *sw, int32_t ticks
   for (size_t t = 0; t < T; t++)
     for (size_t k = 0; k < S; k++)
       w->shard_padded[t * S + k] = t < (size_t)ticks && k < own ? q[t * own + k] : -1;
-  size_t len = swp_chunk_encode(w->shard_encoder, w->shard_padded, w->shard_tmp, bound);
+  size_t len = fmt_chunk_encode(w->shard_encoder, w->shard_padded, w->shard_tmp, bound);
   if (!len) {
     swp_seterr(msg, msglen, "compressing the per-shard queue depths failed");
     return -1;
@@ -175,8 +114,8 @@ static int encode_shard_queues(swp_worker *w, const swp_sweep *sw, int32_t ticks
   return 0;
 }
 
-int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_ref *ref,
-                            int32_t thread, swp_run_record *rec, double *encode_s, char *msg,
+int drv_worker_simulate_ref(drv_worker *w, const swp_sweep *sw, const fmt_run_ref *ref,
+                            int32_t thread, fmt_run_record *rec, double *encode_s, char *msg,
                             size_t msglen) {
   int64_t r = ref->run, point = ref->point;
   int32_t rep = ref->replicate;
@@ -213,7 +152,7 @@ int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_re
       for (size_t t = (size_t)ticks; t < n; t++) w->padded[t] = -1;
       src = w->padded;
     }
-    size_t len = swp_chunk_encode(w->encoder, src, w->tmp, w->bound);
+    size_t len = fmt_chunk_encode(w->encoder, src, w->tmp, w->bound);
     if (!len) {
       swp_seterr(msg, msglen, "compressing metric %s failed",
                  eng_metric_get_info((eng_metric)m)->name);
@@ -244,9 +183,9 @@ int swp_worker_simulate_ref(swp_worker *w, const swp_sweep *sw, const swp_run_re
 
 /* ---- the shared writer side ---- */
 
-void swp_sink_init(swp_sink *sk, const swp_sweep *sw, swp_h5out *out,
-                   const swp_driver_options *opt, swp_driver_result *res,
-                   const swp_runlist *list) {
+void drv_sink_init(drv_sink *sk, const swp_sweep *sw, fmt_out *out,
+                   const drv_options *opt, drv_result *res,
+                   const drv_runlist *list) {
   memset(sk, 0, sizeof *sk);
   sk->sw = sw;
   sk->out = out;
@@ -257,12 +196,12 @@ void swp_sink_init(swp_sink *sk, const swp_sweep *sw, swp_h5out *out,
   res->totals.total = list->n;
 }
 
-int64_t swp_sink_next(swp_sink *sk) {
-  int64_t j = swp_sink_next_index(sk);
+int64_t drv_sink_next(drv_sink *sk) {
+  int64_t j = drv_sink_next_index(sk);
   return j < 0 ? -1 : sk->list->runs[j];
 }
 
-int64_t swp_sink_next_index(swp_sink *sk) {
+int64_t drv_sink_next_index(drv_sink *sk) {
   int halt;
 #pragma omp atomic read
   halt = sk->halt;
@@ -275,14 +214,14 @@ int64_t swp_sink_next_index(swp_sink *sk) {
   return j < sk->list->n ? j : -1;
 }
 
-void swp_sink_halt(swp_sink *sk) {
+void drv_sink_halt(drv_sink *sk) {
 #pragma omp atomic write
   sk->halt = 1;
 }
 
-void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double encode_s,
+void drv_sink_record(drv_sink *sk, const fmt_run_record *rec, int failed, double encode_s,
                      const char *msg) {
-  swp_driver_result *res = sk->res;
+  drv_result *res = sk->res;
   double w0 = omp_get_wtime();
   if (failed) {
     res->totals.failed++;
@@ -292,10 +231,10 @@ void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double
                (long long)rec->point, rec->replicate, (unsigned long long)rec->summary.seed, msg);
   } else if (!sk->halt) {
     char err[512];
-    if (swp_h5out_write_run(sk->out, rec, err, sizeof err)) {
+    if (fmt_out_write_run(sk->out, rec, err, sizeof err)) {
       snprintf(res->first_error, sizeof res->first_error, "%s", err);
       res->write_failed = 1;
-      swp_sink_halt(sk);
+      drv_sink_halt(sk);
     } else {
       res->simulate_s += rec->wall_s;
       res->encode_s += encode_s;
@@ -306,14 +245,14 @@ void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double
     }
   }
   double now = omp_get_wtime();
-  const swp_driver_options *opt = sk->opt;
+  const drv_options *opt = sk->opt;
   double flush_every = opt->flush_interval_s > 0 ? opt->flush_interval_s : 2.0;
   if (!sk->halt && now - sk->last_flush >= flush_every) {
     char err[512];
-    if (swp_h5out_flush(sk->out, err, sizeof err)) {
+    if (fmt_out_flush(sk->out, err, sizeof err)) {
       snprintf(res->first_error, sizeof res->first_error, "%s", err);
       res->write_failed = 1;
-      swp_sink_halt(sk);
+      drv_sink_halt(sk);
     }
     sk->last_flush = now;
   }
@@ -325,8 +264,8 @@ void swp_sink_record(swp_sink *sk, const swp_run_record *rec, int failed, double
   }
 }
 
-int swp_sink_finish(swp_sink *sk) {
-  swp_driver_result *res = sk->res;
+int drv_sink_finish(drv_sink *sk) {
+  drv_result *res = sk->res;
   res->wall_s = omp_get_wtime() - sk->t0;
   res->totals.elapsed_s = res->wall_s;
   int64_t n = sk->list->n;
@@ -338,8 +277,8 @@ int swp_sink_finish(swp_sink *sk) {
 
 /* ---- the OpenMP driver ---- */
 
-int swp_execute_begin(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
-                      swp_driver_result *res, swp_runlist *list, swp_sink *sk) {
+int drv_execute_begin(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
+                      drv_result *res, drv_runlist *list, drv_sink *sk) {
   if (!sw->checked) {
     snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
     return -1;
@@ -354,22 +293,22 @@ int swp_execute_begin(const swp_sweep *sw, swp_h5out *out, const swp_driver_opti
       return -1;
     }
     for (int64_t i = 0; i < opt->n_runs; i++) list->runs[list->n++] = opt->runs[i].run;
-  } else if (swp_runlist_build(list, sw, opt->subset)) {
+  } else if (drv_runlist_build(list, sw, opt->subset)) {
     snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
     return -1;
   }
-  swp_sink_init(sk, sw, out, opt, res, list);
+  drv_sink_init(sk, sw, out, opt, res, list);
   return 0;
 }
 
-int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
-                      swp_driver_result *res) {
+int drv_sweep_execute(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
+                      drv_result *res) {
   memset(res, 0, sizeof *res);
   res->threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
   res->ranks = 1;
-  swp_runlist list;
-  swp_sink sk;
-  if (swp_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
+  drv_runlist list;
+  drv_sink sk;
+  if (drv_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
   int alloc_failed = 0, threads = res->threads;
 
 #pragma omp parallel num_threads(threads)
@@ -377,38 +316,38 @@ int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_opti
     /* OpenMP may give fewer threads than asked (OMP_THREAD_LIMIT). */
 #pragma omp single nowait
     res->threads = omp_get_num_threads();
-    swp_worker w;
-    if (swp_worker_init(&w, sw->ticks)) {
+    drv_worker w;
+    if (drv_worker_init(&w, sw->ticks)) {
 #pragma omp atomic write
       alloc_failed = 1;
-      swp_sink_halt(&sk);
+      drv_sink_halt(&sk);
     }
     int64_t j;
-    while ((j = swp_sink_next_index(&sk)) >= 0) {
-      swp_run_record rec;
+    while ((j = drv_sink_next_index(&sk)) >= 0) {
+      fmt_run_record rec;
       char msg[256] = "";
       double encode_s = 0;
-      swp_run_ref ref = list.refs ? list.refs[j]
-                                  : (swp_run_ref){list.runs[j], list.runs[j] / sw->replicates,
+      fmt_run_ref ref = list.refs ? list.refs[j]
+                                  : (fmt_run_ref){list.runs[j], list.runs[j] / sw->replicates,
                                                   (int32_t)(list.runs[j] % sw->replicates)};
-      int failed = swp_worker_simulate_ref(&w, sw, &ref, (int32_t)omp_get_thread_num(), &rec,
+      int failed = drv_worker_simulate_ref(&w, sw, &ref, (int32_t)omp_get_thread_num(), &rec,
                                            &encode_s, msg, sizeof msg) != 0;
       /* Time spent queueing for the writer is what a writer costs the
        * other threads (Amdahl's serial part): measured, not guessed. */
       double q0 = omp_get_wtime();
-#pragma omp critical(swp_writer)
+#pragma omp critical(drv_writer)
       {
         res->wait_s += omp_get_wtime() - q0;
-        swp_sink_record(&sk, &rec, failed, encode_s, msg);
+        drv_sink_record(&sk, &rec, failed, encode_s, msg);
       }
     }
-    swp_worker_free(&w);
+    drv_worker_free(&w);
   }
 
   if (alloc_failed && !res->first_error[0])
     snprintf(res->first_error, sizeof res->first_error,
              "out of memory allocating a run buffer for %d ticks", sw->ticks);
-  int rc = swp_sink_finish(&sk);
-  swp_runlist_free(&list);
+  int rc = drv_sink_finish(&sk);
+  drv_runlist_free(&list);
   return rc;
 }

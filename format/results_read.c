@@ -6,7 +6,7 @@
  * needs from it:
  *
  *   /            attributes format = "stormsweep-results" (string) and
- *                format_version (integer, <= ANA_FORMAT_VERSION); uses
+ *                format_version (integer, <= FMT_FORMAT_VERSION); uses
  *                tool_version, master_seed, tick_ms, complete and sweep_text
  *                (the effective sweep INI) when present
  *   /points      compound table: "point" (integer id) and one numeric column
@@ -57,7 +57,7 @@
  *
  * Memory: /points and /runs are read whole into compact arrays (one small
  * row per run, in blocks of RUN_BLOCK rows through a packed buffer). /ticks
- * is never read whole: ana_band_read reads one run's row at a time (a block
+ * is never read whole: fmt_bins_read reads one run's row at a time (a block
  * of ticks at a time for very long rows) and keeps only per-bin means, so its
  * memory is O(replicates x bins + block), whatever the file size.
  *
@@ -76,30 +76,28 @@
 
 #include <hdf5.h>
 
-#include "ana.h"
-#include "ana_h5.h"
-#include "journal.h"
-#include "swp.h"
-#include "writelock.h"
+#include "fmt_results.h"
+#include "layout.h"
+#include "open.h"
 
 /* ---- layout names: owned by sweeps/layout.h ---- */
-#define ATTR_FORMAT SWP_ATTR_FORMAT
-#define ATTR_FORMAT_VERSION SWP_ATTR_FORMAT_VERSION
-#define ATTR_TOOL_VERSION SWP_ATTR_TOOL_VERSION
-#define ATTR_MASTER_SEED SWP_ATTR_MASTER_SEED
-#define ATTR_SWEEP_TEXT SWP_ATTR_SWEEP_TEXT
-#define ATTR_TICK_MS SWP_ATTR_TICK_MS
-#define ATTR_COMPLETE SWP_ATTR_COMPLETE
-#define DSET_POINTS SWP_DSET_POINTS
-#define DSET_POINTS_TEXT SWP_DSET_POINTS_TEXT
-#define DSET_RUNS SWP_DSET_RUNS
-#define GROUP_TICKS SWP_GROUP_TICKS
-#define COL_POINT SWP_COL_POINT
+#define ATTR_FORMAT FMT_ATTR_FORMAT
+#define ATTR_FORMAT_VERSION FMT_ATTR_FORMAT_VERSION
+#define ATTR_TOOL_VERSION FMT_ATTR_TOOL_VERSION
+#define ATTR_MASTER_SEED FMT_ATTR_MASTER_SEED
+#define ATTR_SWEEP_TEXT FMT_ATTR_SWEEP_TEXT
+#define ATTR_TICK_MS FMT_ATTR_TICK_MS
+#define ATTR_COMPLETE FMT_ATTR_COMPLETE
+#define DSET_POINTS FMT_DSET_POINTS
+#define DSET_POINTS_TEXT FMT_DSET_POINTS_TEXT
+#define DSET_RUNS FMT_DSET_RUNS
+#define GROUP_TICKS FMT_GROUP_TICKS
+#define COL_POINT FMT_COL_POINT
 
-#define ATTR_N_RUNS SWP_ATTR_N_RUNS
-#define ATTR_N_POINTS SWP_ATTR_N_POINTS
-#define ATTR_TICKS SWP_ATTR_TICKS
-#define ATTR_REPLICATES SWP_ATTR_REPLICATES
+#define ATTR_N_RUNS FMT_ATTR_N_RUNS
+#define ATTR_N_POINTS FMT_ATTR_N_POINTS
+#define ATTR_TICKS FMT_ATTR_TICKS
+#define ATTR_REPLICATES FMT_ATTR_REPLICATES
 
 enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
 
@@ -112,7 +110,7 @@ enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
 #define MAX_ATTR_STRING (16u << 20)
 /* Outcome codes a /runs row may hold (eng_outcome: recovered 0, slow 1,
  * metastable 2, collapsed 3); the summary counts only the ones it knows. */
-#define OUTCOME_MAX (ANA_OUTCOME_COUNT - 1) /* recovered .. undetermined */
+#define OUTCOME_MAX (ENG_OUTCOME_COUNT - 1) /* recovered .. undetermined */
 /* Strings taken from a file are printable UTF-8 of at most these bytes. */
 #define MAX_NAME_BYTES 128 /* a column or dataset name */
 #define MAX_LABEL_BYTES 63 /* a /points_text label (LABEL_LEN with its NUL) */
@@ -124,8 +122,8 @@ enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
  * chunks wider than the point's runs (a short horizon in a long file) cost
  * this much at most, so a small file cannot ask for hours of inflate. */
 #define MAX_BAND_OVERREAD (256.0 * 1024.0 * 1024.0)
-#define POINT_BYTES(axes) (((axes) + 1) * 2 * sizeof(double) + sizeof(ana_point_times) + 64)
-#define RUN_BYTES (sizeof(ana_run) + sizeof(size_t) + sizeof(double) * 16)
+#define POINT_BYTES(axes) (((axes) + 1) * 2 * sizeof(double) + sizeof(fmt_point_times) + 64)
+#define RUN_BYTES (sizeof(fmt_run) + sizeof(size_t) + sizeof(double) * 16)
 
 /* ------------------------------------------------------------------------ */
 /* Small HDF5 helpers                                                        */
@@ -190,7 +188,7 @@ static int cmp_i64(const void *x, const void *y) {
  * bytes (newlines and tabs allowed when multiline); *bad (when given) says
  * which of the last. */
 static char *attr_string_raw(hid_t obj, const char *name);
-static int roles_read(ana_results *r, hid_t root);
+static int roles_read(fmt_results *r, hid_t root);
 
 static char *attr_string(hid_t obj, const char *name, size_t max, int multiline,
                          const char **bad) {
@@ -361,7 +359,7 @@ static int column_add(hid_t mt, hid_t ft, const char *name, size_t offset, int a
 static int cmp_id_index(const void *x, const void *y);
 
 /* Opens a 1-D compound table; -1 with a message naming it otherwise. */
-static hid_t table_open(const ana_results *r, hid_t fid, const char *name, hid_t *ft, hid_t *sp,
+static hid_t table_open(const fmt_results *r, hid_t fid, const char *name, hid_t *ft, hid_t *sp,
                         hsize_t *rows, char *err, size_t errlen) {
   *ft = *sp = -1;
   if (H5Lexists(fid, name, H5P_DEFAULT) <= 0) {
@@ -384,7 +382,7 @@ static hid_t table_open(const ana_results *r, hid_t fid, const char *name, hid_t
   return ds;
 }
 
-static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
+static int points_read(fmt_results *r, hid_t fid, char *err, size_t errlen) {
   int rc = -1;
   hid_t ft, sp, mt = -1;
   hsize_t n = 0;
@@ -482,7 +480,7 @@ static int points_read(ana_results *r, hid_t fid, char *err, size_t errlen) {
       }
       r->values[p * r->n_axes + a] = v;
     }
-    r->times[p] = (ana_point_times){NAN, NAN, NAN, NAN};
+    r->times[p] = (fmt_point_times){NAN, NAN, NAN, NAN};
   }
   qsort(sorted, np, sizeof *sorted, cmp_i64);
   for (size_t p = 1; p < np; p++)
@@ -513,7 +511,7 @@ static int cmp_id_index(const void *x, const void *y) {
   return (a[0] > b[0]) - (a[0] < b[0]);
 }
 
-long ana_results_point_index(const ana_results *r, int64_t id) {
+long fmt_results_point_index(const fmt_results *r, int64_t id) {
   /* Points are normally stored in id order with id == row: try that first. */
   if (id >= 0 && (uint64_t)id < r->n_points && r->point_ids[id] == id) return (long)id;
   for (size_t p = 0; p < r->n_points; p++)
@@ -575,10 +573,10 @@ static void run_row_clear(run_row *b) {
 
 /* Grows r->runs / r->point_of_run to hold one more run: memory follows the
  * runs actually found, never a row count the file merely declares. */
-static int runs_reserve(ana_results *r, size_t *cap) {
+static int runs_reserve(fmt_results *r, size_t *cap) {
   if (r->n_runs < *cap) return 0;
   size_t n = *cap ? *cap * 2 : 1024;
-  ana_run *v = realloc(r->runs, n * sizeof *v);
+  fmt_run *v = realloc(r->runs, n * sizeof *v);
   if (!v) return -1;
   r->runs = v;
   size_t *w = realloc(r->point_of_run, n * sizeof *w);
@@ -591,7 +589,7 @@ static int runs_reserve(ana_results *r, size_t *cap) {
 /* Unwritten rows of /runs read as its fill value, so that must say "not
  * done" (a fill value of finished runs would turn one stored chunk into
  * millions of runs); without a done column every row must be written. */
-static int runs_fill_check(const ana_results *r, hid_t ds, int has_done, char *err,
+static int runs_fill_check(const fmt_results *r, hid_t ds, int has_done, char *err,
                            size_t errlen) {
   hid_t dcpl = H5Dget_create_plist(ds);
   H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
@@ -631,7 +629,7 @@ static int cmp_i64_pair(const void *x, const void *y) {
  * (point, replicate) pair that appears twice, a replicate outside the
  * declared count, and a point with more finished runs than the file
  * declares (replicates; when the file does not say, /runs rows / points). */
-static int runs_unique_check(const ana_results *r, int has_run, int has_replicate,
+static int runs_unique_check(const fmt_results *r, int has_run, int has_replicate,
                              int64_t replicates, int64_t appended, char *err, size_t errlen) {
   /* A refined file (refine appends fresh replicates R0, R0+1, ... after the
    * sweep's own rows): a point may hold its appended replicates too, never
@@ -695,7 +693,7 @@ out:
 
 /* replicates: what the file declares (its root attribute), 0 when it does
  * not say. */
-static int runs_read(ana_results *r, hid_t fid, int64_t replicates, int refined, char *err,
+static int runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined, char *err,
                      size_t errlen) {
   int rc = -1;
   hid_t ft, sp, mt = -1, msp = -1;
@@ -776,12 +774,12 @@ static int runs_read(ana_results *r, hid_t fid, int64_t replicates, int refined,
                  row, (long long)b->point, DSET_POINTS);
         goto done;
       }
-      if (b->outcome < ANA_RECOVERED || b->outcome > OUTCOME_MAX) {
+      if (b->outcome < ENG_OUTCOME_RECOVERED || b->outcome > OUTCOME_MAX) {
         snprintf(err, errlen, "%s: %s row %llu: outcome %lld is not an outcome code (0 to %d)",
                  r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
         goto done;
       }
-      if (b->outcome == ANA_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
+      if (b->outcome == ENG_OUTCOME_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
         snprintf(err, errlen, "%s: %s row %llu: a recovered run needs a recovery_ms >= 0, got %g",
                  r->path, DSET_RUNS, row, b->recovery_ms);
         goto done;
@@ -792,13 +790,13 @@ static int runs_read(ana_results *r, hid_t fid, int64_t replicates, int refined,
         goto done;
       }
       if (runs_reserve(r, &cap)) goto oom;
-      ana_run *run = &r->runs[r->n_runs];
+      fmt_run *run = &r->runs[r->n_runs];
       run->run = has[0] ? b->run : (int64_t)row;
       run->point = b->point;
       run->replicate = has[2] ? b->replicate : -1;
       run->seed = has[3] ? (uint64_t)b->seed : 0;
       run->outcome = (int32_t)b->outcome;
-      run->recovery_ms = run->outcome == ANA_RECOVERED ? b->recovery_ms : NAN;
+      run->recovery_ms = run->outcome == ENG_OUTCOME_RECOVERED ? b->recovery_ms : NAN;
       run->passed_slo = has[7] ? (b->passed_slo != 0) : -1;
       run->amplification = has[9] ? b->amplification : NAN;
       run->goodput_during = has[10] ? b->goodput_during : NAN;
@@ -843,7 +841,7 @@ done:
 
 enum { LABEL_LEN = 64 };
 
-static void labels_free(ana_results *r) {
+static void labels_free(fmt_results *r) {
   if (!r->labels) return;
   for (size_t a = 0; a < r->n_axes; a++) {
     if (!r->labels[a]) continue;
@@ -876,9 +874,9 @@ static int label_matches(const eng_config *defaults, const char *axis, const cha
 }
 
 /* Reads each axis's string column of /points_text (same rows as /points).
- * Optional: any problem just leaves the labels to ana_value_format, and a
+ * Optional: any problem just leaves the labels to the number (ana_value_format), and a
  * label that does not match its value (label_matches) is dropped alone. */
-static void labels_read(ana_results *r, hid_t fid) {
+static void labels_read(fmt_results *r, hid_t fid) {
   if (r->n_axes == 0 || r->n_points == 0 || H5Lexists(fid, DSET_POINTS_TEXT, H5P_DEFAULT) <= 0)
     return;
   hid_t ds = H5Dopen2(fid, DSET_POINTS_TEXT, H5P_DEFAULT);
@@ -941,7 +939,7 @@ static void labels_read(ana_results *r, hid_t fid) {
  * refuse a run bigger than this machine's memory — neither matters for
  * reading, and the first costs time on a large grid.) A text that does not
  * parse, or whose grid is not the table's, is ignored. */
-static void sweep_apply(ana_results *r, const char *text) {
+static void sweep_apply(fmt_results *r, const char *text) {
   swp_sweep sw;
   char msg[512];
   swp_sweep_init(&sw);
@@ -977,7 +975,7 @@ static void sweep_apply(ana_results *r, const char *text) {
     if (id < 0 || id >= sw.n_points) continue;
     eng_config cfg;
     if (swp_sweep_point_config(&sw, id, &cfg, msg, sizeof msg) != 0) continue;
-    ana_point_times *t = &r->times[p];
+    fmt_point_times *t = &r->times[p];
     t->horizon_ms = cfg.horizon_ms;
     t->fault_start_ms = eng_config_fault_start_ms(&cfg);
     t->fault_clear_ms = eng_config_fault_clear_ms(&cfg);
@@ -998,7 +996,7 @@ out:
 /* Opening                                                                   */
 /* ------------------------------------------------------------------------ */
 
-hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *err,
+hid_t fmt_open(const char *path, unsigned flags, int *format_version, char *err,
                   size_t errlen) {
   quiet_hdf5();
   struct stat st;
@@ -1031,10 +1029,10 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
   if (fid < 0) {
     char why[256];
     hdf5_reason(why, sizeof why);
-    if (swp_wlock_held_elsewhere(path) || strstr(why, "unable to lock file"))
+    if (fmt_lock_held_elsewhere(path) || strstr(why, "unable to lock file"))
       snprintf(err, errlen, "%s: another process is writing it (a sweep, resume, refine or "
                "merge); try again once it has finished", path);
-    else if (swp_journal_exists(path))
+    else if (fmt_journal_exists(path))
       snprintf(err, errlen, "%s: cannot open HDF5 file: damaged, but its journal %s.journal "
                "holds every committed run: 'stormsweep run ... --resume' (the command that wrote "
                "it) rebuilds it%s", path, path, why);
@@ -1055,10 +1053,10 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
   double version = NAN;
   int has_version = attr_double(root, ATTR_FORMAT_VERSION, &version) == 0;
   H5Gclose(root);
-  if (!format || strcmp(format, ANA_FORMAT_NAME) != 0) {
+  if (!format || strcmp(format, FMT_FORMAT_NAME) != 0) {
     if (format)
       snprintf(err, errlen, "%s: not a stormsweep result file (format is '%.100s', expected '%s')",
-               path, format, ANA_FORMAT_NAME);
+               path, format, FMT_FORMAT_NAME);
     else if (format_bad)
       snprintf(err, errlen, "%s: not a stormsweep result file (its '%s' attribute %s)", path,
                ATTR_FORMAT, format_bad);
@@ -1079,11 +1077,11 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
     H5Fclose(fid);
     return -1;
   }
-  if (version > ANA_FORMAT_VERSION) {
+  if (version > FMT_FORMAT_VERSION) {
     snprintf(err, errlen,
              "%s: format_version %.15g is newer than this stormsweep understands (%d); use a "
              "newer stormsweep",
-             path, version, ANA_FORMAT_VERSION);
+             path, version, FMT_FORMAT_VERSION);
     H5Fclose(fid);
     return -1;
   }
@@ -1093,7 +1091,7 @@ hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *e
 
 /* Checks an optional integer root attribute against what the tables say
  * (n_points, n_runs, ticks): a mismatch means a damaged or hand-made file. */
-static int attr_agrees(const ana_results *r, hid_t root, const char *name, double actual,
+static int attr_agrees(const fmt_results *r, hid_t root, const char *name, double actual,
                        const char *what, char *err, size_t errlen) {
   double v;
   if (attr_double(root, name, &v) != 0 || v == actual) return 0;
@@ -1106,7 +1104,7 @@ static int attr_agrees(const ana_results *r, hid_t root, const char *name, doubl
  * ticks the same for all and at most MAX_TICKS, with a row for every run
  * read. Sets r->n_ticks. A missing /ticks is fine (nothing to plot). */
 typedef struct ticks_check {
-  const ana_results *r;
+  const fmt_results *r;
   hsize_t rows, ticks;
   int64_t max_run;
   char *err;
@@ -1118,11 +1116,11 @@ typedef struct ticks_check {
 
 /* A member of a format 2 /ticks that is a coordinate (layout.h): a fixed
  * name, or a grid axis (a /points column, possibly as "axis_<key>"). */
-static int ticks_member_is_coord(const ana_results *r, const char *name) {
-  if (swp_layout_is_fixed_coord(name)) return 1;
+static int ticks_member_is_coord(const fmt_results *r, const char *name) {
+  if (fmt_layout_is_fixed_coord(name)) return 1;
   for (size_t a = 0; a < r->n_axes; a++) {
     char axis[160];
-    if (!strcmp(name, swp_layout_axis_coord(r->axes[a], axis, sizeof axis))) return 1;
+    if (!strcmp(name, fmt_layout_axis_coord(r->axes[a], axis, sizeof axis))) return 1;
   }
   return 0;
 }
@@ -1130,7 +1128,7 @@ static int ticks_member_is_coord(const ana_results *r, const char *name) {
 static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info, void *data) {
   (void)info;
   ticks_check *tc = data;
-  const ana_results *r = tc->r;
+  const fmt_results *r = tc->r;
   const char *bad = swp_text_problem(name, MAX_NAME_BYTES, 0);
   if (bad) {
     snprintf(tc->err, tc->errlen, "%s: a member name of %s %s (at most %d bytes of printable "
@@ -1202,7 +1200,7 @@ static herr_t ticks_visit(hid_t group, const char *name, const H5L_info_t *info,
   return 0;
 }
 
-static int ticks_read(ana_results *r, hid_t fid, double *chunk_bytes, hsize_t *chunk_ticks,
+static int ticks_read(fmt_results *r, hid_t fid, double *chunk_bytes, hsize_t *chunk_ticks,
                       char *err, size_t errlen) {
   *chunk_bytes = 0;
   *chunk_ticks = 0;
@@ -1237,8 +1235,8 @@ static int ticks_read(ana_results *r, hid_t fid, double *chunk_bytes, hsize_t *c
 
 /* The ticks a band of point p uses: its runs' own tick count, else its
  * horizon, else the file's (ticks, the /ticks width). */
-static int64_t point_band_ticks(const ana_results *r, size_t p, int64_t own, int64_t ticks) {
-  const ana_point_times *pt = &r->times[p];
+static int64_t point_band_ticks(const fmt_results *r, size_t p, int64_t own, int64_t ticks) {
+  const fmt_point_times *pt = &r->times[p];
   if (own < 0 && isfinite(pt->horizon_ms) && isfinite(r->tick_ms) && r->tick_ms > 0 &&
       pt->horizon_ms / r->tick_ms < (double)MAX_TICKS)
     own = (int64_t)ceil(pt->horizon_ms / r->tick_ms - 1e-9);
@@ -1246,10 +1244,10 @@ static int64_t point_band_ticks(const ana_results *r, size_t p, int64_t own, int
 }
 
 /* Reading a point's band decompresses every chunk its rows touch, once per
- * row (ana_band_read keeps one chunk cached): refuses a file whose chunks
+ * row (fmt_bins_read keeps one chunk cached): refuses a file whose chunks
  * make some point cost more than MAX_BAND_OVERREAD beyond the ticks it
  * uses (a (1, 10^8) chunk under runs of 3000 ticks is 400 MB per row). */
-static int band_work_check(const ana_results *r, double chunk_bytes, hsize_t chunk_ticks,
+static int band_work_check(const fmt_results *r, double chunk_bytes, hsize_t chunk_ticks,
                            char *err, size_t errlen) {
   if (chunk_bytes <= 0 || chunk_ticks < 1 || r->n_ticks <= 0 || r->n_points == 0) return 0;
   size_t *rows = calloc(r->n_points, sizeof *rows);
@@ -1286,7 +1284,7 @@ out:
   return rc;
 }
 
-int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen) {
+int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   r->tick_ms = r->slo_ms = NAN;
   r->path = strdup(path);
@@ -1296,7 +1294,7 @@ int ana_results_read(ana_results *r, const char *path, char *err, size_t errlen)
   }
   char *sweep_text = NULL;
   hid_t root = -1;
-  hid_t fid = ana_h5_open(path, H5F_ACC_RDONLY, &r->format_version, err, errlen);
+  hid_t fid = fmt_open(path, H5F_ACC_RDONLY, &r->format_version, err, errlen);
   if (fid < 0) goto fail;
   root = H5Gopen2(fid, "/", H5P_DEFAULT);
   if (root < 0) {
@@ -1359,14 +1357,14 @@ fail:
   free(sweep_text);
   if (root >= 0) H5Gclose(root);
   if (fid >= 0) H5Fclose(fid);
-  ana_results_free(r);
+  fmt_results_free(r);
   return -1;
 }
 
 /* The role of each axis: the file's scenario_axes attribute (the sweep's
  * [sweep] overrides resolved when it was written), or for older files each
  * setting's default role. A damaged attribute falls back to the defaults. */
-static int roles_read(ana_results *r, hid_t root) {
+static int roles_read(fmt_results *r, hid_t root) {
   r->scenario = calloc(r->n_axes ? r->n_axes : 1, 1);
   if (!r->scenario) return -1;
   char *list = attr_string(root, "scenario_axes", MAX_SHORT_TEXT * 64, 0, NULL);
@@ -1388,11 +1386,11 @@ static int roles_read(ana_results *r, hid_t root) {
   return 0;
 }
 
-int ana_axis_is_scenario(const ana_results *r, size_t axis) {
+int fmt_axis_is_scenario(const fmt_results *r, size_t axis) {
   return r->scenario && axis < r->n_axes && r->scenario[axis];
 }
 
-void ana_results_free(ana_results *r) {
+void fmt_results_free(fmt_results *r) {
   labels_free(r);
   free(r->scenario);
   if (r->axes)
@@ -1412,9 +1410,9 @@ void ana_results_free(ana_results *r) {
 /* /ticks                                                                    */
 /* ------------------------------------------------------------------------ */
 
-int ana_metric_exists(const ana_results *r, const char *metric) {
+int fmt_metric_exists(const fmt_results *r, const char *metric) {
   char err[256];
-  hid_t fid = ana_h5_open(r->path, H5F_ACC_RDONLY, NULL, err, sizeof err);
+  hid_t fid = fmt_open(r->path, H5F_ACC_RDONLY, NULL, err, sizeof err);
   if (fid < 0) return -1;
   char name[256];
   snprintf(name, sizeof name, "%s/%s", GROUP_TICKS, metric);
@@ -1424,23 +1422,20 @@ int ana_metric_exists(const ana_results *r, const char *metric) {
 }
 
 
-void ana_band_free(ana_band *b) {
+void fmt_bins_free(fmt_bins *b) {
   free(b->t_ms);
-  free(b->p05);
-  free(b->p50);
-  free(b->p95);
-  free(b->mean);
+  free(b->cell);
   memset(b, 0, sizeof *b);
 }
 
-int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t point_index,
+int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t point_index,
                   size_t max_bins, char *err, size_t errlen) {
   memset(b, 0, sizeof *b);
   int rc = -1;
   hid_t fid = -1, ds = -1, sp = -1, msp = -1;
   int64_t *rows = NULL;
   int32_t *block = NULL;
-  double *cell = NULL, *col = NULL;
+  double *cell = NULL;
   char name[256];
   snprintf(name, sizeof name, "%s/%s", GROUP_TICKS, metric);
 
@@ -1456,7 +1451,7 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
     goto done;
   }
 
-  fid = ana_h5_open(r->path, H5F_ACC_RDONLY, NULL, err, errlen);
+  fid = fmt_open(r->path, H5F_ACC_RDONLY, NULL, err, errlen);
   if (fid < 0) goto done;
   if (H5Lexists(fid, GROUP_TICKS, H5P_DEFAULT) <= 0 || H5Lexists(fid, name, H5P_DEFAULT) <= 0) {
     snprintf(err, errlen, "%s: no %s dataset", r->path, name);
@@ -1530,13 +1525,8 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
     blen = chunk[1] <= TICK_BLOCK ? (int64_t)((TICK_BLOCK / chunk[1]) * chunk[1]) : TICK_BLOCK;
   if (blen <= 0) blen = per;
   block = malloc((size_t)blen * sizeof *block);
-  col = malloc(nrows * sizeof *col);
   b->t_ms = malloc(nbins * sizeof *b->t_ms);
-  b->p05 = malloc(nbins * sizeof *b->p05);
-  b->p50 = malloc(nbins * sizeof *b->p50);
-  b->p95 = malloc(nbins * sizeof *b->p95);
-  b->mean = malloc(nbins * sizeof *b->mean);
-  if (!cell || !block || !col || !b->t_ms || !b->p05 || !b->p50 || !b->p95 || !b->mean) goto oom;
+  if (!cell || !block || !b->t_ms) goto oom;
   for (size_t i = 0; i < nrows; i++) {
     double *out = cell + i * nbins;
     for (size_t k = 0; k < nbins; k++) out[k] = 0.0;
@@ -1562,28 +1552,19 @@ int ana_band_read(ana_band *b, const ana_results *r, const char *metric, size_t 
   double tick = isfinite(r->tick_ms) && r->tick_ms > 0 ? r->tick_ms : 1.0;
   for (size_t k = 0; k < nbins; k++) {
     int64_t lo = (int64_t)k * per, hi = lo + per < ticks ? lo + per : ticks;
-    double sum = 0.0;
-    for (size_t i = 0; i < nrows; i++) {
-      col[i] = cell[i * nbins + k];
-      sum += col[i];
-    }
-    ana_sort_doubles(col, nrows);
     b->t_ms[k] = 0.5 * (double)(lo + hi) * tick;
-    b->p05[k] = ana_quantile_sorted(col, nrows, 0.05);
-    b->p50[k] = ana_quantile_sorted(col, nrows, 0.50);
-    b->p95[k] = ana_quantile_sorted(col, nrows, 0.95);
-    b->mean[k] = sum / (double)nrows;
   }
+  b->cell = cell;
+  cell = NULL;
   rc = 0;
   goto done;
 oom:
   snprintf(err, errlen, "%s: out of memory reading %s", r->path, name);
 done:
-  if (rc != 0) ana_band_free(b);
+  if (rc != 0) fmt_bins_free(b);
   free(rows);
   free(block);
   free(cell);
-  free(col);
   if (msp >= 0) H5Sclose(msp);
   if (sp >= 0) H5Sclose(sp);
   if (ds >= 0) H5Dclose(ds);

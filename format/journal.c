@@ -38,7 +38,7 @@
 #include <zlib.h>
 
 #include "journal.h"
-#include "swp_internal.h"
+#include "fmt.h"
 
 #define J_MAGIC "SSWJRN1"
 #define J_ORDER 0x01020304u
@@ -46,7 +46,7 @@
 #define R_MAGIC 0x53524E31u
 #define R_FIXED (8 + 8 + 4 + 4 + 8 + 4 + 4 + sizeof(eng_summary) + 4 * ENG_M_COUNT)
 
-struct swp_journal {
+struct fmt_journal {
   int fd;
   char *path;
   int64_t n_runs;
@@ -60,37 +60,9 @@ struct swp_journal {
   size_t cap;
 };
 
-char *swp_path_suffixed(const char *path, const char *suffix) {
-  size_t n = strlen(path), m = strlen(suffix);
-  char *s = malloc(n + m + 1);
-  if (s) {
-    memcpy(s, path, n);
-    memcpy(s + n, suffix, m + 1);
-  }
-  return s;
-}
+char *fmt_journal_path(const char *h5path) { return fmt_path_suffixed(h5path, ".journal"); }
 
-int swp_mkstemp_beside(const char *path, const char *tag, char **name) {
-  size_t n = strlen(path) + strlen(tag) + 9;
-  *name = malloc(n);
-  if (!*name) {
-    errno = ENOMEM;
-    return -1;
-  }
-  snprintf(*name, n, "%s.%s-XXXXXX", path, tag);
-  int fd = mkstemp(*name);
-  if (fd < 0) {
-    int e = errno;
-    free(*name);
-    *name = NULL;
-    errno = e;
-  }
-  return fd;
-}
-
-char *swp_journal_path(const char *h5path) { return swp_path_suffixed(h5path, ".journal"); }
-
-uint32_t swp_journal_crc_text(const char *text) {
+uint32_t fmt_journal_crc_text(const char *text) {
   return (uint32_t)crc32(0L, (const Bytef *)text, (uInt)strlen(text));
 }
 
@@ -103,17 +75,6 @@ static uint32_t crc_bytes(uint32_t crc, const uint8_t *p, size_t n) {
     n -= part;
   }
   return crc;
-}
-
-int swp_fsync_dir(const char *path) {
-  char *copy = strdup(path);
-  if (!copy) return -1;
-  int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  free(copy);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
 }
 
 static int write_all(int fd, const void *p, size_t n, off_t at) {
@@ -144,7 +105,7 @@ static int read_all(int fd, void *p, size_t n, off_t at) {
   return 0;
 }
 
-static int grow(swp_journal *j, size_t n) {
+static int grow(fmt_journal *j, size_t n) {
   if (n <= j->cap) return 0;
   size_t c = j->cap ? j->cap : 65536;
   while (c < n) c *= 2;
@@ -155,23 +116,23 @@ static int grow(swp_journal *j, size_t n) {
   return 0;
 }
 
-static swp_journal *journal_alloc(const char *h5path, const swp_journal_id *id) {
-  swp_journal *j = calloc(1, sizeof *j);
+static fmt_journal *journal_alloc(const char *h5path, const fmt_journal_id *id) {
+  fmt_journal *j = calloc(1, sizeof *j);
   if (!j) return NULL;
   j->fd = -1;
-  j->path = swp_journal_path(h5path);
+  j->path = fmt_journal_path(h5path);
   j->n_runs = id->n_runs;
   j->ticks = id->ticks;
   j->at = malloc((size_t)(id->n_runs > 0 ? id->n_runs : 1) * sizeof *j->at);
   if (!j->path || !j->at) {
-    swp_journal_close(j);
+    fmt_journal_close(j);
     return NULL;
   }
   for (int64_t r = 0; r < id->n_runs; r++) j->at[r] = -1;
   return j;
 }
 
-void swp_journal_close(swp_journal *j) {
+void fmt_journal_close(fmt_journal *j) {
   if (!j) return;
   if (j->fd >= 0) close(j->fd);
   free(j->path);
@@ -184,10 +145,10 @@ void swp_journal_close(swp_journal *j) {
 #define PUT(p, off, v) memcpy((p) + (off), &(v), sizeof(v))
 #define GET(p, off, v) memcpy(&(v), (p) + (off), sizeof(v))
 
-int swp_journal_create(swp_journal **out, const char *h5path, const swp_journal_id *id,
+int fmt_journal_create(fmt_journal **out, const char *h5path, const fmt_journal_id *id,
                        char *err, size_t errlen) {
   *out = NULL;
-  swp_journal *j = journal_alloc(h5path, id);
+  fmt_journal *j = journal_alloc(h5path, id);
   if (!j) {
     swp_seterr(err, errlen, "%s: out of memory", h5path);
     return -1;
@@ -197,7 +158,7 @@ int swp_journal_create(swp_journal **out, const char *h5path, const swp_journal_
   uint32_t hlen = J_FIXED + tool_len + cmd_len + 4, order = J_ORDER;
   int32_t ssize = (int32_t)sizeof(eng_summary);
   if (grow(j, hlen) || !(j->command_line = strdup(cmd))) {
-    swp_journal_close(j);
+    fmt_journal_close(j);
     swp_seterr(err, errlen, "%s: out of memory", h5path);
     return -1;
   }
@@ -220,11 +181,11 @@ int swp_journal_create(swp_journal **out, const char *h5path, const swp_journal_
   uint32_t crc = crc_bytes(0, p, hlen - 4);
   PUT(p, hlen - 4, crc);
   j->fd = open(j->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (j->fd < 0 || write_all(j->fd, p, hlen, 0) || fdatasync(j->fd) || swp_fsync_dir(j->path)) {
+  if (j->fd < 0 || write_all(j->fd, p, hlen, 0) || fdatasync(j->fd) || fmt_fsync_dir(j->path)) {
     swp_seterr(err, errlen, "%s: cannot write its journal %s: %s", h5path, j->path,
                strerror(errno));
     if (j->fd >= 0) unlink(j->path);
-    swp_journal_close(j);
+    fmt_journal_close(j);
     return -1;
   }
   j->end = j->file_bytes = hlen;
@@ -239,7 +200,7 @@ static uint32_t get_u32(const uint8_t *p) {
 }
 
 /* Checks the header against id; names the first difference. */
-static int header_check(swp_journal *j, const char *h5path, const swp_journal_id *id,
+static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id *id,
                         int64_t size, char *err, size_t errlen) {
   uint8_t fixed[J_FIXED];
   if (size < J_FIXED + 4 || read_all(j->fd, fixed, J_FIXED, 0)) {
@@ -292,11 +253,11 @@ static int header_check(swp_journal *j, const char *h5path, const swp_journal_id
 
 /* Reads and checks the record at off into j->buf; returns its total size,
  * 0 where the valid prefix ends. */
-static int64_t record_at(swp_journal *j, int64_t off, int64_t size, int64_t *run) {
+static int64_t record_at(fmt_journal *j, int64_t off, int64_t size, int64_t *run) {
   uint32_t head[2];
   if (off + 12 > size || read_all(j->fd, head, 8, off) || head[0] != R_MAGIC) return 0;
-  size_t bound = swp_chunk_bound((size_t)j->ticks);
-  size_t shard_bound = swp_chunk_bound((size_t)j->ticks * ENG_MAX_SHARDS);
+  size_t bound = fmt_chunk_bound((size_t)j->ticks);
+  size_t shard_bound = fmt_chunk_bound((size_t)j->ticks * ENG_MAX_SHARDS);
   uint64_t len = head[1];
   if (len < R_FIXED || len > R_FIXED + (uint64_t)ENG_M_COUNT * bound + shard_bound ||
       (int64_t)(off + 12 + (int64_t)len) > size || grow(j, len + 8))
@@ -326,11 +287,11 @@ static int64_t record_at(swp_journal *j, int64_t off, int64_t size, int64_t *run
   return 12 + (int64_t)len;
 }
 
-int swp_journal_open(swp_journal **out, const char *h5path, const swp_journal_id *id,
+int fmt_journal_open(fmt_journal **out, const char *h5path, const fmt_journal_id *id,
                      int *exists, char *err, size_t errlen) {
   *out = NULL;
   *exists = 0;
-  swp_journal *j = journal_alloc(h5path, id);
+  fmt_journal *j = journal_alloc(h5path, id);
   if (!j) {
     swp_seterr(err, errlen, "%s: out of memory", h5path);
     return -1;
@@ -338,7 +299,7 @@ int swp_journal_open(swp_journal **out, const char *h5path, const swp_journal_id
   j->fd = open(j->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (j->fd < 0) {
     int e = errno;
-    swp_journal_close(j);
+    fmt_journal_close(j);
     if (e == ENOENT) return 0;
     swp_seterr(err, errlen, "%s: cannot open its journal: %s", h5path, strerror(e));
     return -1;
@@ -347,7 +308,7 @@ int swp_journal_open(swp_journal **out, const char *h5path, const swp_journal_id
   struct stat st;
   if (fstat(j->fd, &st) || header_check(j, h5path, id, (int64_t)st.st_size, err, errlen)) {
     if (!err || !err[0]) swp_seterr(err, errlen, "%s: cannot read its journal", h5path);
-    swp_journal_close(j);
+    fmt_journal_close(j);
     return -1;
   }
   j->file_bytes = (int64_t)st.st_size;
@@ -362,20 +323,20 @@ int swp_journal_open(swp_journal **out, const char *h5path, const swp_journal_id
   return 0;
 }
 
-int64_t swp_journal_count(const swp_journal *j) { return j ? j->count : 0; }
-int swp_journal_has(const swp_journal *j, int64_t run) {
+int64_t fmt_journal_count(const fmt_journal *j) { return j ? j->count : 0; }
+int fmt_journal_has(const fmt_journal *j, int64_t run) {
   return j && run >= 0 && run < j->n_runs && j->at[run] >= 0;
 }
-int64_t swp_journal_valid_bytes(const swp_journal *j) { return j->end; }
-int64_t swp_journal_file_bytes(const swp_journal *j) { return j->file_bytes; }
-const char *swp_journal_command_line(const swp_journal *j) {
+int64_t fmt_journal_valid_bytes(const fmt_journal *j) { return j->end; }
+int64_t fmt_journal_file_bytes(const fmt_journal *j) { return j->file_bytes; }
+const char *fmt_journal_command_line(const fmt_journal *j) {
   return j->command_line ? j->command_line : "";
 }
 
-int swp_journal_read(swp_journal *j, int64_t run, swp_run_record *rec, uint8_t **buf,
+int fmt_journal_read(fmt_journal *j, int64_t run, fmt_run_record *rec, uint8_t **buf,
                      size_t *cap, char *err, size_t errlen) {
   int64_t r = -1;
-  int64_t n = swp_journal_has(j, run) ? record_at(j, j->at[run], j->file_bytes, &r) : 0;
+  int64_t n = fmt_journal_has(j, run) ? record_at(j, j->at[run], j->file_bytes, &r) : 0;
   if (n <= 0 || r != run) {
     swp_seterr(err, errlen, "%s: run %lld's record no longer reads back", j->path,
                (long long)run);
@@ -424,7 +385,7 @@ int swp_journal_read(swp_journal *j, int64_t run, swp_run_record *rec, uint8_t *
   return 0;
 }
 
-int swp_journal_truncate_tail(swp_journal *j, char *err, size_t errlen) {
+int fmt_journal_truncate_tail(fmt_journal *j, char *err, size_t errlen) {
   if (j->file_bytes == j->end) return 0;
   if (ftruncate(j->fd, (off_t)j->end) || fdatasync(j->fd)) {
     swp_seterr(err, errlen, "%s: cutting its torn tail: %s", j->path, strerror(errno));
@@ -434,7 +395,7 @@ int swp_journal_truncate_tail(swp_journal *j, char *err, size_t errlen) {
   return 0;
 }
 
-int swp_journal_append(swp_journal *j, const swp_run_record *rec, char *err, size_t errlen) {
+int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, size_t errlen) {
   if (rec->run < 0 || rec->run >= j->n_runs) {
     swp_seterr(err, errlen, "%s: run %lld is outside the journal's %lld runs", j->path,
                (long long)rec->run, (long long)j->n_runs);
@@ -489,7 +450,7 @@ int swp_journal_append(swp_journal *j, const swp_run_record *rec, char *err, siz
   return 0;
 }
 
-int swp_journal_sync(swp_journal *j, char *err, size_t errlen) {
+int fmt_journal_sync(fmt_journal *j, char *err, size_t errlen) {
   if (fdatasync(j->fd)) {
     swp_seterr(err, errlen, "%s: fdatasync: %s", j->path, strerror(errno));
     return -1;
@@ -497,44 +458,20 @@ int swp_journal_sync(swp_journal *j, char *err, size_t errlen) {
   return 0;
 }
 
-int swp_journal_exists(const char *h5path) {
-  char *p = swp_journal_path(h5path);
+int fmt_journal_exists(const char *h5path) {
+  char *p = fmt_journal_path(h5path);
   struct stat st;
   int e = p && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
   free(p);
   return e;
 }
 
-int swp_journal_remove(const char *h5path) {
-  char *p = swp_journal_path(h5path);
+int fmt_journal_remove(const char *h5path) {
+  char *p = fmt_journal_path(h5path);
   if (!p) return -1;
   int rc = unlink(p);
   rc = rc && errno != ENOENT ? -1 : 0;
-  if (!rc) swp_fsync_dir(p);
+  if (!rc) fmt_fsync_dir(p);
   free(p);
-  return rc;
-}
-
-int swp_fsync_path(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
-}
-
-int swp_rename_into_place(const char *from, const char *to, int replace) {
-  int rc;
-  if (replace) {
-    rc = rename(from, to);
-  } else {
-    rc = renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
-    if (rc && (errno == EINVAL || errno == ENOSYS)) {
-      /* No RENAME_NOREPLACE here: link() refuses an existing name too. */
-      rc = link(from, to);
-      if (!rc) unlink(from);
-    }
-  }
-  if (!rc) swp_fsync_dir(to);
   return rc;
 }

@@ -17,15 +17,15 @@
 #include <unistd.h>
 
 #include "journal.h"
-#include "swp_internal.h"
+#include "fmt.h"
 #include "writelock.h"
 
-struct swp_wlock {
+struct fmt_lock {
   int fd;
   char *name;
 };
 
-static char *lock_name(const char *path) { return swp_path_suffixed(path, ".lock"); }
+static char *lock_name(const char *path) { return fmt_path_suffixed(path, ".lock"); }
 
 static struct flock first_byte(short type) {
   struct flock fl;
@@ -37,7 +37,7 @@ static struct flock first_byte(short type) {
   return fl;
 }
 
-int swp_wlock_acquire(swp_wlock **lock, const char *path, char *err, size_t errlen) {
+int fmt_lock_acquire(fmt_lock **lock, const char *path, char *err, size_t errlen) {
   *lock = NULL;
   char *name = lock_name(path);
   if (!name) {
@@ -77,7 +77,7 @@ int swp_wlock_acquire(swp_wlock **lock, const char *path, char *err, size_t errl
     struct stat a, b;
     if (fstat(fd, &a) == 0 && lstat(name, &b) == 0 && a.st_dev == b.st_dev &&
         a.st_ino == b.st_ino) {
-      swp_wlock *l = malloc(sizeof *l);
+      fmt_lock *l = malloc(sizeof *l);
       if (!l) {
         close(fd);
         free(name);
@@ -97,7 +97,7 @@ int swp_wlock_acquire(swp_wlock **lock, const char *path, char *err, size_t errl
   return 1;
 }
 
-void swp_wlock_release(swp_wlock *lock) {
+void fmt_lock_release(fmt_lock *lock) {
   if (!lock) return;
   unlink(lock->name); /* while still holding it: see the protocol above */
   close(lock->fd);
@@ -105,7 +105,7 @@ void swp_wlock_release(swp_wlock *lock) {
   free(lock);
 }
 
-int swp_wlock_held_elsewhere(const char *path) {
+int fmt_lock_held_elsewhere(const char *path) {
   char *name = lock_name(path);
   if (!name) return 0;
   int fd = open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -17,22 +17,22 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "swp.h"
+#include "fmt.h"
 
-struct swp_chunk_encoder {
+struct fmt_chunk_encoder {
   z_stream z;
   uint8_t *scratch; /* shuffled bytes */
   size_t n;         /* values per chunk */
 };
 
-size_t swp_chunk_bound(size_t n) { return (size_t)compressBound((uLong)(n * 4)); }
+size_t fmt_chunk_bound(size_t n) { return (size_t)compressBound((uLong)(n * 4)); }
 
-swp_chunk_encoder *swp_chunk_encoder_create(size_t n) {
-  swp_chunk_encoder *e = calloc(1, sizeof *e);
+fmt_chunk_encoder *fmt_chunk_encoder_create(size_t n) {
+  fmt_chunk_encoder *e = calloc(1, sizeof *e);
   if (!e) return NULL;
   e->n = n;
   e->scratch = malloc(n ? 4 * n : 1);
-  if (!e->scratch || deflateInit(&e->z, SWP_DEFLATE_LEVEL) != Z_OK) {
+  if (!e->scratch || deflateInit(&e->z, FMT_DEFLATE_LEVEL) != Z_OK) {
     free(e->scratch);
     free(e);
     return NULL;
@@ -40,14 +40,14 @@ swp_chunk_encoder *swp_chunk_encoder_create(size_t n) {
   return e;
 }
 
-void swp_chunk_encoder_destroy(swp_chunk_encoder *e) {
+void fmt_chunk_encoder_destroy(fmt_chunk_encoder *e) {
   if (!e) return;
   deflateEnd(&e->z);
   free(e->scratch);
   free(e);
 }
 
-size_t swp_chunk_encode(swp_chunk_encoder *e, const int32_t *values, uint8_t *out,
+size_t fmt_chunk_encode(fmt_chunk_encoder *e, const int32_t *values, uint8_t *out,
                         size_t outcap) {
   const uint8_t *src = (const uint8_t *)values;
   size_t n = e->n;

@@ -1,6 +1,7 @@
 /*
- * swp.h — public API of stormsweep sweeps (SPEC §3–4): sweep files, grid
- * expansion, the OpenMP driver and the HDF5 result writer.
+ * swp.h — public API of stormsweep sweeps: sweep files, grid expansion, the
+ * runs of a sweep and their seeds, and slices of them. Running a sweep is the
+ * driver's (drv.h), its result file the format library's (fmt.h).
  *
  * A sweep is a scenario (engine settings fixed for every run), grid axes
  * (settings that take a list of values), a replicate count and a master seed.
@@ -59,9 +60,7 @@
  * every grid point with eng_config_validate before anything runs.
  *
  * Threading: a parsed swp_sweep is read-only during a sweep and may be shared
- * by all threads. The writer (swp_h5out) is not thread-safe: the driver calls
- * it from one critical section; encoding chunks (swp_chunk_encode, one
- * encoder per thread) runs in the workers.
+ * by all threads.
  */
 #ifndef STORMSWEEP_SWP_H
 #define STORMSWEEP_SWP_H
@@ -181,28 +180,6 @@ void swp_sweep_point_describe(const swp_sweep *sw, int64_t point, char *buf, siz
 /* The effective sweep as INI text (malloc'd; NULL when out of memory). */
 char *swp_sweep_format(const swp_sweep *sw);
 
-/* ---- chunk encoding (thread-safe, pure) ---- */
-
-/* Deflate level of /ticks chunks. Measured on seed-study runs (19 metrics x
- * 10,000 ticks): levels 1-3 take zlib's fast path, about 1.9 ms per run and
- * 64 KB; levels 4-9 take 3.3-6.7 ms for 61 KB. Encoding was 15% of a sweep's
- * CPU at level 4, so 3 buys ~7% throughput for ~4% more disk. */
-#define SWP_DEFLATE_LEVEL 3
-
-/* Upper bound of an encoded chunk of n int32 values. */
-size_t swp_chunk_bound(size_t n);
-
-/* Encodes chunks of n int32 values exactly as HDF5's filter pipeline
- * shuffle(4) + deflate(SWP_DEFLATE_LEVEL) does, so the bytes can be written
- * with H5Dwrite_chunk and read back by any HDF5 reader. One encoder per
- * thread: it keeps its zlib state between chunks. */
-typedef struct swp_chunk_encoder swp_chunk_encoder;
-swp_chunk_encoder *swp_chunk_encoder_create(size_t n);
-void swp_chunk_encoder_destroy(swp_chunk_encoder *e);
-/* Returns the encoded size (<= outcap; swp_chunk_bound(n) always fits), 0 on failure. */
-size_t swp_chunk_encode(swp_chunk_encoder *e, const int32_t *values, uint8_t *out,
-                        size_t outcap);
-
 /* ---- subsets of a sweep: slices and resumption ---- */
 
 /* Which runs one process executes; the others stay unwritten (done = 0) in
@@ -226,14 +203,6 @@ size_t swp_chunk_encode(swp_chunk_encoder *e, const int32_t *values, uint8_t *ou
  *
  * done (n_runs flags, may be NULL) removes the runs a file already holds:
  * --resume runs only the rest. */
-/* One run named explicitly: its row in the file, point and replicate. Runs
- * of the sweep's own shape have run = point * replicates + replicate; runs
- * `refine` appends have any row past those (swp_h5out_append). */
-typedef struct swp_run_ref {
-  int64_t run, point;
-  int32_t replicate;
-} swp_run_ref;
-
 typedef struct swp_subset {
   int64_t slice_index, slice_count; /* slice_count 0 (or 1): every run */
   const uint8_t *done;
@@ -243,156 +212,20 @@ typedef struct swp_subset {
 int64_t swp_slice_of(int64_t replicates, int64_t slice_count, int64_t run);
 /* Parses "K/N" (0 <= K < N <= SWP_MAX_RUNS). Returns 0 or -1 with a message. */
 int swp_slice_parse(const char *text, int64_t *index, int64_t *count, char *err, size_t errlen);
+/* Whether run r of sw belongs to subset s (NULL: every run). */
+int swp_subset_has(const swp_sweep *sw, const swp_subset *s, int64_t r);
+/* The number of runs in subset s, without listing them (one pass over the runs). */
+int64_t swp_subset_count(const swp_sweep *sw, const swp_subset *s);
 
-/* ---- result file (layout: see h5out.c) ---- */
+/* A seed as the sweep file and every command spell it: a whole number in
+ * decimal ("010" is ten), or hexadecimal after 0x; blanks around it are
+ * ignored. Returns 0, or -1 for anything else (a sign, a fraction, a
+ * number past 2^64 - 1). */
+int swp_parse_seed(const char *text, uint64_t *out);
 
-typedef struct swp_h5out swp_h5out;
-
-typedef struct swp_run_record {
-  int64_t run, point;
-  int32_t replicate;
-  int32_t ticks;                     /* valid ticks of this run (<= the file's) */
-  eng_summary summary;
-  const uint8_t *chunk[ENG_M_COUNT]; /* swp_chunk_encode output of each metric */
-  size_t chunk_size[ENG_M_COUNT];
-  /* The run's per-shard queue depths (ticks x shard_queues, padded with -1)
-   * encoded the same way, when the sweep records them; else NULL, 0. */
-  const uint8_t *shard_chunk;
-  size_t shard_chunk_size;
-  double wall_s;                     /* wall time of the simulation */
-  int32_t thread;
-} swp_run_record;
-
-typedef struct swp_timing {
-  double wall_s;      /* whole sweep */
-  int32_t threads;
-  int64_t runs_done;  /* this session */
-  const char *started, *finished; /* ISO 8601 UTC */
-  double simulate_s, encode_s, write_s; /* swp_driver_result's breakdown */
-  int32_t ranks;      /* MPI processes (0 is taken as 1) */
-  int32_t sessions;   /* 0: the file's count, plus one when resumed */
-  const char *command_line; /* of this session when resumed (NULL: none) */
-} swp_timing;
-
-/* Creates path (truncating an existing file only with force) and writes every
- * object except run rows and ticks. command_line is stored as given. */
-int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
-                     const char *command_line, int force, char *err, size_t errlen);
-/* swp_h5out_create with flags: FORCE as force above; NO_JOURNAL writes no
- * FILE.journal (merge: its output is renamed into place only when whole);
- * NO_LOCK takes no FILE.lock; IN_PLACE creates path itself rather than a
- * temporary renamed over it (path is then a name the caller just made). */
-enum { SWP_H5OUT_FORCE = 1, SWP_H5OUT_NO_JOURNAL = 2, SWP_H5OUT_NO_LOCK = 4,
-       SWP_H5OUT_IN_PLACE = 8 };
-int swp_h5out_create_flags(swp_h5out **out, const char *path, const swp_sweep *sw,
-                           const char *command_line, unsigned flags, char *err, size_t errlen);
-/* What opening it salvaged or repaired ("" when nothing): e.g. a damaged
- * file rebuilt from its journal. For the caller to print. */
-const char *swp_h5out_note(const swp_h5out *o);
-/* Marks a new file as slice index/count (root attributes slice, slice_index,
- * slice_count); a file without them holds the whole sweep. */
-int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, size_t errlen);
-/* Reopens an interrupted result file to finish it (run --resume). Refuses,
- * naming the difference, a file of another sweep (effective sweep_text,
- * master seed, shapes) or another slice (slice_count 0: the whole sweep);
- * checks that every run marked done has all its /ticks chunks (a run that
- * lacks one is run again). With a journal (FILE.journal) every done run is
- * checked against it byte for byte, and a damaged file is rebuilt from it
- * (swp_h5out_note then says so); see docs/durability.md. A file another
- * process is writing (FILE.lock held) is refused. */
-int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw,
-                          int64_t slice_index, int64_t slice_count, char *err, size_t errlen);
-/* Reopens a complete whole-sweep file to append runs to it (refine): like
- * open_resume, but the file may hold more rows than the sweep's own runs
- * (earlier appends). Files written before the run dimension became
- * extendable are refused with a message. */
-int swp_h5out_open_append(swp_h5out **out, const char *path, const swp_sweep *sw, char *err,
-                          size_t errlen);
-/* Appends n rows (point[i], replicate[i]) at the end of every per-run
- * dataset, not done (done = 0), updates the root n_runs and commits; the
- * rows' run ids are first, first + 1, ... The driver then runs them like any
- * other (swp_driver_options.runs). */
-int swp_h5out_append(swp_h5out *o, int64_t n, const int64_t *point, const int32_t *replicate,
-                     int64_t *first, char *err, size_t errlen);
-/* The rows not done yet, in row order, as a malloc'd list (*refs NULL when
- * none). */
-int swp_h5out_pending(swp_h5out *o, swp_run_ref **refs, int64_t *n, char *err, size_t errlen);
-/* Rows in the file (the sweep's runs plus appended ones). */
-int64_t swp_h5out_rows(const swp_h5out *o);
-/* n_runs flags: the runs the file held when opened (all 0 for a new file). */
-const uint8_t *swp_h5out_done(const swp_h5out *o);
-int64_t swp_h5out_done_count(const swp_h5out *o);
-
-/* Writes one finished run: its /ticks chunks at once, its /runs row (done = 1)
- * and timing at the next commit (swp_h5out_flush or close), after the
- * chunks' index is on disk — so a file cut off at any moment never marks a
- * run done whose data it lacks. */
-int swp_h5out_write_run(swp_h5out *o, const swp_run_record *rec, char *err, size_t errlen);
-/* Commits: flush, write the pending rows, flush again. */
-int swp_h5out_flush(swp_h5out *o, char *err, size_t errlen);
-/* Commits, writes /timing attributes (and complete = 1 once every run is in)
- * and closes; o is freed even on error. After a failed write the file is
- * closed without writing anything more, so it keeps its last commit intact
- * for --resume. A resumed file is checked against its journal before it is
- * made complete and rebuilt from it if it differs; err then says so although
- * the call succeeds (err is "" otherwise). */
-int swp_h5out_close(swp_h5out *o, const swp_timing *timing, char *err, size_t errlen);
-/* Nonzero once a write failed. */
-int swp_h5out_failed(const swp_h5out *o);
-
-/* ISO 8601 UTC time, "2024-05-01T12:00:00Z". */
-void swp_time_iso8601(char *buf, size_t len);
-
-/* ---- the driver ---- */
-
-typedef struct swp_progress {
-  int64_t done, total;  /* runs */
-  int64_t outcomes[ENG_OUTCOME_COUNT];  /* by eng_outcome */
-  int64_t passed, failed;
-  double elapsed_s;
-} swp_progress;
-
-typedef void (*swp_progress_fn)(void *user, const swp_progress *p);
-
-typedef struct swp_driver_options {
-  int threads;                      /* <= 0: omp_get_max_threads() */
-  swp_progress_fn progress;         /* called from the writer's critical section */
-  void *progress_user;
-  double progress_interval_s;       /* at most this often (and once at the end) */
-  double flush_interval_s;          /* H5Fflush at most this often (default 2 s) */
-  const volatile sig_atomic_t *stop; /* when it turns nonzero, no new runs start */
-  const swp_subset *subset;         /* NULL: every run */
-  const swp_run_ref *runs;          /* non-NULL: exactly these runs, in this order (subset is
-                                       ignored; refine); not supported by the MPI driver */
-  int64_t n_runs;                   /* entries of runs */
-} swp_driver_options;
-
-typedef struct swp_driver_result {
-  swp_progress totals;
-  double wall_s;
-  /* Where the time went (wall seconds; not results, so summing across
-   * threads in completion order is harmless): */
-  double simulate_s;           /* eng_run_simulate, summed over runs */
-  double encode_s;             /* shuffle + deflate in the workers, summed */
-  double write_s;              /* inside the single writer: rows, chunks, flushes */
-  double wait_s;               /* threads waiting for the writer, summed (OpenMP driver) */
-  int threads;                 /* computing threads, over all ranks */
-  int ranks;                   /* MPI processes (1 without MPI) */
-  int stopped;                 /* the stop flag ended the sweep early */
-  int write_failed;            /* the writer failed: the file is incomplete */
-  char first_error[512];       /* first failed run (with its seed) or write error */
-} swp_driver_result;
-
-/* Runs every run of a checked sweep (or of opt->subset) and writes it
- * through out. Returns 0 when every such run was simulated and written, -1
- * otherwise (res says why; runs that fail do not stop the others, a write
- * failure does). res->totals.total is the number of runs selected. */
-int swp_sweep_execute(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
-                      swp_driver_result *res);
-
-/* ---- CLI entry points (cmd_run.c; also declared in cli/commands.h) ---- */
-int cmd_run(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_merge(int argc, char **argv); /* merge.c */
+/* snprintf into err (no-op when err is NULL): the message convention of
+ * every library of stormsweep. */
+void swp_seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

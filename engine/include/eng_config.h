@@ -153,6 +153,11 @@ const eng_setting *eng_settings_at(size_t i);
 const eng_setting *eng_settings_find(const char *key);
 /* Closest known key by edit distance, for "did you mean" messages; NULL if none is close. */
 const char *eng_settings_suggest(const char *key);
+/* The one "did you mean" rule of stormsweep: the candidate among the first n
+ * of cands (or up to a NULL) nearest to word by edit distance, ignoring case
+ * — one edit for words of up to 4 characters, two up to 8, three beyond, or a
+ * candidate containing the word (or the reverse) — else NULL. */
+const char *eng_suggest(const char *word, const char *const *cands, size_t n);
 
 /* Parses value for key into cfg. Returns 0, or -1 with a message such as
  * "capacity_factor: must be >= 1 or inf, got 0.5". */

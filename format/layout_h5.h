@@ -9,7 +9,7 @@
 
 #include <hdf5.h>
 
-#include "swp_internal.h"
+#include "fmt.h"
 
 /* The in-memory /runs row: HDF5 converts it to the packed file layout. */
 typedef struct run_row {
@@ -20,27 +20,27 @@ typedef struct run_row {
 } run_row;
 
 /* Memory (run_row) and packed file compound types of /runs. */
-int swp_layout_runs_types(hid_t *mem, hid_t *file);
+int fmt_layout_runs_types(hid_t *mem, hid_t *file);
 /* The /runs `columns` attribute: "name: what it is" per line (malloc'd). */
-char *swp_layout_runs_doc(void);
+char *fmt_layout_runs_doc(void);
 
 /* A scalar numeric attribute read as mem_type: 0, 1 when missing, -1 when
  * malformed. A scalar string attribute malloc'd into *out: the same. */
-int swp_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v);
-int swp_layout_attr_str(hid_t obj, const char *name, char **out);
+int fmt_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v);
+int fmt_layout_attr_str(hid_t obj, const char *name, char **out);
 
 /* Reads the root attributes into info and checks them (format, version =
- * SWP_FORMAT_VERSION, dimensions, printable text). -1 with a message. */
-int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err, size_t errlen);
+ * FMT_FORMAT_VERSION, dimensions, printable text). -1 with a message. */
+int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err, size_t errlen);
 /* Opens /runs (with its memory row type), /ticks/<metric>, /timing/run_*,
  * /ticks/outcome and, when present, /ticks/shard_queue_depth (*shardq -1 and
  * *shards_n 0 otherwise), checking their types, shapes and storage against
  * info. -1 with a message naming what differs. */
-int swp_layout_open_datasets(hid_t f, const char *path, const swp_h5info *info, hid_t *runs,
+int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hid_t *runs,
                              hid_t *runs_mem, hid_t ticks[], hid_t *wall, hid_t *thread,
                              hid_t *outcome, hid_t *shardq, int32_t *shards_n, char *err,
                              size_t errlen);
 /* The done column of /runs, n_runs flags (1 for any nonzero value). */
-int swp_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done);
+int fmt_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done);
 
 #endif

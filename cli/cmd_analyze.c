@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ana.h"
+#include "cli.h"
 #include "textsafe.h"
 
 #define DEFAULT_SLO_MS 1500.0
@@ -165,9 +166,9 @@ static void opts_init(cli_opts *o, const char *cmd) {
 }
 
 /* Loads the file and computes the summary. Returns 0, or an exit status. */
-static int load(const cli_opts *o, ana_results *r, ana_summary *s) {
+static int load(const cli_opts *o, fmt_results *r, ana_summary *s) {
   char err[1024];
-  if (ana_results_read(r, o->file, err, sizeof err) != 0) {
+  if (fmt_results_read(r, o->file, err, sizeof err) != 0) {
     /* The message may quote the file's own strings. */
     fprintf(stderr, "stormsweep %s: ", o->cmd);
     ana_term_fputs(stderr, err, 0);
@@ -177,7 +178,7 @@ static int load(const cli_opts *o, ana_results *r, ana_summary *s) {
   double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : DEFAULT_SLO_MS;
   if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
-    ana_results_free(r);
+    fmt_results_free(r);
     return 1;
   }
   return 0;
@@ -186,7 +187,7 @@ static int load(const cli_opts *o, ana_results *r, ana_summary *s) {
 /* Everything printed from the file (and its path) goes through
  * ana_term_fputs: a file must not be able to move the cursor or rewrite a
  * line of the verdict on the screen. */
-static void file_header(FILE *out, const ana_results *r) {
+static void file_header(FILE *out, const fmt_results *r) {
   ana_term_fputs(out, r->path, 0);
   fprintf(out, ": %zu grid points, %zu finished runs", r->n_points, r->n_runs);
   if (r->n_skipped)
@@ -201,7 +202,7 @@ static void file_header(FILE *out, const ana_results *r) {
   fprintf(out, "\n\n");
 }
 
-static char *recommendation_make(const cli_opts *o, const ana_results *r, const ana_summary *s,
+static char *recommendation_make(const cli_opts *o, const fmt_results *r, const ana_summary *s,
                                  ana_reco *rec) {
   ana_reco_opts ro = {o->max_meta, o->min_pass};
   if (ana_recommend(rec, r, s, &ro) != 0) return NULL;
@@ -258,7 +259,7 @@ int cmd_analyze(int argc, char **argv) {
     analyze_help();
     return 0;
   }
-  ana_results r;
+  fmt_results r;
   ana_summary s;
   if ((rc = load(&o, &r, &s)) != 0) return rc;
   ana_reco rec;
@@ -289,7 +290,7 @@ int cmd_analyze(int argc, char **argv) {
   free(text);
   ana_reco_free(&rec);
   ana_summary_free(&s);
-  ana_results_free(&r);
+  fmt_results_free(&r);
   return rc;
 }
 
@@ -334,7 +335,7 @@ int cmd_recommend(int argc, char **argv) {
     recommend_help();
     return 0;
   }
-  ana_results r;
+  fmt_results r;
   ana_summary s;
   if ((rc = load(&o, &r, &s)) != 0) return rc;
   ana_reco rec;
@@ -350,7 +351,7 @@ int cmd_recommend(int argc, char **argv) {
   free(text);
   ana_reco_free(&rec);
   ana_summary_free(&s);
-  ana_results_free(&r);
+  fmt_results_free(&r);
   return rc;
 }
 
@@ -391,13 +392,13 @@ static void report_help(void) {
       "SIGINT/SIGTERM (gnuplot stopped, an earlier report left as it was)\n");
 }
 
-static long axis_lookup(const ana_results *r, const char *name) {
+static long axis_lookup(const fmt_results *r, const char *name) {
   for (size_t a = 0; a < r->n_axes; a++)
     if (!strcmp(r->axes[a], name)) return (long)a;
   return -1;
 }
 
-static void axes_list(const ana_results *r, char *buf, size_t len) {
+static void axes_list(const fmt_results *r, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = '\0';
   for (size_t a = 0; a < r->n_axes && used < len; a++) {
@@ -412,7 +413,7 @@ static void axes_list(const ana_results *r, char *buf, size_t len) {
 
 /* Parses "3,17,42" into point ids that exist in r. Returns the count, or -1
  * after printing a message. */
-static long points_parse(const cli_opts *o, const ana_results *r, int64_t *ids, size_t cap) {
+static long points_parse(const cli_opts *o, const fmt_results *r, int64_t *ids, size_t cap) {
   size_t n = 0;
   const char *p = o->points;
   while (*p) {
@@ -424,7 +425,7 @@ static long points_parse(const cli_opts *o, const ana_results *r, int64_t *ids, 
               o->points);
       return -1;
     }
-    if (ana_results_point_index(r, v) < 0) {
+    if (fmt_results_point_index(r, v) < 0) {
       fprintf(stderr, "stormsweep report: --points: %s has no point %lld (ids 0..%zu)\n",
               r->path, v, r->n_points ? r->n_points - 1 : 0);
       return -1;
@@ -456,7 +457,7 @@ int cmd_report(int argc, char **argv) {
     fprintf(stderr, "stormsweep report: missing -o DIR (the directory to write)\n");
     return 2;
   }
-  ana_results r;
+  fmt_results r;
   ana_summary s;
   if ((rc = load(&o, &r, &s)) != 0) return rc;
   ana_report_opts ro = {0};
@@ -495,6 +496,6 @@ int cmd_report(int argc, char **argv) {
     }
   }
   ana_summary_free(&s);
-  ana_results_free(&r);
+  fmt_results_free(&r);
   return rc;
 }

@@ -1,9 +1,10 @@
 /*
- * ana_h5.h — HDF5 helpers shared by the analysis modules that touch files
- * (reader.c, store.c); internal to the analysis library.
+ * open.h — opening an existing result file for reading (or, for the groups
+ * analysis writes back, for writing) with its identity checked; internal to
+ * the format library.
  */
-#ifndef STORMSWEEP_ANA_H5_H
-#define STORMSWEEP_ANA_H5_H
+#ifndef STORMSWEEP_FMT_OPEN_H
+#define STORMSWEEP_FMT_OPEN_H
 
 #include <stddef.h>
 
@@ -16,7 +17,6 @@
  * and a whole format_version this build understands. Returns the file id,
  * or -1 with a one-line message in err. Also turns off HDF5's automatic
  * error-stack printing. */
-hid_t ana_h5_open(const char *path, unsigned flags, int *format_version, char *err,
-                  size_t errlen);
+hid_t fmt_open(const char *path, unsigned flags, int *format_version, char *err, size_t errlen);
 
 #endif

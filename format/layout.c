@@ -13,25 +13,25 @@
 
 #include "layout.h"
 #include "layout_h5.h"
-#include "swp_internal.h"
+#include "fmt.h"
 
-#define FORMAT_NAME SWP_FORMAT_NAME
-#define FORMAT_VERSION SWP_FORMAT_VERSION
+#define FORMAT_NAME FMT_FORMAT_NAME
+#define FORMAT_VERSION FMT_FORMAT_VERSION
 #define MAX_TICKS (1 << 28) /* a chunk of 1 GiB: far beyond any sweep_check accepts */
 
-const char *const swp_run_coord_names[SWP_RUN_COORDS] = {"point", "replicate", "seed", "outcome"};
+const char *const fmt_run_coord_names[FMT_RUN_COORDS] = {"point", "replicate", "seed", "outcome"};
 
-int swp_layout_is_fixed_coord(const char *name) {
-  if (!strcmp(name, SWP_COORD_RUN) || !strcmp(name, SWP_COORD_TIME) ||
-      !strcmp(name, SWP_COORD_SHARD) || !strcmp(name, SWP_TICKS_SHARD_QUEUES))
+int fmt_layout_is_fixed_coord(const char *name) {
+  if (!strcmp(name, FMT_COORD_RUN) || !strcmp(name, FMT_COORD_TIME) ||
+      !strcmp(name, FMT_COORD_SHARD) || !strcmp(name, FMT_TICKS_SHARD_QUEUES))
     return 1;
-  for (int i = 0; i < SWP_RUN_COORDS; i++)
-    if (!strcmp(name, swp_run_coord_names[i])) return 1;
+  for (int i = 0; i < FMT_RUN_COORDS; i++)
+    if (!strcmp(name, fmt_run_coord_names[i])) return 1;
   return 0;
 }
 
-const char *swp_layout_axis_coord(const char *key, char *buf, size_t len) {
-  int taken = swp_layout_is_fixed_coord(key);
+const char *fmt_layout_axis_coord(const char *key, char *buf, size_t len) {
+  int taken = fmt_layout_is_fixed_coord(key);
   for (int m = 0; m < ENG_M_COUNT && !taken; m++)
     taken = !strcmp(key, eng_metric_get_info((eng_metric)m)->name);
   snprintf(buf, len, "%s%s", taken ? "axis_" : "", key);
@@ -102,7 +102,7 @@ _Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8,
 
 
 
-char *swp_layout_runs_doc(void) {
+char *fmt_layout_runs_doc(void) {
   size_t len = 1;
   for (size_t i = 0; i < N_RUN_COLUMNS; i++)
     len += strlen(run_columns[i].name) + strlen(run_columns[i].doc) + 3;
@@ -141,7 +141,7 @@ static hid_t outcome_type(hid_t base) {
 }
 
 /* Memory and packed file compound types of /runs. */
-int swp_layout_runs_types(hid_t *mem, hid_t *file) {
+int fmt_layout_runs_types(hid_t *mem, hid_t *file) {
   size_t fsize = 0;
   for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
     switch (run_columns[i].kind) {
@@ -184,7 +184,7 @@ int swp_layout_runs_types(hid_t *mem, hid_t *file) {
 
 /* ---- reading a result file: the layout checks shared by resume and merge ---- */
 
-void swp_h5info_free(swp_h5info *info) {
+void fmt_info_free(fmt_info *info) {
   free(info->tool_version);
   free(info->sweep_text);
   free(info->sweep_source);
@@ -197,7 +197,7 @@ void swp_h5info_free(swp_h5info *info) {
 
 /* A scalar attribute (integer or float class) read as mem_type. Returns 0, 1
  * when missing, -1 when malformed (not scalar, not a number). */
-int swp_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
+int fmt_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
   htri_t ex = H5Aexists(obj, name);
   if (ex == 0) return 1;
   if (ex < 0) return -1;
@@ -217,7 +217,7 @@ int swp_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
 
 /* A scalar string attribute, fixed or variable length, malloc'd into *out.
  * Returns 0, 1 when missing, -1 when malformed. */
-int swp_layout_attr_str(hid_t obj, const char *name, char **out) {
+int fmt_layout_attr_str(hid_t obj, const char *name, char **out) {
   *out = NULL;
   htri_t ex = H5Aexists(obj, name);
   if (ex == 0) return 1;
@@ -255,11 +255,11 @@ int swp_layout_attr_str(hid_t obj, const char *name, char **out) {
 }
 
 /* Reads and checks the root attributes. */
-int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
+int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
                          size_t errlen) {
   memset(info, 0, sizeof *info);
   char *format = NULL;
-  int rc = swp_layout_attr_str(f, "format", &format);
+  int rc = fmt_layout_attr_str(f, "format", &format);
   if (rc || strcmp(format, FORMAT_NAME)) {
     if (rc)
       swp_seterr(err, errlen, "%s: not a stormsweep result file (no 'format' attribute)", path);
@@ -269,14 +269,14 @@ int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
     return -1;
   }
   free(format);
-  if (swp_layout_attr_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
+  if (fmt_layout_attr_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
     swp_seterr(err, errlen, "%s: no readable 'format_version' attribute", path);
     return -1;
   }
   if (info->format_version != FORMAT_VERSION) {
     /* resume, refine and merge write into (or next to) the file: one file
      * never mixes two layouts. Reading is the readers' job (layout.h). */
-    if (info->format_version >= SWP_FORMAT_VERSION_MIN_READ &&
+    if (info->format_version >= FMT_FORMAT_VERSION_MIN_READ &&
         info->format_version < FORMAT_VERSION)
       swp_seterr(err, errlen, "%s: result file format_version %d, but this stormsweep (%s) writes "
                  "format_version %d: resume, refine and merge do not mix the two layouts "
@@ -289,24 +289,24 @@ int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
     return -1;
   }
   const char *bad = NULL;
-  if (swp_layout_attr_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
-  else if (swp_layout_attr_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
-  else if (swp_layout_attr_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
-  else if (swp_layout_attr_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
-  else if (swp_layout_attr_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
-  else if (swp_layout_attr_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
-  else if (swp_layout_attr_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
-  else if (swp_layout_attr_str(f, "tool_version", &info->tool_version)) bad = "tool_version";
-  else if (swp_layout_attr_str(f, "sweep_text", &info->sweep_text)) bad = "sweep_text";
-  else if (swp_layout_attr_str(f, "sweep_source", &info->sweep_source) < 0) bad = "sweep_source";
-  else if (swp_layout_attr_str(f, "sweep_source_text", &info->sweep_source_text) < 0)
+  if (fmt_layout_attr_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
+  else if (fmt_layout_attr_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
+  else if (fmt_layout_attr_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
+  else if (fmt_layout_attr_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
+  else if (fmt_layout_attr_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
+  else if (fmt_layout_attr_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
+  else if (fmt_layout_attr_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
+  else if (fmt_layout_attr_str(f, "tool_version", &info->tool_version)) bad = "tool_version";
+  else if (fmt_layout_attr_str(f, "sweep_text", &info->sweep_text)) bad = "sweep_text";
+  else if (fmt_layout_attr_str(f, "sweep_source", &info->sweep_source) < 0) bad = "sweep_source";
+  else if (fmt_layout_attr_str(f, "sweep_source_text", &info->sweep_source_text) < 0)
     bad = "sweep_source_text";
-  else if (swp_layout_attr_str(f, "command_line", &info->command_line) < 0) bad = "command_line";
+  else if (fmt_layout_attr_str(f, "command_line", &info->command_line) < 0) bad = "command_line";
   if (bad) {
     swp_seterr(err, errlen, "%s: missing or malformed root attribute '%s'", path, bad);
     return -1;
   }
-  int crn = swp_layout_attr_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
+  int crn = fmt_layout_attr_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
   if (crn < 0 || info->crn < 0 || info->crn > 1) {
     swp_seterr(err, errlen, "%s: malformed root attribute 'crn'", path);
     return -1;
@@ -328,8 +328,8 @@ int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
       free(*optional[i]);
       *optional[i] = NULL;
     }
-  int si = swp_layout_attr_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
-  int sc = swp_layout_attr_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
+  int si = fmt_layout_attr_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
+  int sc = fmt_layout_attr_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
   if (si < 0 || sc < 0 || si != sc) {
     swp_seterr(err, errlen, "%s: malformed slice attributes", path);
     return -1;
@@ -361,13 +361,13 @@ int swp_layout_read_info(hid_t f, const char *path, swp_h5info *info, char *err,
 /* Format 2's /ticks coordinates: the run scale, /ticks/outcome (opened into
  * *outcome, n_runs int8 values) and, when present, /ticks/shard_queue_depth
  * (int32 [n_runs, ticks, shards], chunks of one run, our filters). */
-static int layout_open_coords(hid_t f, const swp_h5info *info, hid_t *outcome, hid_t *shardq,
+static int layout_open_coords(hid_t f, const fmt_info *info, hid_t *outcome, hid_t *shardq,
                               int32_t *shards_n, char *what, size_t whatlen) {
   *outcome = *shardq = -1;
   *shards_n = 0;
-  for (int i = -1; i < SWP_RUN_COORDS; i++) {
+  for (int i = -1; i < FMT_RUN_COORDS; i++) {
     char name[64];
-    snprintf(name, sizeof name, "ticks/%s", i < 0 ? SWP_COORD_RUN : swp_run_coord_names[i]);
+    snprintf(name, sizeof name, "ticks/%s", i < 0 ? FMT_COORD_RUN : fmt_run_coord_names[i]);
     hid_t ds = H5Lexists(f, name, H5P_DEFAULT) > 0 ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
     hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
     hsize_t dims[2] = {0, 0};
@@ -383,7 +383,7 @@ static int layout_open_coords(hid_t f, const swp_h5info *info, hid_t *outcome, h
     else H5Dclose(ds);
   }
   char name[64];
-  snprintf(name, sizeof name, "ticks/%s", SWP_TICKS_SHARD_QUEUES);
+  snprintf(name, sizeof name, "ticks/%s", FMT_TICKS_SHARD_QUEUES);
   if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
   *shardq = H5Dopen2(f, name, H5P_DEFAULT);
   hid_t t = *shardq < 0 ? -1 : H5Dget_type(*shardq), sp = *shardq < 0 ? -1 : H5Dget_space(*shardq),
@@ -400,7 +400,7 @@ static int layout_open_coords(hid_t f, const swp_h5info *info, hid_t *outcome, h
            H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
   ncd = 8;
   ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
-       ncd >= 1 && cd[0] == SWP_DEFLATE_LEVEL;
+       ncd >= 1 && cd[0] == FMT_DEFLATE_LEVEL;
   if (t >= 0) H5Tclose(t);
   if (sp >= 0) H5Sclose(sp);
   if (dcpl >= 0) H5Pclose(dcpl);
@@ -414,13 +414,13 @@ static int layout_open_coords(hid_t f, const swp_h5info *info, hid_t *outcome, h
 
 /* Opens /runs, /ticks/<metric> and /timing/run_* and checks their types and
  * shapes against info; *runs_mem gets the in-memory row type. */
-int swp_layout_open_datasets(hid_t f, const char *path, const swp_h5info *info, hid_t *runs,
+int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hid_t *runs,
                              hid_t *runs_mem, hid_t ticks[], hid_t *wall, hid_t *thread,
                              hid_t *outcome, hid_t *shardq, int32_t *shards_n, char *err,
                              size_t errlen) {
   hid_t ft = -1;
   char what[160] = "";
-  int rc = swp_layout_runs_types(runs_mem, &ft);
+  int rc = fmt_layout_runs_types(runs_mem, &ft);
   if (rc) snprintf(what, sizeof what, "building the /runs type");
   if (!rc) {
     *runs = H5Lexists(f, "runs", H5P_DEFAULT) > 0 ? H5Dopen2(f, "runs", H5P_DEFAULT) : -1;
@@ -474,11 +474,11 @@ int swp_layout_open_datasets(hid_t f, const char *path, const swp_h5info *info, 
            H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
       ncd = 8;
       ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
-           ncd >= 1 && cd[0] == SWP_DEFLATE_LEVEL;
+           ncd >= 1 && cd[0] == FMT_DEFLATE_LEVEL;
       if (!ok)
         snprintf(what, sizeof what,
                  "/%s is not stored as chunks of (1, %d) with shuffle + deflate %d", name,
-                 info->ticks, SWP_DEFLATE_LEVEL);
+                 info->ticks, FMT_DEFLATE_LEVEL);
     }
     if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);
@@ -512,7 +512,7 @@ int swp_layout_open_datasets(hid_t f, const char *path, const swp_h5info *info, 
 }
 
 /* The done column, in blocks. */
-int swp_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done) {
+int fmt_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done) {
   hid_t mt = H5Tcreate(H5T_COMPOUND, 1);
   H5Tinsert(mt, "done", 0, H5T_NATIVE_INT8);
   hid_t fs = H5Dget_space(runs);

@@ -127,17 +127,17 @@
 #include "journal.h"
 #include "layout.h"
 #include "layout_h5.h"
-#include "swp_internal.h"
+#include "fmt.h"
 #include "writelock.h"
 
-#define FORMAT_NAME SWP_FORMAT_NAME
-#define FORMAT_VERSION SWP_FORMAT_VERSION
+#define FORMAT_NAME FMT_FORMAT_NAME
+#define FORMAT_VERSION FMT_FORMAT_VERSION
 #define RUNS_CHUNK_ROWS 1024
 #define TICKS_FILL (-1)
 
 #define PEND_MAX 8192        /* rows staged before a commit is forced */
 
-struct swp_h5out {
+struct fmt_out {
   hid_t file;
   hid_t runs, runs_mem, runs_space;
   hid_t ticks[ENG_M_COUNT];
@@ -166,23 +166,23 @@ struct swp_h5out {
   size_t n_pend;
   char *path;
   /* Durability (journal.c, writelock.c, docs/durability.md). */
-  swp_wlock *lock;         /* our own one-writer lock, held until closed */
-  swp_journal *journal;    /* FILE.journal; NULL: none (merge, refine) */
+  fmt_lock *lock;         /* our own one-writer lock, held until closed */
+  fmt_journal *journal;    /* FILE.journal; NULL: none (merge, refine) */
   int replaying;           /* writing runs read from the journal: not journaled again */
   int64_t finish_runs;     /* runs that make the file finished (its slice, or n_runs) */
   int sync_file;           /* no journal: fdatasync the file between commit steps */
   char note[512];          /* what resume salvaged, for the caller to print */
-  swp_journal_id jid;      /* the journal's identity (jcmd: its command line) */
+  fmt_journal_id jid;      /* the journal's identity (jcmd: its command line) */
   char *jcmd;
 };
 
 /* A result file open read-only (merge). */
-struct swp_h5in {
+struct fmt_in {
   hid_t file, runs, runs_mem, wall, thread;
   hid_t ticks[ENG_M_COUNT];
   hid_t outcome, shardq; /* shardq -1: the file records no per-shard queues */
   int32_t shards_n;
-  swp_h5info info;
+  fmt_info info;
   char *path;
 };
 
@@ -441,7 +441,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
 
 /* ---- create ---- */
 
-void swp_time_iso8601(char *buf, size_t len) {
+void fmt_time_iso8601(char *buf, size_t len) {
   time_t now = time(NULL);
   struct tm tm;
   gmtime_r(&now, &tm);
@@ -450,7 +450,7 @@ void swp_time_iso8601(char *buf, size_t len) {
 
 static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_line) {
   char created[32];
-  swp_time_iso8601(created, sizeof created);
+  fmt_time_iso8601(created, sizeof created);
   char *text = swp_sweep_format(sw);
   const char **axes = malloc((sw->n_axes + 1) * sizeof *axes);
   /* The axes recommend treats as scenario (the world's), not tunables. */
@@ -496,9 +496,9 @@ static void runs_fill_row(run_row *fill) {
   fill->s.recovery_ms = NAN;
 }
 
-static int create_runs(swp_h5out *o) {
+static int create_runs(fmt_out *o) {
   hid_t ft;
-  if (swp_layout_runs_types(&o->runs_mem, &ft)) return -1;
+  if (fmt_layout_runs_types(&o->runs_mem, &ft)) return -1;
   run_row fill;
   runs_fill_row(&fill);
   hsize_t n = (hsize_t)o->n_runs;
@@ -519,7 +519,7 @@ static int create_runs(swp_h5out *o) {
   H5Tclose(ft);
   if (o->runs < 0) return -1;
   /* One line per column, for readers who only have the file. */
-  char *doc = swp_layout_runs_doc();
+  char *doc = fmt_layout_runs_doc();
   if (!doc) return -1;
   int arc = attr_str(o->runs, "columns", doc);
   free(doc);
@@ -532,7 +532,7 @@ static int create_runs(swp_h5out *o) {
  * own rows derive point and replicate from the row; appended rows (refine)
  * bring theirs. */
 typedef struct coord_ctx {
-  const swp_h5out *o;
+  const fmt_out *o;
   int which;                 /* 0 point, 1 replicate, 2 seed, 3 + a: axis a */
   const double *axis_values; /* n_points x n_axes, /points' numbers */
   size_t n_axes;
@@ -580,15 +580,15 @@ static double *points_numbers(const swp_sweep *sw) {
 
 /* Writes rows [first, first + n) of every run-indexed coordinate in group g
  * (point, replicate, seed and the axes; outcome is written at commit). */
-static int write_run_coords(swp_h5out *o, hid_t g, const swp_sweep *sw, const double *numbers,
+static int write_run_coords(fmt_out *o, hid_t g, const swp_sweep *sw, const double *numbers,
                             int64_t first, int64_t n, const int64_t *point,
                             const int32_t *replicate) {
   coord_ctx c = {o, 0, numbers, sw->n_axes ? sw->n_axes : 1, sw->crn, point, replicate, first};
   int rc = 0;
   for (int which = 0; which < 3 + (int)sw->n_axes && !rc; which++) {
     char axis[160];
-    const char *name = which < 3 ? swp_run_coord_names[which]
-                                 : swp_layout_axis_coord(sw->axes[which - 3].key, axis,
+    const char *name = which < 3 ? fmt_run_coord_names[which]
+                                 : fmt_layout_axis_coord(sw->axes[which - 3].key, axis,
                                                          sizeof axis);
     hid_t mt = which == 0 ? H5T_NATIVE_INT64 : which == 1 ? H5T_NATIVE_INT32
                : which == 2 ? H5T_NATIVE_UINT64 : H5T_NATIVE_DOUBLE;
@@ -634,14 +634,14 @@ static char *coords_attr(const swp_sweep *sw) {
   char *s = malloc(len);
   if (!s) return NULL;
   s[0] = 0;
-  for (int i = 0; i < SWP_RUN_COORDS; i++) {
+  for (int i = 0; i < FMT_RUN_COORDS; i++) {
     strcat(s, i ? " " : "");
-    strcat(s, swp_run_coord_names[i]);
+    strcat(s, fmt_run_coord_names[i]);
   }
   for (size_t a = 0; a < sw->n_axes; a++) {
     char axis[160];
     strcat(s, " ");
-    strcat(s, swp_layout_axis_coord(sw->axes[a].key, axis, sizeof axis));
+    strcat(s, fmt_layout_axis_coord(sw->axes[a].key, axis, sizeof axis));
   }
   return s;
 }
@@ -654,24 +654,24 @@ static int ticks_var_attrs(hid_t ds, hid_t run_ds, hid_t time_ds, hid_t shard_ds
                  H5DSattach_scale(ds, time_ds, 1) < 0 ||
                  (shard_ds >= 0 && H5DSattach_scale(ds, shard_ds, 2) < 0) ||
                  /* h5py's d.dims[i].label, as format 1 had them */
-                 H5DSset_label(ds, 0, SWP_COORD_RUN) < 0 || H5DSset_label(ds, 1, SWP_COORD_TIME) < 0 ||
-                 (shard_ds >= 0 && H5DSset_label(ds, 2, SWP_COORD_SHARD) < 0)
+                 H5DSset_label(ds, 0, FMT_COORD_RUN) < 0 || H5DSset_label(ds, 1, FMT_COORD_TIME) < 0 ||
+                 (shard_ds >= 0 && H5DSset_label(ds, 2, FMT_COORD_SHARD) < 0)
              ? -1
              : 0;
 }
 
-static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
+static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   hsize_t n = (hsize_t)o->n_runs, t = (hsize_t)o->ticks_n;
   hid_t g = H5Gcreate2(o->file, "ticks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
   double tick_ms = sw->tick_ms;
-  hid_t run_ds = dataset_1d(g, SWP_COORD_RUN, H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
-  hid_t time_ds = dataset_1d(g, SWP_COORD_TIME, H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
+  hid_t run_ds = dataset_1d(g, FMT_COORD_RUN, H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
+  hid_t time_ds = dataset_1d(g, FMT_COORD_TIME, H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
   hid_t shard_ds = -1;
   int rc = run_ds < 0 || time_ds < 0 ? -1 : 0;
   if (!rc) rc = write_blocks(run_ds, H5T_NATIVE_INT64, 8, n, fill_run_index, NULL);
   if (!rc) rc = write_blocks(time_ds, H5T_NATIVE_DOUBLE, 8, t, fill_time, &tick_ms);
-  if (!rc) rc = H5DSset_scale(run_ds, SWP_COORD_RUN) < 0 || H5DSset_scale(time_ds, SWP_COORD_TIME) < 0;
+  if (!rc) rc = H5DSset_scale(run_ds, FMT_COORD_RUN) < 0 || H5DSset_scale(time_ds, FMT_COORD_TIME) < 0;
   if (!rc) rc = attr_str(run_ds, "units", "1") || attr_str(run_ds, "long_name", "run index (row of /runs)") ||
                 attr_str(time_ds, "units", "ms") ||
                 attr_str(time_ds, "long_name", "start of the tick");
@@ -684,7 +684,7 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
       "the run's random seed: eng_seed_derive(master_seed, point, replicate)"};
   for (int i = 0; i < 3 && !rc; i++) {
     hid_t type = i == 0 ? H5T_STD_I64LE : i == 1 ? H5T_STD_I32LE : H5T_STD_U64LE;
-    hid_t ds = run_coord(g, swp_run_coord_names[i], type, n, run_ds, coord_units[i],
+    hid_t ds = run_coord(g, fmt_run_coord_names[i], type, n, run_ds, coord_units[i],
                          coord_long[i], NULL, 0);
     rc = ds < 0 ? -1 : 0;
     if (ds >= 0) H5Dclose(ds);
@@ -693,7 +693,7 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
     /* Written at each commit, in place: allocated (and filled) now, like
      * /timing (see Durability). -1: not run yet. */
     int8_t none = -1;
-    o->outcome = run_coord(g, swp_run_coord_names[3], H5T_STD_I8LE, n, run_ds, "1",
+    o->outcome = run_coord(g, fmt_run_coord_names[3], H5T_STD_I8LE, n, run_ds, "1",
                            "the run's outcome (SPEC 2); -1: not run yet", &none, 1);
     int8_t flags[ENG_OUTCOME_COUNT + 1];
     char meanings[256] = "not_run";
@@ -717,7 +717,7 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
              named ? " (the index of its name; /points_text has the names)" : "");
     size_t kl = strlen(key);
     const char *units = kl > 3 && !strcmp(key + kl - 3, "_ms") ? "ms" : "1";
-    hid_t ds = run_coord(g, swp_layout_axis_coord(key, axis, sizeof axis), H5T_IEEE_F64LE, n,
+    hid_t ds = run_coord(g, fmt_layout_axis_coord(key, axis, sizeof axis), H5T_IEEE_F64LE, n,
                          run_ds, units, desc, NULL, 0);
     rc = ds < 0 ? -1 : 0;
     if (ds >= 0) H5Dclose(ds);
@@ -734,7 +734,7 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, chunk);
     H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, SWP_DEFLATE_LEVEL);
+    H5Pset_deflate(dcpl, FMT_DEFLATE_LEVEL);
     /* The fill value lives in the storage only: a _FillValue attribute
      * would make xarray decode the counts to float64 (layout.h). */
     H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
@@ -749,11 +749,11 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
   if (!rc && o->shards_n > 0) {
     /* Per-shard queue depths (record_shard_queues = on): runs x ticks x shards. */
     hsize_t s = (hsize_t)o->shards_n;
-    shard_ds = dataset_1d(g, SWP_COORD_SHARD, H5T_STD_I32LE, s, 0, NULL, 0, 0);
+    shard_ds = dataset_1d(g, FMT_COORD_SHARD, H5T_STD_I32LE, s, 0, NULL, 0, 0);
     int32_t *ids = shard_ds < 0 ? NULL : malloc((size_t)s * sizeof *ids);
     for (hsize_t k = 0; ids && k < s; k++) ids[k] = (int32_t)k;
     rc = !ids || H5Dwrite(shard_ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0 ||
-         H5DSset_scale(shard_ds, SWP_COORD_SHARD) < 0 || attr_str(shard_ds, "units", "1") ||
+         H5DSset_scale(shard_ds, FMT_COORD_SHARD) < 0 || attr_str(shard_ds, "units", "1") ||
          attr_str(shard_ds, "long_name", "shard index");
     free(ids);
     hsize_t d3[3] = {n, t, s}, c3[3] = {1, t, s}, m3[3] = {H5S_UNLIMITED, t, s};
@@ -761,10 +761,10 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 3, c3);
     H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, SWP_DEFLATE_LEVEL);
+    H5Pset_deflate(dcpl, FMT_DEFLATE_LEVEL);
     H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
     if (!rc)
-      o->shardq = H5Dcreate2(g, SWP_TICKS_SHARD_QUEUES, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl,
+      o->shardq = H5Dcreate2(g, FMT_TICKS_SHARD_QUEUES, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl,
                              H5P_DEFAULT);
     H5Pclose(dcpl);
     H5Sclose(sp);
@@ -782,7 +782,7 @@ static int create_ticks(swp_h5out *o, const swp_sweep *sw) {
   return rc;
 }
 
-static int create_timing(swp_h5out *o) {
+static int create_timing(fmt_out *o) {
   hid_t g = H5Gcreate2(o->file, "timing", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
   hsize_t n = (hsize_t)o->n_runs;
@@ -813,7 +813,7 @@ static hid_t file_access(void) {
   return fapl;
 }
 
-static void h5out_release(swp_h5out *o) {
+static void h5out_release(fmt_out *o) {
   if (o->runs >= 0) H5Dclose(o->runs);
   if (o->runs_mem >= 0) H5Tclose(o->runs_mem);
   if (o->runs_space >= 0) H5Sclose(o->runs_space);
@@ -829,11 +829,11 @@ static void h5out_release(swp_h5out *o) {
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
 }
 
-static int h5out_close_file(swp_h5out *o) {
+static int h5out_close_file(fmt_out *o) {
   h5out_release(o);
   int rc = o->file >= 0 && H5Fclose(o->file) < 0 ? -1 : 0;
-  swp_journal_close(o->journal);
-  swp_wlock_release(o->lock);
+  fmt_journal_close(o->journal);
+  fmt_lock_release(o->lock);
   free(o->jcmd);
   free(o->path);
   free(o->done);
@@ -846,12 +846,12 @@ static int h5out_close_file(swp_h5out *o) {
   return rc;
 }
 
-static void h5out_fail(swp_h5out *o);
-static void h5out_abandon(swp_h5out *o);
+static void h5out_fail(fmt_out *o);
+static void h5out_abandon(fmt_out *o);
 
 /* A writer with nothing open yet; HDF5's error printing off until closed. */
-static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
-  swp_h5out *o = calloc(1, sizeof *o);
+static fmt_out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
+  fmt_out *o = calloc(1, sizeof *o);
   if (!o) return NULL;
   o->file = -1;
   o->runs = o->runs_mem = o->runs_space = -1;
@@ -876,7 +876,7 @@ static swp_h5out *h5out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
 }
 
 /* Dataspaces the row writes select in. */
-static int h5out_spaces(swp_h5out *o) {
+static int h5out_spaces(fmt_out *o) {
   o->runs_space = H5Dget_space(o->runs);
   o->timing_space = H5Dget_space(o->wall);
   return o->runs_space < 0 || o->timing_space < 0 ? -1 : 0;
@@ -884,7 +884,7 @@ static int h5out_spaces(swp_h5out *o) {
 
 /* The journal's identity of a file of sweep sw (slice 0/0: the whole sweep). */
 static int journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_count,
-                      const char *command_line, swp_journal_id *id) {
+                      const char *command_line, fmt_journal_id *id) {
   char *text = swp_sweep_format(sw);
   if (!text) return -1;
   memset(id, 0, sizeof *id);
@@ -893,7 +893,7 @@ static int journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_co
   id->ticks = sw->ticks;
   id->slice_index = slice_count > 1 ? slice_index : 0;
   id->slice_count = slice_count > 1 ? slice_count : 0;
-  id->sweep_crc = swp_journal_crc_text(text);
+  id->sweep_crc = fmt_journal_crc_text(text);
   id->tool_version = STORMSWEEP_VERSION;
   id->command_line = command_line;
   free(text);
@@ -906,15 +906,15 @@ static int64_t slice_runs(const swp_sweep *sw, int64_t index, int64_t count) {
   return swp_subset_count(sw, &s);
 }
 
-static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep *sw,
+static int fmt_out_create_q(fmt_out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, unsigned flags, char *err, size_t errlen) {
-  int force = (flags & SWP_H5OUT_FORCE) != 0;
+  int force = (flags & FMT_OUT_FORCE) != 0;
   *out = NULL;
   if (!sw->checked) {
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
     return -1;
   }
-  swp_h5out *o = h5out_alloc(path, swp_sweep_runs(sw), sw->ticks);
+  fmt_out *o = h5out_alloc(path, swp_sweep_runs(sw), sw->ticks);
   if (!o) {
     swp_seterr(err, errlen, "%s: out of memory", path);
     return -1;
@@ -922,14 +922,14 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
   o->master_seed = sw->seed;
   o->replicates = sw->replicates;
   o->finish_runs = o->n_runs;
-  if (!(flags & SWP_H5OUT_NO_LOCK) && swp_wlock_acquire(&o->lock, path, err, errlen)) {
+  if (!(flags & FMT_OUT_NO_LOCK) && fmt_lock_acquire(&o->lock, path, err, errlen)) {
     h5out_close_file(o);
     return -1;
   }
   /* Built under a temporary name and renamed into place once its skeleton is
    * written: a process killed while creating never leaves a file under the
    * final name that --resume would have to make sense of. */
-  int in_place = (flags & SWP_H5OUT_IN_PLACE) != 0;
+  int in_place = (flags & FMT_OUT_IN_PLACE) != 0;
   char *tmp = NULL;
   struct stat pst;
   if (!in_place && !force && lstat(path, &pst) == 0) {
@@ -939,7 +939,7 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     return -1;
   }
   if (!in_place) {
-    int fd = swp_mkstemp_beside(path, "new", &tmp);
+    int fd = fmt_mkstemp_beside(path, "new", &tmp);
     if (fd < 0) {
       swp_seterr(err, errlen, "%s: cannot create a temporary file beside it: %s", path,
                  strerror(errno));
@@ -988,7 +988,7 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     free(tmp);
     return -1;
   }
-  if (!in_place && swp_rename_into_place(tmp, path, force)) {
+  if (!in_place && fmt_rename_into_place(tmp, path, force)) {
     int e = errno;
     if (e == EEXIST)
       swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
@@ -1002,11 +1002,11 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
     return -1;
   }
   free(tmp);
-  if (!(flags & SWP_H5OUT_NO_JOURNAL)) {
+  if (!(flags & FMT_OUT_NO_JOURNAL)) {
     if (journal_id(sw, 0, 0, command_line, &o->jid) ||
         !(o->jcmd = strdup(command_line ? command_line : "")) ||
         (o->jid.command_line = o->jcmd,
-         swp_journal_create(&o->journal, path, &o->jid, err, errlen))) {
+         fmt_journal_create(&o->journal, path, &o->jid, err, errlen))) {
       if (!o->journal && (!err || !err[0]))
         swp_seterr(err, errlen, "%s: out of memory", path);
       h5out_fail(o);
@@ -1019,7 +1019,7 @@ static int swp_h5out_create_q(swp_h5out **out, const char *path, const swp_sweep
   return 0;
 }
 
-static int swp_h5out_set_slice_q(swp_h5out *o, int64_t index, int64_t count, char *err,
+static int fmt_out_set_slice_q(fmt_out *o, int64_t index, int64_t count, char *err,
                                  size_t errlen) {
   char text[64];
   snprintf(text, sizeof text, "%lld/%lld", (long long)index, (long long)count);
@@ -1039,11 +1039,11 @@ static int swp_h5out_set_slice_q(swp_h5out *o, int64_t index, int64_t count, cha
   }
   if (o->journal) {
     /* Still empty: written again with the slice in its identity. */
-    swp_journal_close(o->journal);
+    fmt_journal_close(o->journal);
     o->journal = NULL;
     o->jid.slice_index = count > 1 ? index : 0;
     o->jid.slice_count = count > 1 ? count : 0;
-    if (swp_journal_create(&o->journal, o->path, &o->jid, err, errlen)) {
+    if (fmt_journal_create(&o->journal, o->path, &o->jid, err, errlen)) {
       o->failed = 1;
       return -1;
     }
@@ -1051,15 +1051,15 @@ static int swp_h5out_set_slice_q(swp_h5out *o, int64_t index, int64_t count, cha
   return 0;
 }
 
-const uint8_t *swp_h5out_done(const swp_h5out *o) { return o->done; }
+const uint8_t *fmt_out_done(const fmt_out *o) { return o->done; }
 
-int64_t swp_h5out_done_count(const swp_h5out *o) {
+int64_t fmt_out_done_count(const fmt_out *o) {
   return o->done_before + (o->failed ? o->committed : o->written);
 }
 
-int swp_h5out_failed(const swp_h5out *o) { return o->failed; }
+int fmt_out_failed(const fmt_out *o) { return o->failed; }
 
-int64_t swp_h5out_committed_count(const swp_h5out *o) { return o->done_before + o->committed; }
+int64_t fmt_out_committed_count(const fmt_out *o) { return o->done_before + o->committed; }
 
 /* ---- runs and commits ---- */
 
@@ -1072,7 +1072,7 @@ int64_t swp_h5out_committed_count(const swp_h5out *o) { return o->done_before + 
  * file's descriptor is swapped for one on an anonymous shared-memory file
  * (shm_open, unlinked at once): the close "succeeds" into memory, the file on
  * disk stays as of its last commit — which is what --resume continues from. */
-static void h5out_freeze(swp_h5out *o) {
+static void h5out_freeze(fmt_out *o) {
   hid_t fapl = H5Fget_access_plist(o->file);
   void *handle = NULL;
   if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
@@ -1099,10 +1099,10 @@ static void h5out_freeze(swp_h5out *o) {
  * write), and HDF5 1.10 crashes at exit when it closes a file whose close
  * failed. The library's own shutdown at exit closes it once; its writes fail
  * on the frozen descriptor. Error printing stays off for that. */
-static void h5out_abandon(swp_h5out *o) {
+static void h5out_abandon(fmt_out *o) {
   h5out_release(o);
-  swp_journal_close(o->journal);
-  swp_wlock_release(o->lock);
+  fmt_journal_close(o->journal);
+  fmt_lock_release(o->lock);
   free(o->jcmd);
   free(o->path);
   free(o->done);
@@ -1114,7 +1114,7 @@ static void h5out_abandon(swp_h5out *o) {
   free(o);
 }
 
-static void h5out_fail(swp_h5out *o) {
+static void h5out_fail(fmt_out *o) {
   if (!o->failed) h5out_freeze(o);
   o->failed = 1;
 }
@@ -1130,7 +1130,7 @@ static void h5out_fail(swp_h5out *o) {
  * commit — instead of failing in the middle of the flush, after some index
  * blocks were rewritten in place and others could not be written. Skipped
  * where the file system or driver cannot tell. */
-static int h5out_reserve(swp_h5out *o, char *why, size_t whylen) {
+static int h5out_reserve(fmt_out *o, char *why, size_t whylen) {
   haddr_t eoa = 0;
   hid_t fapl = H5Fget_access_plist(o->file);
   void *handle = NULL;
@@ -1181,7 +1181,7 @@ static void trim_reserve(const char *path) {
  * of it is clean, so closing and reopening the /ticks datasets — the file is
  * opened with evict-on-close — drops their index nodes without writing
  * anything; the next runs reload the few nodes they insert into. */
-static int h5out_evict(swp_h5out *o, char *err, size_t errlen) {
+static int h5out_evict(fmt_out *o, char *err, size_t errlen) {
   hid_t g = H5Gopen2(o->file, "ticks", H5P_DEFAULT);
   int rc = g < 0;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
@@ -1191,7 +1191,7 @@ static int h5out_evict(swp_h5out *o, char *err, size_t errlen) {
   }
   if (!rc && o->shardq >= 0) {
     H5Dclose(o->shardq);
-    o->shardq = H5Dopen2(g, SWP_TICKS_SHARD_QUEUES, H5P_DEFAULT);
+    o->shardq = H5Dopen2(g, FMT_TICKS_SHARD_QUEUES, H5P_DEFAULT);
     rc = o->shardq < 0;
   }
   if (g >= 0) H5Gclose(g);
@@ -1206,7 +1206,7 @@ static int h5out_evict(swp_h5out *o, char *err, size_t errlen) {
 }
 
 /* fdatasync of the HDF5 file (sec2 driver; others are not synced). */
-static int h5out_sync_file(swp_h5out *o, char *why, size_t whylen) {
+static int h5out_sync_file(fmt_out *o, char *why, size_t whylen) {
   hid_t fapl = H5Fget_access_plist(o->file);
   void *handle = NULL;
   int ok = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 &&
@@ -1224,7 +1224,7 @@ static int h5out_sync_file(swp_h5out *o, char *why, size_t whylen) {
  * on disk, then their rows (done = 1) are written and flushed. A file cut off
  * anywhere in between holds runs not yet marked done — rerun on resume —
  * never a run marked done without its data. */
-static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
+static int h5out_commit(fmt_out *o, char *err, size_t errlen) {
   if (o->failed) {
     swp_seterr(err, errlen, "%s: an earlier write failed", o->path);
     return -1;
@@ -1233,7 +1233,7 @@ static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
   const char *step = "journal";
   /* The journal first: once it is durable the runs are committed, whatever
    * happens to the HDF5 file from here on. */
-  int rc = o->journal && !o->replaying ? swp_journal_sync(o->journal, why, sizeof why) : 0;
+  int rc = o->journal && !o->replaying ? fmt_journal_sync(o->journal, why, sizeof why) : 0;
   if (!rc) step = "reserve", rc = h5out_reserve(o, why, sizeof why);
   if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
   if (!rc && o->sync_file) step = "fdatasync", rc = h5out_sync_file(o, why, sizeof why);
@@ -1273,7 +1273,7 @@ static int h5out_commit(swp_h5out *o, char *err, size_t errlen) {
   return h5out_evict(o, err, errlen);
 }
 
-static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *err,
+static int fmt_out_write_run_q(fmt_out *o, const fmt_run_record *rec, char *err,
                                  size_t errlen) {
   if (o->failed) {
     swp_seterr(err, errlen, "%s: an earlier write failed", o->path);
@@ -1297,7 +1297,7 @@ static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *
       return -1;
     }
   }
-  if (o->journal && !o->replaying && swp_journal_append(o->journal, rec, err, errlen)) {
+  if (o->journal && !o->replaying && fmt_journal_append(o->journal, rec, err, errlen)) {
     h5out_fail(o);
     return -1;
   }
@@ -1310,7 +1310,7 @@ static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *
       if (rec->shard_chunk_size) h5_reason(why);
       else snprintf(why, sizeof why, "the run has no per-shard queue depths");
       swp_seterr(err, errlen, "%s: writing run %lld (/ticks/%s): %s", o->path,
-                 (long long)rec->run, SWP_TICKS_SHARD_QUEUES, why);
+                 (long long)rec->run, FMT_TICKS_SHARD_QUEUES, why);
       h5out_fail(o);
       return -1;
     }
@@ -1332,7 +1332,7 @@ static int swp_h5out_write_run_q(swp_h5out *o, const swp_run_record *rec, char *
   return 0;
 }
 
-static int swp_h5out_flush_q(swp_h5out *o, char *err, size_t errlen) {
+static int fmt_out_flush_q(fmt_out *o, char *err, size_t errlen) {
   return h5out_commit(o, err, errlen);
 }
 
@@ -1350,7 +1350,7 @@ static int32_t attr_get_i32(hid_t obj, const char *name, int32_t dflt) {
   return v;
 }
 
-static int write_timing_attrs(swp_h5out *o, const swp_timing *t) {
+static int write_timing_attrs(fmt_out *o, const fmt_timing *t) {
   hid_t g = H5Gopen2(o->file, "timing", H5P_DEFAULT);
   if (g < 0) return -1;
   int rc = 0;
@@ -1377,11 +1377,11 @@ static int write_timing_attrs(swp_h5out *o, const swp_timing *t) {
   return rc;
 }
 
-static int file_matches_journal(swp_h5out *o, char *why, size_t whylen);
-static int close_by_rebuild(swp_h5out *o, const swp_timing *t, const char *why, char *err,
+static int file_matches_journal(fmt_out *o, char *why, size_t whylen);
+static int close_by_rebuild(fmt_out *o, const fmt_timing *t, const char *why, char *err,
                             size_t errlen);
 
-static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_t errlen) {
+static int fmt_out_close_q(fmt_out *o, const fmt_timing *t, char *err, size_t errlen) {
   if (!o) return 0;
   if (err && errlen) err[0] = 0;
   char msg[768] = "";
@@ -1427,8 +1427,8 @@ static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_
   char *path = strdup(o->path);
   /* Kept past the close: the journal goes only once the closed file is on
    * disk, and no other writer may come in between. */
-  swp_journal *journal = o->journal;
-  swp_wlock *lock = o->lock;
+  fmt_journal *journal = o->journal;
+  fmt_lock *lock = o->lock;
   int finished = o->done_before + o->committed >= o->finish_runs;
   o->journal = NULL;
   o->lock = NULL;
@@ -1440,14 +1440,14 @@ static int swp_h5out_close_q(swp_h5out *o, const swp_timing *t, char *err, size_
     rc = -1;
   }
   if (!rc && path) trim_reserve(path);
-  if (!rc && path && swp_fsync_path(path) == 0 && swp_fsync_dir(path) == 0 && finished &&
+  if (!rc && path && fmt_fsync_path(path) == 0 && fmt_fsync_dir(path) == 0 && finished &&
       journal) {
-    swp_journal_close(journal);
+    fmt_journal_close(journal);
     journal = NULL;
-    swp_journal_remove(path);
+    fmt_journal_remove(path);
   }
-  swp_journal_close(journal);
-  swp_wlock_release(lock);
+  fmt_journal_close(journal);
+  fmt_lock_release(lock);
   if (rc) swp_seterr(err, errlen, "%s: finishing (%s): %s", path ? path : "result file", step, why);
   free(path);
   return rc ? -1 : 0;
@@ -1510,7 +1510,7 @@ static int chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
 /* Checks that every run marked done has all its chunks; clears the flag of
  * one that lacks some (it is run again). Returns the number cleared, or -1
  * when the chunk index cannot be read at all. */
-static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t whylen) {
+static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t whylen) {
   int64_t cleared = 0;
   for (int64_t r = from; r < o->n_runs; r++) {
     if (!o->done[r]) continue;
@@ -1535,7 +1535,7 @@ static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t 
         char h5[256];
         h5_reason(h5);
         snprintf(why, whylen, "reading the chunk index of /ticks/%s at run %lld: %s",
-                 SWP_TICKS_SHARD_QUEUES, (long long)r, h5);
+                 FMT_TICKS_SHARD_QUEUES, (long long)r, h5);
         return -1;
       }
       if (!size) {
@@ -1547,7 +1547,7 @@ static int64_t verify_done_chunks(swp_h5out *o, int64_t from, char *why, size_t 
   return cleared;
 }
 
-static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *sw,
+static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, int append, int journal,
                           char *err, size_t errlen) {
   /* Without a journal the damage is final; with one, the caller rebuilds. */
@@ -1559,7 +1559,7 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
     return -1;
   }
   if (slice_count <= 1) slice_index = slice_count = 0;
-  swp_h5out *o = h5out_alloc(path, swp_sweep_runs(sw), sw->ticks);
+  fmt_out *o = h5out_alloc(path, swp_sweep_runs(sw), sw->ticks);
   char *text = swp_sweep_format(sw);
   if (!o || !text) {
     swp_seterr(err, errlen, "%s: out of memory", path);
@@ -1571,7 +1571,7 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
   o->master_seed = sw->seed;
   o->replicates = sw->replicates;
   o->sw = sw;
-  swp_h5info info;
+  fmt_info info;
   memset(&info, 0, sizeof info);
   char why[512];
   int rc = -1;
@@ -1593,7 +1593,7 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
                strstr(why, "locked") ? "" : lost);
     goto fail;
   }
-  if (swp_layout_read_info(o->file, path, &info, err, errlen)) goto fail;
+  if (fmt_layout_read_info(o->file, path, &info, err, errlen)) goto fail;
   if (strcmp(info.tool_version, STORMSWEEP_VERSION)) {
     swp_seterr(err, errlen,
                "%s: written by stormsweep %s; this is %s, whose results may differ, so it cannot "
@@ -1652,12 +1652,12 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
                have, want);
     goto fail;
   }
-  if (swp_layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks,
+  if (fmt_layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks,
                                &o->wall, &o->thread, &o->outcome, &o->shardq, &o->shards_n, err,
                                errlen) ||
       h5out_spaces(o))
     goto fail;
-  if (swp_layout_read_done(o->runs, o->n_runs, o->done)) {
+  if (fmt_layout_read_done(o->runs, o->n_runs, o->done)) {
     h5_reason(why);
     swp_seterr(err, errlen, "%s: cannot read /runs: %s%s", path, why, lost);
     goto fail;
@@ -1672,7 +1672,7 @@ static int resume_open_file(swp_h5out **out, const char *path, const swp_sweep *
   for (int64_t r = 0; r < o->n_runs; r++) o->done_before += o->done[r];
   rc = 0;
 fail:
-  swp_h5info_free(&info);
+  fmt_info_free(&info);
   free(text);
   if (rc) {
     h5out_close_file(o);
@@ -1722,7 +1722,7 @@ static int chunk_matches(hid_t ds, int64_t r, const char *name, const uint8_t *w
 }
 
 /* Whether run r's row and chunks in the file equal its journal record. */
-static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8_t **buf,
+static int run_matches(fmt_out *o, int64_t r, const fmt_run_record *rec, uint8_t **buf,
                        size_t *cap, char *why, size_t whylen) {
   run_row row;
   memset(&row, 0, sizeof row);
@@ -1762,7 +1762,7 @@ static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8
     if (!chunk_matches(o->ticks[m], r, eng_metric_get_info((eng_metric)m)->name, rec->chunk[m],
                        rec->chunk_size[m], buf, cap, why, whylen))
       return 0;
-  if (o->shardq >= 0 && !chunk_matches(o->shardq, r, SWP_TICKS_SHARD_QUEUES, rec->shard_chunk,
+  if (o->shardq >= 0 && !chunk_matches(o->shardq, r, FMT_TICKS_SHARD_QUEUES, rec->shard_chunk,
                                        rec->shard_chunk_size, buf, cap, why, whylen))
     return 0;
   return 1;
@@ -1773,7 +1773,7 @@ static int run_matches(swp_h5out *o, int64_t r, const swp_run_record *rec, uint8
  * rows' commit) to be written again from it. Returns 0, 1 when the file
  * disagrees with the journal (why says where), -1 on a read failure of the
  * journal itself. */
-static int journal_verify(swp_h5out *o, swp_journal *j, int64_t *restored, char *why,
+static int journal_verify(fmt_out *o, fmt_journal *j, int64_t *restored, char *why,
                           size_t whylen) {
   uint8_t *jbuf = NULL, *cbuf = NULL;
   size_t jcap = 0, ccap = 0;
@@ -1781,21 +1781,21 @@ static int journal_verify(swp_h5out *o, swp_journal *j, int64_t *restored, char 
   *restored = 0;
   int64_t n = o->jid.n_runs < o->n_runs ? o->jid.n_runs : o->n_runs;
   for (int64_t r = 0; r < n && !rc; r++) {
-    int has = swp_journal_has(j, r);
+    int has = fmt_journal_has(j, r);
     if (o->done[r] && !has) {
       snprintf(why, whylen, "run %lld is marked done in it but is not in its journal",
                (long long)r);
       rc = 1;
     } else if (has) {
-      swp_run_record rec;
-      if (swp_journal_read(j, r, &rec, &jbuf, &jcap, why, whylen)) {
+      fmt_run_record rec;
+      if (fmt_journal_read(j, r, &rec, &jbuf, &jcap, why, whylen)) {
         rc = -1;
       } else if (o->done[r]) {
         if (!run_matches(o, r, &rec, &cbuf, &ccap, why, whylen)) rc = 1;
       } else {
         char err[512];
         o->replaying = 1;
-        if (swp_h5out_write_run_q(o, &rec, err, sizeof err)) {
+        if (fmt_out_write_run_q(o, &rec, err, sizeof err)) {
           snprintf(why, whylen, "%s", err);
           rc = 1;
         }
@@ -1813,36 +1813,36 @@ static int journal_verify(swp_h5out *o, swp_journal *j, int64_t *restored, char 
 /* Writes a fresh file of sw holding the journal's runs, and renames it over
  * path (the damaged file). */
 static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_index,
-                           int64_t slice_count, swp_journal *j, const swp_timing *t,
+                           int64_t slice_count, fmt_journal *j, const fmt_timing *t,
                            char *err, size_t errlen) {
   char *tmp = NULL;
-  int fd = swp_mkstemp_beside(path, "rebuild", &tmp);
+  int fd = fmt_mkstemp_beside(path, "rebuild", &tmp);
   if (fd < 0) {
     swp_seterr(err, errlen, "%s: cannot create a file beside it to rebuild it in: %s", path,
                strerror(errno));
     return -1;
   }
   close(fd);
-  swp_h5out *o = NULL;
-  int rc = swp_h5out_create_q(&o, tmp, sw, swp_journal_command_line(j),
-                              SWP_H5OUT_FORCE | SWP_H5OUT_NO_JOURNAL | SWP_H5OUT_NO_LOCK |
-                                  SWP_H5OUT_IN_PLACE,
+  fmt_out *o = NULL;
+  int rc = fmt_out_create_q(&o, tmp, sw, fmt_journal_command_line(j),
+                              FMT_OUT_FORCE | FMT_OUT_NO_JOURNAL | FMT_OUT_NO_LOCK |
+                                  FMT_OUT_IN_PLACE,
                               err, errlen);
-  if (!rc && slice_count > 1) rc = swp_h5out_set_slice_q(o, slice_index, slice_count, err, errlen);
+  if (!rc && slice_count > 1) rc = fmt_out_set_slice_q(o, slice_index, slice_count, err, errlen);
   uint8_t *buf = NULL;
   size_t cap = 0;
   for (int64_t r = 0; r < o->n_runs && !rc && o; r++) {
-    if (!swp_journal_has(j, r)) continue;
-    swp_run_record rec;
-    rc = swp_journal_read(j, r, &rec, &buf, &cap, err, errlen) ||
-         swp_h5out_write_run_q(o, &rec, err, errlen);
+    if (!fmt_journal_has(j, r)) continue;
+    fmt_run_record rec;
+    rc = fmt_journal_read(j, r, &rec, &buf, &cap, err, errlen) ||
+         fmt_out_write_run_q(o, &rec, err, errlen);
   }
   free(buf);
   if (o) {
-    int crc = rc ? (h5out_fail(o), h5out_abandon(o), -1) : swp_h5out_close_q(o, t, err, errlen);
+    int crc = rc ? (h5out_fail(o), h5out_abandon(o), -1) : fmt_out_close_q(o, t, err, errlen);
     if (crc) rc = -1;
   }
-  if (!rc && (swp_fsync_path(tmp) || swp_rename_into_place(tmp, path, 1))) {
+  if (!rc && (fmt_fsync_path(tmp) || fmt_rename_into_place(tmp, path, 1))) {
     swp_seterr(err, errlen, "%s: renaming the rebuilt file into place: %s", path, strerror(errno));
     rc = -1;
   }
@@ -1853,15 +1853,15 @@ static int journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_
 
 /* Whether every run of the journal reads back from the file as its record
  * (why says where not). */
-static int file_matches_journal(swp_h5out *o, char *why, size_t whylen) {
+static int file_matches_journal(fmt_out *o, char *why, size_t whylen) {
   uint8_t *jbuf = NULL, *cbuf = NULL;
   size_t jcap = 0, ccap = 0;
   int ok = 1;
   int64_t n = o->jid.n_runs < o->n_runs ? o->jid.n_runs : o->n_runs;
   for (int64_t r = 0; r < n && ok; r++) {
-    if (!swp_journal_has(o->journal, r)) continue;
-    swp_run_record rec;
-    ok = !swp_journal_read(o->journal, r, &rec, &jbuf, &jcap, why, whylen) &&
+    if (!fmt_journal_has(o->journal, r)) continue;
+    fmt_run_record rec;
+    ok = !fmt_journal_read(o->journal, r, &rec, &jbuf, &jcap, why, whylen) &&
          run_matches(o, r, &rec, &cbuf, &ccap, why, whylen);
   }
   free(jbuf);
@@ -1871,10 +1871,10 @@ static int file_matches_journal(swp_h5out *o, char *why, size_t whylen) {
 
 /* Closes a finished resumed file that failed file_matches_journal: drops
  * it, writes it anew from the journal, and says so in err (returning 0). */
-static int close_by_rebuild(swp_h5out *o, const swp_timing *t, const char *why, char *err,
+static int close_by_rebuild(fmt_out *o, const fmt_timing *t, const char *why, char *err,
                             size_t errlen) {
-  swp_journal *j = o->journal;
-  swp_wlock *lock = o->lock;
+  fmt_journal *j = o->journal;
+  fmt_lock *lock = o->lock;
   const swp_sweep *sw = o->sw;
   int64_t si = o->jid.slice_index, sc = o->jid.slice_count;
   char *path = strdup(o->path);
@@ -1885,21 +1885,21 @@ static int close_by_rebuild(swp_h5out *o, const swp_timing *t, const char *why, 
   int rc = !path ? (swp_seterr(err, errlen, "out of memory"), -1)
                  : journal_rebuild(path, sw, si, sc, j, t, err, errlen);
   if (!rc) {
-    int64_t kept = swp_journal_count(j);
-    swp_fsync_dir(path);
-    swp_journal_close(j);
+    int64_t kept = fmt_journal_count(j);
+    fmt_fsync_dir(path);
+    fmt_journal_close(j);
     j = NULL;
-    swp_journal_remove(path);
+    fmt_journal_remove(path);
     swp_seterr(err, errlen, "%s was damaged while resuming (%.200s); rebuilt it from its "
                "journal, with all %lld runs", path, why, (long long)kept);
   }
-  swp_journal_close(j);
-  swp_wlock_release(lock);
+  fmt_journal_close(j);
+  fmt_lock_release(lock);
   free(path);
   return rc ? -1 : 0;
 }
 
-static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_sweep *sw,
+static int fmt_out_open_resume_q(fmt_out **out, const char *path, const swp_sweep *sw,
                                    int64_t slice_index, int64_t slice_count, int append,
                                    char *err, size_t errlen) {
   *out = NULL;
@@ -1908,23 +1908,23 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     return -1;
   }
   if (slice_count <= 1) slice_index = slice_count = 0;
-  swp_wlock *lock = NULL;
-  if (swp_wlock_acquire(&lock, path, err, errlen)) return -1;
-  swp_journal_id id;
-  swp_journal *j = NULL;
+  fmt_lock *lock = NULL;
+  if (fmt_lock_acquire(&lock, path, err, errlen)) return -1;
+  fmt_journal_id id;
+  fmt_journal *j = NULL;
   int have_journal = 0;
   if (journal_id(sw, slice_index, slice_count, NULL, &id)) {
     swp_seterr(err, errlen, "%s: out of memory", path);
-    swp_wlock_release(lock);
+    fmt_lock_release(lock);
     return -1;
   }
   char first[1024] = "", why[512] = "", note[512] = "", jerr[512] = "";
-  if (swp_journal_open(&j, path, &id, &have_journal, jerr, sizeof jerr)) {
+  if (fmt_journal_open(&j, path, &id, &have_journal, jerr, sizeof jerr)) {
     /* A journal of another sweep: the file's own checks name the
      * difference better; a matching file with it is refused below. */
     j = NULL;
   }
-  swp_h5out *o = NULL;
+  fmt_out *o = NULL;
   int64_t restored = 0;
   int rc = resume_open_file(&o, path, sw, slice_index, slice_count, append, j != NULL, first,
                             sizeof first);
@@ -1935,8 +1935,8 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
       swp_seterr(err, errlen, "%s: its journal: %s", path, why);
       h5out_fail(o);
       h5out_abandon(o);
-      swp_journal_close(j);
-      swp_wlock_release(lock);
+      fmt_journal_close(j);
+      fmt_lock_release(lock);
       return -1;
     }
     if (v) {
@@ -1952,8 +1952,8 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     /* The file is damaged (or gone) but the journal holds every committed
      * run: rebuild it from the journal, then open that. */
     if (journal_rebuild(path, sw, slice_index, slice_count, j, NULL, err, errlen)) {
-      swp_journal_close(j);
-      swp_wlock_release(lock);
+      fmt_journal_close(j);
+      fmt_lock_release(lock);
       return -1;
     }
     char *dmg = first[0] ? first : (char *)"damaged";
@@ -1961,7 +1961,7 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     if (*p == ':') p++;
     while (*p == ' ') p++;
     snprintf(note, sizeof note, "%s was damaged (%.200s); rebuilt it from %s.journal, keeping "
-             "the %lld runs committed there", path, p, path, (long long)swp_journal_count(j));
+             "the %lld runs committed there", path, p, path, (long long)fmt_journal_count(j));
     first[0] = 0;
     restored = 0;
     rc = resume_open_file(&o, path, sw, slice_index, slice_count, append, j != NULL, first,
@@ -1974,8 +1974,8 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
                    why);
         h5out_fail(o);
         h5out_abandon(o);
-        swp_journal_close(j);
-        swp_wlock_release(lock);
+        fmt_journal_close(j);
+        fmt_lock_release(lock);
         return -1;
       }
     }
@@ -1988,8 +1988,8 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
   }
   if (rc) {
     swp_seterr(err, errlen, "%s", first);
-    swp_journal_close(j);
-    swp_wlock_release(lock);
+    fmt_journal_close(j);
+    fmt_lock_release(lock);
     return -1;
   }
   o->lock = lock;
@@ -2007,19 +2007,19 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
     o->sync_file = 1;
     if (j && (h5out_commit(o, err, errlen) || h5out_sync_file(o, jerr, sizeof jerr))) {
       if (!err[0]) swp_seterr(err, errlen, "%s: %s", path, jerr);
-      swp_journal_close(j);
+      fmt_journal_close(j);
       h5out_fail(o);
       h5out_abandon(o);
       return -1;
     }
-    swp_journal_close(j);
-    if (have_journal) swp_journal_remove(path);
+    fmt_journal_close(j);
+    if (have_journal) fmt_journal_remove(path);
     *out = o;
     return 0;
   }
   if (j) {
-    if (swp_journal_truncate_tail(j, err, errlen)) {
-      swp_journal_close(j);
+    if (fmt_journal_truncate_tail(j, err, errlen)) {
+      fmt_journal_close(j);
       h5out_fail(o);
       h5out_abandon(o);
       return -1;
@@ -2030,7 +2030,7 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
      * runs this session adds. */
     o->jcmd = strdup("");
     id.command_line = "";
-    if (swp_journal_create(&o->journal, path, &id, err, errlen)) {
+    if (fmt_journal_create(&o->journal, path, &id, err, errlen)) {
       h5out_fail(o);
       h5out_abandon(o);
       return -1;
@@ -2043,7 +2043,7 @@ static int swp_h5out_open_resume_q(swp_h5out **out, const char *path, const swp_
 
 /* ---- appending runs (refine) ---- */
 
-int64_t swp_h5out_rows(const swp_h5out *o) { return o->n_runs; }
+int64_t fmt_out_rows(const fmt_out *o) { return o->n_runs; }
 
 static int attr_set_i64(hid_t obj, const char *name, int64_t v) {
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -2093,7 +2093,7 @@ static int record_round(hid_t f, int64_t first_row) {
  * after it makes the append one commit. An append cut off before that flush
  * leaves the file as it was (the new extent is metadata, written only by
  * the flush), so the rows are simply planned again. */
-static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
+static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
                               const int32_t *replicate, int64_t *first, char *err,
                               size_t errlen) {
   *first = o->n_runs;
@@ -2152,7 +2152,7 @@ static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
   if (!rc) {
     step = "/ticks/run";
     hid_t g = H5Gopen2(o->file, "ticks", H5P_DEFAULT);
-    hid_t run_ds = g < 0 ? -1 : H5Dopen2(g, SWP_COORD_RUN, H5P_DEFAULT);
+    hid_t run_ds = g < 0 ? -1 : H5Dopen2(g, FMT_COORD_RUN, H5P_DEFAULT);
     hid_t fs = -1;
     rc = run_ds < 0 || H5Dset_extent(run_ds, &dim) < 0 || (fs = H5Dget_space(run_ds)) < 0 ||
          H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0 ||
@@ -2161,10 +2161,10 @@ static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
     if (run_ds >= 0) H5Dclose(run_ds);
     /* The run coordinates grow with it; outcome is written at commit. */
     const swp_sweep *sw = o->sw;
-    for (size_t i = 0; i < SWP_RUN_COORDS + sw->n_axes && !rc; i++) {
+    for (size_t i = 0; i < FMT_RUN_COORDS + sw->n_axes && !rc; i++) {
       char axis[160];
-      const char *name = i < SWP_RUN_COORDS ? swp_run_coord_names[i]
-                         : swp_layout_axis_coord(sw->axes[i - SWP_RUN_COORDS].key, axis,
+      const char *name = i < FMT_RUN_COORDS ? fmt_run_coord_names[i]
+                         : fmt_layout_axis_coord(sw->axes[i - FMT_RUN_COORDS].key, axis,
                                                  sizeof axis);
       step = "extending the /ticks coordinates";
       hid_t ds = i == 3 ? o->outcome : H5Dopen2(g, name, H5P_DEFAULT);
@@ -2209,14 +2209,14 @@ static int swp_h5out_append_q(swp_h5out *o, int64_t n, const int64_t *point,
 
 /* Rows not done: the sweep's own runs derive (point, replicate) from the
  * row; appended rows carry them in their columns. */
-static int swp_h5out_pending_q(swp_h5out *o, swp_run_ref **refs, int64_t *n, char *err,
+static int fmt_out_pending_q(fmt_out *o, fmt_run_ref **refs, int64_t *n, char *err,
                                size_t errlen) {
   *refs = NULL;
   *n = 0;
   int64_t count = 0;
   for (int64_t r = 0; r < o->n_runs; r++) count += !o->done[r];
   if (!count) return 0;
-  swp_run_ref *l = malloc((size_t)count * sizeof *l);
+  fmt_run_ref *l = malloc((size_t)count * sizeof *l);
   typedef struct pr {
     int64_t point;
     int32_t replicate;
@@ -2265,7 +2265,7 @@ static int swp_h5out_pending_q(swp_h5out *o, swp_run_ref **refs, int64_t *n, cha
 
 /* ---- read-only access (merge) ---- */
 
-static void h5in_release(swp_h5in *in) {
+static void h5in_release(fmt_in *in) {
   if (in->runs >= 0) H5Dclose(in->runs);
   if (in->runs_mem >= 0) H5Tclose(in->runs_mem);
   if (in->wall >= 0) H5Dclose(in->wall);
@@ -2277,25 +2277,25 @@ static void h5in_release(swp_h5in *in) {
   if (in->file >= 0) H5Fclose(in->file);
 }
 
-static void swp_h5in_close_q(swp_h5in *in) {
+static void fmt_in_close_q(fmt_in *in) {
   if (!in) return;
   h5in_release(in);
-  swp_h5info_free(&in->info);
+  fmt_info_free(&in->info);
   free(in->path);
   free(in);
 }
 
-static void read_timing_info(hid_t f, swp_h5info *info) {
+static void read_timing_info(hid_t f, fmt_info *info) {
   if (H5Lexists(f, "timing", H5P_DEFAULT) <= 0) return;
   hid_t g = H5Gopen2(f, "timing", H5P_DEFAULT);
   if (g < 0) return;
-  swp_layout_attr_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
-  swp_layout_attr_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
-  swp_layout_attr_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
-  swp_layout_attr_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
-  swp_layout_attr_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
-  swp_layout_attr_str(g, "started", &info->started);
-  swp_layout_attr_str(g, "finished", &info->finished);
+  fmt_layout_attr_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
+  fmt_layout_attr_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
+  fmt_layout_attr_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
+  fmt_layout_attr_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
+  fmt_layout_attr_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
+  fmt_layout_attr_str(g, "started", &info->started);
+  fmt_layout_attr_str(g, "finished", &info->finished);
   char **when[2] = {&info->started, &info->finished};
   for (int i = 0; i < 2; i++)
     if (*when[i] && swp_text_problem(*when[i], 64, 0)) {
@@ -2305,9 +2305,9 @@ static void read_timing_info(hid_t f, swp_h5info *info) {
   H5Gclose(g);
 }
 
-static int swp_h5in_open_q(swp_h5in **out, const char *path, char *err, size_t errlen) {
+static int fmt_in_open_q(fmt_in **out, const char *path, char *err, size_t errlen) {
   *out = NULL;
-  swp_h5in *in = calloc(1, sizeof *in);
+  fmt_in *in = calloc(1, sizeof *in);
   if (!in || !(in->path = strdup(path))) {
     free(in);
     swp_seterr(err, errlen, "%s: out of memory", path);
@@ -2330,8 +2330,8 @@ static int swp_h5in_open_q(swp_h5in **out, const char *path, char *err, size_t e
     swp_seterr(err, errlen, "%s: cannot open: %s", path, why);
     goto fail;
   }
-  if (swp_layout_read_info(in->file, path, &in->info, err, errlen) ||
-      swp_layout_open_datasets(in->file, path, &in->info, &in->runs, &in->runs_mem,
+  if (fmt_layout_read_info(in->file, path, &in->info, err, errlen) ||
+      fmt_layout_open_datasets(in->file, path, &in->info, &in->runs, &in->runs_mem,
                                in->ticks, &in->wall, &in->thread, &in->outcome, &in->shardq,
                                &in->shards_n, err, errlen))
     goto fail;
@@ -2339,14 +2339,14 @@ static int swp_h5in_open_q(swp_h5in **out, const char *path, char *err, size_t e
   *out = in;
   return 0;
 fail:
-  swp_h5in_close(in);
+  fmt_in_close(in);
   return -1;
 }
 
-const swp_h5info *swp_h5in_info(const swp_h5in *in) { return &in->info; }
+const fmt_info *fmt_in_info(const fmt_in *in) { return &in->info; }
 
-static int swp_h5in_read_done_q(swp_h5in *in, uint8_t *done, char *err, size_t errlen) {
-  if (swp_layout_read_done(in->runs, in->info.n_runs, done)) {
+static int fmt_in_read_done_q(fmt_in *in, uint8_t *done, char *err, size_t errlen) {
+  if (fmt_layout_read_done(in->runs, in->info.n_runs, done)) {
     char why[256];
     h5_reason(why);
     swp_seterr(err, errlen, "%s: cannot read the done column of /runs: %s", in->path, why);
@@ -2355,8 +2355,8 @@ static int swp_h5in_read_done_q(swp_h5in *in, uint8_t *done, char *err, size_t e
   return 0;
 }
 
-static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
-                                   swp_run_record *recs, char *err, size_t errlen) {
+static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
+                                   fmt_run_record *recs, char *err, size_t errlen) {
   if (!n) return 0;
   run_row *rows = malloc(n * sizeof *rows);
   hsize_t *at = malloc(n * sizeof *at);
@@ -2385,7 +2385,7 @@ static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
     h5_reason(why);
     swp_seterr(err, errlen, "%s: reading %s: %s", in->path, step, why);
   }
-  const swp_h5info *info = &in->info;
+  const fmt_info *info = &in->info;
   for (size_t i = 0; i < n && !rc; i++) {
     const run_row *row = &rows[i];
     int64_t r = runs[i], point = r / info->replicates;
@@ -2404,7 +2404,7 @@ static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
       rc = 1;
       break;
     }
-    swp_run_record *rec = &recs[i];
+    fmt_run_record *rec = &recs[i];
     memset(rec, 0, sizeof *rec);
     rec->run = r;
     rec->point = point;
@@ -2424,9 +2424,9 @@ static int swp_h5in_read_records_q(swp_h5in *in, const int64_t *runs, size_t n,
   return rc ? -1 : 0;
 }
 
-static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t *cap,
-                         swp_run_record *rec, char *err, size_t errlen) {
-  size_t bound = swp_chunk_bound((size_t)in->info.ticks), used = 0, offset[ENG_M_COUNT];
+static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap,
+                         fmt_run_record *rec, char *err, size_t errlen) {
+  size_t bound = fmt_chunk_bound((size_t)in->info.ticks), used = 0, offset[ENG_M_COUNT];
   hsize_t at[2] = {(hsize_t)r, 0};
   for (int m = 0; m < ENG_M_COUNT; m++) {
     const char *name = eng_metric_get_info((eng_metric)m)->name;
@@ -2463,10 +2463,10 @@ static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t
   rec->shard_chunk_size = 0;
   if (in->shardq >= 0) {
     hsize_t size = 0, at3[3] = {(hsize_t)r, 0, 0};
-    size_t sbound = swp_chunk_bound((size_t)in->info.ticks * (size_t)in->shards_n);
+    size_t sbound = fmt_chunk_bound((size_t)in->info.ticks * (size_t)in->shards_n);
     if (chunk_size_at(in->shardq, r, &size) || size == 0 || size > sbound) {
       swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk is missing "
-                 "or unreadable", in->path, (long long)r, SWP_TICKS_SHARD_QUEUES);
+                 "or unreadable", in->path, (long long)r, FMT_TICKS_SHARD_QUEUES);
       return -1;
     }
     if (buf_reserve(buf, cap, used + (size_t)size)) {
@@ -2476,7 +2476,7 @@ static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t
     uint32_t mask = 0;
     if (H5Dread_chunk(in->shardq, H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
       swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk", in->path, (long long)r,
-                 SWP_TICKS_SHARD_QUEUES);
+                 FMT_TICKS_SHARD_QUEUES);
       return -1;
     }
     rec->shard_chunk_size = (size_t)size;
@@ -2486,7 +2486,7 @@ static int swp_h5in_read_chunks_q(swp_h5in *in, int64_t r, uint8_t **buf, size_t
   return 0;
 }
 
-static double swp_h5in_ticks_bytes_q(swp_h5in *in) {
+static double fmt_in_ticks_bytes_q(fmt_in *in) {
   double b = 0;
   for (int m = 0; m < ENG_M_COUNT; m++) b += (double)H5Dget_storage_size(in->ticks[m]);
   return b;
@@ -2511,139 +2511,139 @@ static void quiet_begin(h5_quiet *q) {
 
 static void quiet_end(const h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
 
-int swp_h5out_create(swp_h5out **out, const char *path, const swp_sweep *sw,
+int fmt_out_create(fmt_out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, int force, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_create_q(out, path, sw, command_line, force ? SWP_H5OUT_FORCE : 0, err,
+  int rc = fmt_out_create_q(out, path, sw, command_line, force ? FMT_OUT_FORCE : 0, err,
                               errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_create_flags(swp_h5out **out, const char *path, const swp_sweep *sw,
+int fmt_out_create_flags(fmt_out **out, const char *path, const swp_sweep *sw,
                            const char *command_line, unsigned flags, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_create_q(out, path, sw, command_line, flags, err, errlen);
+  int rc = fmt_out_create_q(out, path, sw, command_line, flags, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-const char *swp_h5out_note(const swp_h5out *o) { return o->note; }
+const char *fmt_out_note(const fmt_out *o) { return o->note; }
 
-int swp_h5out_set_slice(swp_h5out *o, int64_t index, int64_t count, char *err, size_t errlen) {
+int fmt_out_set_slice(fmt_out *o, int64_t index, int64_t count, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_set_slice_q(o, index, count, err, errlen);
+  int rc = fmt_out_set_slice_q(o, index, count, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_write_run(swp_h5out *o, const swp_run_record *rec, char *err, size_t errlen) {
+int fmt_out_write_run(fmt_out *o, const fmt_run_record *rec, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_write_run_q(o, rec, err, errlen);
+  int rc = fmt_out_write_run_q(o, rec, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_flush(swp_h5out *o, char *err, size_t errlen) {
+int fmt_out_flush(fmt_out *o, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_flush_q(o, err, errlen);
+  int rc = fmt_out_flush_q(o, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_close(swp_h5out *o, const swp_timing *t, char *err, size_t errlen) {
+int fmt_out_close(fmt_out *o, const fmt_timing *t, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_close_q(o, t, err, errlen);
+  int rc = fmt_out_close_q(o, t, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_open_resume(swp_h5out **out, const char *path, const swp_sweep *sw,
+int fmt_out_open_resume(fmt_out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_open_resume_q(out, path, sw, slice_index, slice_count, 0, err, errlen);
+  int rc = fmt_out_open_resume_q(out, path, sw, slice_index, slice_count, 0, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-void swp_h5in_close(swp_h5in *in) {
+void fmt_in_close(fmt_in *in) {
   h5_quiet q;
   quiet_begin(&q);
-  swp_h5in_close_q(in);
+  fmt_in_close_q(in);
   quiet_end(&q);
 }
 
-int swp_h5in_open(swp_h5in **out, const char *path, char *err, size_t errlen) {
+int fmt_in_open(fmt_in **out, const char *path, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5in_open_q(out, path, err, errlen);
-  quiet_end(&q);
-  return rc;
-}
-
-int swp_h5in_read_done(swp_h5in *in, uint8_t *done, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
-  int rc = swp_h5in_read_done_q(in, done, err, errlen);
+  int rc = fmt_in_open_q(out, path, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5in_read_records(swp_h5in *in, const int64_t *runs, size_t n, swp_run_record *recs,
+int fmt_in_read_done(fmt_in *in, uint8_t *done, char *err, size_t errlen) {
+  h5_quiet q;
+  quiet_begin(&q);
+  int rc = fmt_in_read_done_q(in, done, err, errlen);
+  quiet_end(&q);
+  return rc;
+}
+
+int fmt_in_read_records(fmt_in *in, const int64_t *runs, size_t n, fmt_run_record *recs,
                           char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5in_read_records_q(in, runs, n, recs, err, errlen);
+  int rc = fmt_in_read_records_q(in, runs, n, recs, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5in_read_chunks(swp_h5in *in, int64_t r, uint8_t **buf, size_t *cap, swp_run_record *rec,
+int fmt_in_read_chunks(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap, fmt_run_record *rec,
                          char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5in_read_chunks_q(in, r, buf, cap, rec, err, errlen);
+  int rc = fmt_in_read_chunks_q(in, r, buf, cap, rec, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-double swp_h5in_ticks_bytes(swp_h5in *in) {
+double fmt_in_ticks_bytes(fmt_in *in) {
   h5_quiet q;
   quiet_begin(&q);
-  double rc = swp_h5in_ticks_bytes_q(in);
+  double rc = fmt_in_ticks_bytes_q(in);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_open_append(swp_h5out **out, const char *path, const swp_sweep *sw, char *err,
+int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, char *err,
                           size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_open_resume_q(out, path, sw, 0, 0, 1, err, errlen);
+  int rc = fmt_out_open_resume_q(out, path, sw, 0, 0, 1, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_append(swp_h5out *o, int64_t n, const int64_t *point, const int32_t *replicate,
+int fmt_out_append(fmt_out *o, int64_t n, const int64_t *point, const int32_t *replicate,
                      int64_t *first, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_append_q(o, n, point, replicate, first, err, errlen);
+  int rc = fmt_out_append_q(o, n, point, replicate, first, err, errlen);
   quiet_end(&q);
   return rc;
 }
 
-int swp_h5out_pending(swp_h5out *o, swp_run_ref **refs, int64_t *n, char *err, size_t errlen) {
+int fmt_out_pending(fmt_out *o, fmt_run_ref **refs, int64_t *n, char *err, size_t errlen) {
   h5_quiet q;
   quiet_begin(&q);
-  int rc = swp_h5out_pending_q(o, refs, n, err, errlen);
+  int rc = fmt_out_pending_q(o, refs, n, err, errlen);
   quiet_end(&q);
   return rc;
 }

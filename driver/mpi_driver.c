@@ -52,7 +52,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "swp_internal.h"
+#include "drv_internal.h"
 
 #define TAG_REQUEST 7101
 #define TAG_REPLY 7102
@@ -84,7 +84,7 @@ typedef struct msg_head {
 /* ---- rank 0 ---- */
 
 typedef struct server {
-  swp_sink *sk;
+  drv_sink *sk;
   MPI_Comm comm;
   int ranks;
   uint8_t *buf;
@@ -107,7 +107,7 @@ static void sleep_idle(int *naps) {
 /* Serves requests until every remote thread has been told to stop. */
 static void server_loop(server *sv) {
   int pending_ranks = sv->ranks - 1, active = 0, naps = 0;
-  swp_driver_result *res = sv->sk->res;
+  drv_result *res = sv->sk->res;
   while (pending_ranks > 0 || active > 0) {
     int flag = 0;
     MPI_Status st;
@@ -142,22 +142,22 @@ static void server_loop(server *sv) {
       sv->remote_threads += h.threads;
     }
     if (h.kind == MSG_FATAL) {
-#pragma omp critical(swp_writer)
+#pragma omp critical(drv_writer)
       if (!res->first_error[0])
         snprintf(res->first_error, sizeof res->first_error, "rank %d: %s", src, h.msg);
       continue;
     }
-    int64_t next = h.want_more ? swp_sink_next(sv->sk) : -1;
+    int64_t next = h.want_more ? drv_sink_next(sv->sk) : -1;
     MPI_Send(&next, 1, MPI_INT64_T, src, TAG_REPLY, sv->comm);
     if (next < 0) active--;
     if (h.kind != MSG_RESULT && h.kind != MSG_FAILED) continue;
     if (h.run < 0) { /* a thread that could not start */
-#pragma omp critical(swp_writer)
+#pragma omp critical(drv_writer)
       if (!res->first_error[0])
         snprintf(res->first_error, sizeof res->first_error, "rank %d: %s", src, h.msg);
       continue;
     }
-    swp_run_record rec;
+    fmt_run_record rec;
     memset(&rec, 0, sizeof rec);
     rec.run = h.run;
     rec.point = h.run / sv->sk->sw->replicates;
@@ -186,13 +186,13 @@ static void server_loop(server *sv) {
       }
     }
     if (bad) snprintf(h.msg, sizeof h.msg, "rank %d sent a truncated result", src);
-#pragma omp critical(swp_writer)
-    swp_sink_record(sv->sk, &rec, h.kind == MSG_FAILED || bad, h.encode_s, h.msg);
+#pragma omp critical(drv_writer)
+    drv_sink_record(sv->sk, &rec, h.kind == MSG_FAILED || bad, h.encode_s, h.msg);
   }
 }
 
-int swp_mpi_execute_root(const swp_sweep *sw, swp_h5out *out, const swp_driver_options *opt,
-                         swp_driver_result *res, MPI_Comm comm) {
+int drv_mpi_execute_root(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
+                         drv_result *res, MPI_Comm comm) {
   memset(res, 0, sizeof *res);
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
@@ -206,13 +206,13 @@ int swp_mpi_execute_root(const swp_sweep *sw, swp_h5out *out, const swp_driver_o
              "--refine) without mpirun; the file is the same");
     return -1;
   }
-  swp_runlist list;
-  swp_sink sk;
-  if (swp_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
+  drv_runlist list;
+  drv_sink sk;
+  if (drv_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
   server sv = {&sk, comm, ranks, NULL, 0, 0, calloc((size_t)ranks, 1)};
   if (!sv.seen) {
     snprintf(res->first_error, sizeof res->first_error, "out of memory");
-    swp_runlist_free(&list);
+    drv_runlist_free(&list);
     return -1;
   }
   int computing = 0, alloc_failed = 0;
@@ -225,33 +225,33 @@ int swp_mpi_execute_root(const swp_sweep *sw, swp_h5out *out, const swp_driver_o
     } else {
 #pragma omp atomic
       computing++;
-      swp_worker w;
-      if (swp_worker_init(&w, sw->ticks)) {
+      drv_worker w;
+      if (drv_worker_init(&w, sw->ticks)) {
 #pragma omp atomic write
         alloc_failed = 1;
-        swp_sink_halt(&sk);
+        drv_sink_halt(&sk);
       }
       int64_t r;
-      while ((r = swp_sink_next(&sk)) >= 0) {
-        swp_run_record rec;
+      while ((r = drv_sink_next(&sk)) >= 0) {
+        fmt_run_record rec;
         char msg[256] = "";
         double encode_s = 0;
-        int failed = swp_worker_simulate(&w, sw, r, (int32_t)omp_get_thread_num() - 1, &rec,
+        int failed = drv_worker_simulate(&w, sw, r, (int32_t)omp_get_thread_num() - 1, &rec,
                                          &encode_s, msg, sizeof msg) != 0;
-#pragma omp critical(swp_writer)
-        swp_sink_record(&sk, &rec, failed, encode_s, msg);
+#pragma omp critical(drv_writer)
+        drv_sink_record(&sk, &rec, failed, encode_s, msg);
       }
-      swp_worker_free(&w);
+      drv_worker_free(&w);
     }
   }
   res->threads = computing + sv.remote_threads;
   if (alloc_failed && !res->first_error[0])
     snprintf(res->first_error, sizeof res->first_error,
              "out of memory allocating a run buffer for %d ticks", sw->ticks);
-  int rc = swp_sink_finish(&sk);
+  int rc = drv_sink_finish(&sk);
   free(sv.buf);
   free(sv.seen);
-  swp_runlist_free(&list);
+  drv_runlist_free(&list);
   return rc;
 }
 
@@ -268,7 +268,7 @@ static int64_t request(MPI_Comm comm, uint8_t *buf, size_t len) {
   return next;
 }
 
-int swp_mpi_execute_worker(const swp_sweep *sw, const swp_driver_options *opt, MPI_Comm comm,
+int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm comm,
                            char *err, size_t errlen) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -286,10 +286,10 @@ int swp_mpi_execute_worker(const swp_sweep *sw, const swp_driver_options *opt, M
 #pragma omp parallel num_threads(threads)
   {
     int team = omp_get_num_threads(), me = omp_get_thread_num();
-    swp_worker w;
-    int ok = swp_worker_init(&w, sw->ticks) == 0;
-    size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * swp_chunk_bound((size_t)sw->ticks) +
-                 (sw->shard_queues ? swp_chunk_bound((size_t)sw->ticks * (size_t)sw->shard_queues)
+    drv_worker w;
+    int ok = drv_worker_init(&w, sw->ticks) == 0;
+    size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * fmt_chunk_bound((size_t)sw->ticks) +
+                 (sw->shard_queues ? fmt_chunk_bound((size_t)sw->ticks * (size_t)sw->shard_queues)
                                    : 0);
     uint8_t *buf = ok ? malloc(cap) : NULL;
     msg_head h;
@@ -310,13 +310,13 @@ int swp_mpi_execute_worker(const swp_sweep *sw, const swp_driver_options *opt, M
       if (buf) memcpy(buf, &h, sizeof h);
       int64_t next = request(comm, buf ? buf : (uint8_t *)&h, len);
       if (next < 0) break;
-      swp_run_record rec;
+      fmt_run_record rec;
       double encode_s = 0;
       memset(&h, 0, sizeof h);
       h.threads = team;
       h.want_more = 1;
       h.thread = rank * 1000 + me;
-      int fail = swp_worker_simulate(&w, sw, next, h.thread, &rec, &encode_s, h.msg,
+      int fail = drv_worker_simulate(&w, sw, next, h.thread, &rec, &encode_s, h.msg,
                                      sizeof h.msg) != 0;
       h.run = next;
       len = sizeof h;
@@ -345,7 +345,7 @@ int swp_mpi_execute_worker(const swp_sweep *sw, const swp_driver_options *opt, M
       failed_any = 1;
     }
     free(buf);
-    swp_worker_free(&w);
+    drv_worker_free(&w);
   }
   if (failed_any) swp_seterr(err, errlen, "rank %d: a thread could not allocate its run", rank);
   return failed_any ? -1 : 0;

@@ -17,8 +17,8 @@
  *      counts stay int32 in xarray (unwritten cells still read -1, the HDF5
  *      fill value); optional /ticks/shard_queue_depth (runs x ticks x shards)
  *      with the scale /ticks/shard.
- * Readers accept every version from SWP_FORMAT_VERSION_MIN_READ up; writers
- * (run, resume, refine, merge) write SWP_FORMAT_VERSION only and refuse to
+ * Readers accept every version from FMT_FORMAT_VERSION_MIN_READ up; writers
+ * (run, resume, refine, merge) write FMT_FORMAT_VERSION only and refuse to
  * continue or merge a file of another version.
  */
 #ifndef STORMSWEEP_LAYOUT_H
@@ -27,49 +27,48 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SWP_FORMAT_NAME "stormsweep-results"
-#define SWP_FORMAT_VERSION 2          /* what this version writes */
-#define SWP_FORMAT_VERSION_MIN_READ 1 /* the oldest the readers still read */
+#include "fmt.h"
+
 
 /* Root attributes. */
-#define SWP_ATTR_FORMAT "format"
-#define SWP_ATTR_FORMAT_VERSION "format_version"
-#define SWP_ATTR_TOOL_VERSION "tool_version"
-#define SWP_ATTR_MASTER_SEED "master_seed"
-#define SWP_ATTR_SWEEP_TEXT "sweep_text"
-#define SWP_ATTR_TICK_MS "tick_ms"
-#define SWP_ATTR_COMPLETE "complete"
-#define SWP_ATTR_N_RUNS "n_runs"
-#define SWP_ATTR_N_POINTS "n_points"
-#define SWP_ATTR_TICKS "ticks"
-#define SWP_ATTR_REPLICATES "replicates"
+#define FMT_ATTR_FORMAT "format"
+#define FMT_ATTR_FORMAT_VERSION "format_version"
+#define FMT_ATTR_TOOL_VERSION "tool_version"
+#define FMT_ATTR_MASTER_SEED "master_seed"
+#define FMT_ATTR_SWEEP_TEXT "sweep_text"
+#define FMT_ATTR_TICK_MS "tick_ms"
+#define FMT_ATTR_COMPLETE "complete"
+#define FMT_ATTR_N_RUNS "n_runs"
+#define FMT_ATTR_N_POINTS "n_points"
+#define FMT_ATTR_TICKS "ticks"
+#define FMT_ATTR_REPLICATES "replicates"
 
 /* Objects (paths from the root). */
-#define SWP_DSET_POINTS "/points"
-#define SWP_DSET_POINTS_TEXT "/points_text"
-#define SWP_DSET_RUNS "/runs"
-#define SWP_GROUP_TICKS "/ticks"
-#define SWP_GROUP_TIMING "/timing"
-#define SWP_GROUP_REFINE "/refine"
-#define SWP_COL_POINT "point"
+#define FMT_DSET_POINTS "/points"
+#define FMT_DSET_POINTS_TEXT "/points_text"
+#define FMT_DSET_RUNS "/runs"
+#define FMT_GROUP_TICKS "/ticks"
+#define FMT_GROUP_TIMING "/timing"
+#define FMT_GROUP_REFINE "/refine"
+#define FMT_COL_POINT "point"
 
 /* Format 2: the /ticks coordinates (names inside /ticks). */
-#define SWP_COORD_RUN "run"
-#define SWP_COORD_TIME "time_ms"
-#define SWP_COORD_SHARD "shard"
-#define SWP_TICKS_SHARD_QUEUES "shard_queue_depth"
+#define FMT_COORD_RUN "run"
+#define FMT_COORD_TIME "time_ms"
+#define FMT_COORD_SHARD "shard"
+#define FMT_TICKS_SHARD_QUEUES "shard_queue_depth"
 /* The run-indexed coordinates every format 2 file has, in this order; the
  * grid axes follow, named by their setting keys. */
-enum { SWP_RUN_COORDS = 4 };
-extern const char *const swp_run_coord_names[SWP_RUN_COORDS]; /* point replicate seed outcome */
+enum { FMT_RUN_COORDS = 4 };
+extern const char *const fmt_run_coord_names[FMT_RUN_COORDS]; /* point replicate seed outcome */
 
 /* The /ticks name of axis key in format 2: the key itself, or "axis_<key>"
  * when the key is already taken in /ticks (a metric or a coordinate above).
  * buf holds len bytes. */
-const char *swp_layout_axis_coord(const char *key, char *buf, size_t len);
+const char *fmt_layout_axis_coord(const char *key, char *buf, size_t len);
 /* Whether name is a member of a format 2 /ticks group that is no (runs x
  * ticks) metric: a coordinate (run, time_ms, shard, a run coordinate above)
- * or shard_queue_depth. Axis coordinates are named by swp_layout_axis_coord. */
-int swp_layout_is_fixed_coord(const char *name);
+ * or shard_queue_depth. Axis coordinates are named by fmt_layout_axis_coord. */
+int fmt_layout_is_fixed_coord(const char *name);
 
 #endif

@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include "client_import.h"
-#include "journal.h"
-#include "swp_internal.h"
+#include "cli.h"
+#include "drv.h"
 
 /* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
  * a signal handler may touch, hence the one file-scope variable. */
@@ -313,7 +313,7 @@ static void format_bytes(double b, char *buf, size_t len) {
   else snprintf(buf, len, "%.0f KB", b / 1e3);
 }
 
-static void progress_print(void *user, const swp_progress *p) {
+static void progress_print(void *user, const drv_progress *p) {
   const progress_state *ps = user;
   if (!ps->tty) return;
   int64_t finished = p->done + p->failed;
@@ -432,14 +432,14 @@ typedef struct run_state {
   run_args ra;
   int args_ok, sweep_ok;
   swp_sweep sw;
-  swp_h5out *out;
+  fmt_out *out;
   swp_subset subset;
   int64_t to_run;        /* runs this session will do */
   int64_t selected;    /* runs of the slice (or sweep) */
 } run_state;
 
 static void run_state_free(run_state *st) {
-  if (st->out) swp_h5out_close(st->out, NULL, NULL, 0);
+  if (st->out) fmt_out_close(st->out, NULL, NULL, 0);
   st->out = NULL;
   if (st->sweep_ok) swp_sweep_free(&st->sw);
   free(st->ra.overrides);
@@ -490,21 +490,21 @@ static int run_setup(run_state *st, int argc, char **argv) {
   st->selected = swp_subset_count(sw, &slice_only);
   char err[1024];
   if (ra->resume) {
-    if (swp_h5out_open_resume(&st->out, ra->output, sw, ra->slice_index, ra->slice_count, err,
+    if (fmt_out_open_resume(&st->out, ra->output, sw, ra->slice_index, ra->slice_count, err,
                               sizeof err)) {
       fprintf(stderr, "stormsweep run: %s\n", err);
       /* Another writer is a failure of the moment, not of the usage. */
       return strstr(err, "another stormsweep process") ? 1 : 2;
     }
-    st->subset.done = swp_h5out_done(st->out);
-    if (swp_h5out_note(st->out)[0])
-      fprintf(stderr, "stormsweep run: %s\n", swp_h5out_note(st->out));
+    st->subset.done = fmt_out_done(st->out);
+    if (fmt_out_note(st->out)[0])
+      fprintf(stderr, "stormsweep run: %s\n", fmt_out_note(st->out));
   }
   st->to_run = swp_subset_count(sw, &st->subset);
   if (ra->resume && st->to_run == 0) {
     /* Closing marks a whole-sweep file complete if it was cut off after
      * its last commit; nothing else is written. */
-    rc = swp_h5out_close(st->out, NULL, err, sizeof err);
+    rc = fmt_out_close(st->out, NULL, err, sizeof err);
     st->out = NULL;
     if (rc) {
       fprintf(stderr, "stormsweep run: %s\n", err);
@@ -531,17 +531,17 @@ static int run_setup(run_state *st, int argc, char **argv) {
   }
   if (!ra->resume) {
     char *cmdline = command_line_join(argc, argv);
-    int created = swp_h5out_create_flags(
+    int created = fmt_out_create_flags(
         &st->out, ra->output, sw, cmdline ? cmdline : "",
-        (ra->force ? SWP_H5OUT_FORCE : 0) | (ra->no_journal ? SWP_H5OUT_NO_JOURNAL : 0), err,
+        (ra->force ? FMT_OUT_FORCE : 0) | (ra->no_journal ? FMT_OUT_NO_JOURNAL : 0), err,
         sizeof err);
     free(cmdline);
     if (!created && ra->slice_count)
-      created = swp_h5out_set_slice(st->out, ra->slice_index, ra->slice_count, err, sizeof err);
+      created = fmt_out_set_slice(st->out, ra->slice_index, ra->slice_count, err, sizeof err);
     if (created) {
       fprintf(stderr, "stormsweep run: %s\n", err);
       if (st->out) {
-        swp_h5out_close(st->out, NULL, NULL, 0);
+        fmt_out_close(st->out, NULL, NULL, 0);
         st->out = NULL;
         unlink(ra->output);
       }
@@ -593,10 +593,10 @@ static int run_worker(int rank) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGXFSZ, SIG_IGN);
-  swp_driver_options opt = {0};
+  drv_options opt = {0};
   opt.threads = (int)head[1];
   opt.stop = &stop_requested;
-  int rc = swp_mpi_execute_worker(ok ? &sw : NULL, &opt, MPI_COMM_WORLD, err, sizeof err);
+  int rc = drv_mpi_execute_worker(ok ? &sw : NULL, &opt, MPI_COMM_WORLD, err, sizeof err);
   swp_sweep_free(&sw);
   return rc ? 1 : 0;
 }
@@ -614,7 +614,7 @@ static int run_root(int argc, char **argv, int ranks) {
   }
   run_args *ra = &st.ra;
   progress_state ps = {!ra->quiet && isatty(STDERR_FILENO)};
-  swp_driver_options opt = {0};
+  drv_options opt = {0};
   opt.threads = ra->threads;
   opt.progress = ps.tty ? progress_print : NULL;
   opt.progress_user = &ps;
@@ -637,23 +637,23 @@ static int run_root(int argc, char **argv, int ranks) {
   sigaction(SIGXFSZ, &sa, &old_xfsz);
 
   char started[32], finished[32];
-  swp_time_iso8601(started, sizeof started);
-  swp_driver_result res;
+  fmt_time_iso8601(started, sizeof started);
+  drv_result res;
   int exec_rc;
 #ifdef STORMSWEEP_MPI
   if (ranks > 1)
-    exec_rc = swp_mpi_execute_root(&st.sw, st.out, &opt, &res, MPI_COMM_WORLD);
+    exec_rc = drv_mpi_execute_root(&st.sw, st.out, &opt, &res, MPI_COMM_WORLD);
   else
 #endif
-    exec_rc = swp_sweep_execute(&st.sw, st.out, &opt, &res);
-  swp_time_iso8601(finished, sizeof finished);
+    exec_rc = drv_sweep_execute(&st.sw, st.out, &opt, &res);
+  fmt_time_iso8601(finished, sizeof finished);
   int sig = stop_requested;
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   if (ps.tty) fprintf(stderr, "\r\033[K");
 
   char *cmdline = ra->resume ? command_line_join(argc, argv) : NULL;
-  swp_timing timing = {.wall_s = res.wall_s,
+  fmt_timing timing = {.wall_s = res.wall_s,
                        .threads = res.threads,
                        .ranks = res.ranks,
                        .runs_done = res.totals.done,
@@ -663,18 +663,18 @@ static int run_root(int argc, char **argv, int ranks) {
                        .encode_s = res.encode_s,
                        .write_s = res.write_s,
                        .command_line = cmdline};
-  int write_failed = res.write_failed || swp_h5out_failed(st.out);
-  int64_t kept = swp_h5out_done_count(st.out); /* runs in the file once closed */
-  int64_t committed = swp_h5out_committed_count(st.out);
+  int write_failed = res.write_failed || fmt_out_failed(st.out);
+  int64_t kept = fmt_out_done_count(st.out); /* runs in the file once closed */
+  int64_t committed = fmt_out_committed_count(st.out);
   char err[1024];
-  int close_rc = swp_h5out_close(st.out, &timing, err, sizeof err);
+  int close_rc = fmt_out_close(st.out, &timing, err, sizeof err);
   if (close_rc) kept = committed; /* the final commit did not make it */
   st.out = NULL;
   free(cmdline);
   write_failed = write_failed || close_rc;
   sigaction(SIGXFSZ, &old_xfsz, NULL);
 
-  const swp_progress *t = &res.totals;
+  const drv_progress *t = &res.totals;
   if (!ra->quiet) {
     char who[64];
     if (res.ranks > 1)
@@ -718,7 +718,7 @@ static int run_root(int argc, char **argv, int ranks) {
      * trusting the parts of it that still verify. */
     char aside[4200];
     snprintf(aside, sizeof aside, "%s.damaged", ra->output);
-    if (swp_journal_exists(ra->output) && rename(ra->output, aside) == 0)
+    if (fmt_journal_exists(ra->output) && rename(ra->output, aside) == 0)
       fprintf(stderr,
               "stormsweep run: %s was damaged (HDF5 found its own index broken) and is now %s. "
               "Its journal %s.journal holds every committed run; --resume rebuilds the file "
@@ -752,7 +752,7 @@ static int run_root(int argc, char **argv, int ranks) {
   return rc;
 }
 
-int cmd_run(int argc, char **argv) {
+int cli_run_sweep(int argc, char **argv) {
   /* No HDF5 shutdown at exit: after a failed write the result file is left
    * open on purpose (h5out.c, h5out_abandon), and closing it then would try
    * to write it. Every file is closed explicitly otherwise. */

@@ -26,7 +26,8 @@
 #include "ana.h"
 #include "refine.h"
 #include "refine_plan.h"
-#include "swp.h"
+#include "cli.h"
+#include "drv.h"
 
 #define DEFAULT_MAX_RUNS 50000
 
@@ -287,7 +288,7 @@ static int cmp_conf(const void *x, const void *y) {
 }
 
 typedef struct evaluation {
-  ana_results r;
+  fmt_results r;
   ana_rp rp;
   ana_rp_point *pts;
   int64_t *next_rep;   /* per point index: next replicate to append */
@@ -302,15 +303,15 @@ static void evaluation_free(evaluation *e) {
   free(e->next_rep);
   free(e->cand_of);
   free(e->batch);
-  ana_results_free(&e->r);
+  fmt_results_free(&e->r);
   memset(e, 0, sizeof *e);
 }
 
 static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
                     const ana_seq_design *d, int k, char *err, size_t errlen) {
   memset(e, 0, sizeof *e);
-  if (ana_results_read(&e->r, path, err, errlen)) return -1;
-  ana_results *r = &e->r;
+  if (fmt_results_read(&e->r, path, err, errlen)) return -1;
+  fmt_results *r = &e->r;
   size_t np = r->n_points;
   int64_t r0 = sw->replicates;
   e->pts = calloc(np ? np : 1, sizeof *e->pts);
@@ -333,11 +334,11 @@ static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
     e->pts[i].vnodes = vn >= 0 ? r->values[i * r->n_axes + (size_t)vn] : 0.0;
   }
   for (size_t j = 0; j < r->n_runs; j++) {
-    const ana_run *run = &r->runs[j];
+    const fmt_run *run = &r->runs[j];
     size_t pi = r->point_of_run[j];
     /* Outcome codes >= 2 (metastable, collapsed) count as metastable. */
-    int meta = run->outcome >= ANA_METASTABLE;
-    int pass = run->outcome == ANA_RECOVERED && run->passed_slo;
+    int meta = run->outcome >= ENG_OUTCOME_METASTABLE;
+    int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
     if (run->replicate < r0) {
       ana_rp_point *p = &e->pts[pi];
       p->n++;
@@ -525,17 +526,17 @@ typedef struct session {
 static int run_rows(session *ss, int64_t n, const int64_t *point, const int32_t *rep) {
   const refine_opts *o = ss->o;
   char err[1024];
-  swp_h5out *out;
-  if (swp_h5out_open_append(&out, o->path, ss->sw, err, sizeof err)) {
+  fmt_out *out;
+  if (fmt_out_open_append(&out, o->path, ss->sw, err, sizeof err)) {
     fprintf(stderr, "stormsweep refine: %s\n", err);
     return 2;
   }
-  swp_run_ref *refs = NULL;
+  fmt_run_ref *refs = NULL;
   int64_t np = 0;
   int64_t first = 0;
   int rc = 0;
-  if (n > 0 && swp_h5out_append(out, n, point, rep, &first, err, sizeof err)) rc = 1;
-  if (!rc && swp_h5out_pending(out, &refs, &np, err, sizeof err)) rc = 1;
+  if (n > 0 && fmt_out_append(out, n, point, rep, &first, err, sizeof err)) rc = 1;
+  if (!rc && fmt_out_pending(out, &refs, &np, err, sizeof err)) rc = 1;
   int64_t base = ss->sw->n_points * ss->sw->replicates;
   for (int64_t i = 0; !rc && i < np; i++)
     if (refs[i].run < base) {
@@ -548,25 +549,25 @@ static int run_rows(session *ss, int64_t n, const int64_t *point, const int32_t 
   if (rc) {
     fprintf(stderr, "stormsweep refine: %s\n", err);
     free(refs);
-    swp_h5out_close(out, NULL, NULL, 0);
+    fmt_out_close(out, NULL, NULL, 0);
     return rc;
   }
-  swp_driver_result res;
+  drv_result res;
   memset(&res, 0, sizeof res);
   char started[32], finished[32];
-  swp_time_iso8601(started, sizeof started);
+  fmt_time_iso8601(started, sizeof started);
   if (np > 0) {
-    swp_driver_options opt;
+    drv_options opt;
     memset(&opt, 0, sizeof opt);
     opt.threads = o->threads;
     opt.stop = &refine_stop;
     opt.runs = refs;
     opt.n_runs = np;
     opt.flush_interval_s = 2.0;
-    if (swp_sweep_execute(ss->sw, out, &opt, &res) && !res.stopped) rc = 1;
+    if (drv_sweep_execute(ss->sw, out, &opt, &res) && !res.stopped) rc = 1;
   }
-  swp_time_iso8601(finished, sizeof finished);
-  swp_timing timing = {.wall_s = res.wall_s,
+  fmt_time_iso8601(finished, sizeof finished);
+  fmt_timing timing = {.wall_s = res.wall_s,
                        .threads = res.threads,
                        .ranks = 1,
                        .runs_done = res.totals.done,
@@ -575,7 +576,7 @@ static int run_rows(session *ss, int64_t n, const int64_t *point, const int32_t 
                        .simulate_s = res.simulate_s,
                        .encode_s = res.encode_s,
                        .write_s = res.write_s};
-  if (swp_h5out_close(out, np > 0 ? &timing : NULL, err, sizeof err)) {
+  if (fmt_out_close(out, np > 0 ? &timing : NULL, err, sizeof err)) {
     fprintf(stderr, "stormsweep refine: %s\n", err);
     rc = 1;
   }
@@ -926,7 +927,7 @@ int cmd_refine(int argc, char **argv) {
 
 /* ---- run --refine ---- */
 
-int cmd_run_refine(int argc, char **argv) {
+int cmd_run(int argc, char **argv) {
   refine_opts o;
   opts_init(&o);
   int want = 0, help = 0;
@@ -980,7 +981,7 @@ int cmd_run_refine(int argc, char **argv) {
     free(args);
     return 2;
   }
-  int rc = cmd_run(n, args);
+  int rc = cli_run_sweep(n, args);
   free(args);
   if (help) {
     printf("\nrun --refine [--min-pass P] [--max-metastable P] [--alpha A] [--max-runs N]\n"

@@ -1,0 +1,98 @@
+/*
+ * fmt_results.h — reading a result file for the analysis: /points, /runs and
+ * the sweep's scenario times whole (one small row per run), /ticks one point
+ * at a time. Every value that later indexes an array or counts as evidence is
+ * checked first (results_read.c's header comment lists the checks), so a
+ * damaged or hostile file gets a one-line message naming the file and the
+ * object, never a crash or a wrong count.
+ */
+#ifndef STORMSWEEP_FMT_RESULTS_H
+#define STORMSWEEP_FMT_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fmt.h"
+
+/* One row of /runs: the columns the analysis uses. Optional columns missing
+ * from the file read as NaN. */
+typedef struct fmt_run {
+  int64_t run;       /* run id = row of the /ticks datasets */
+  int64_t point;     /* point id (matches /points "point") */
+  int64_t replicate;
+  uint64_t seed;
+  int32_t outcome;   /* ENG_OUTCOME_RECOVERED .. ENG_OUTCOME_UNDETERMINED; <0 = not run */
+  int32_t passed_slo;
+  double recovery_ms;      /* NaN unless recovered */
+  double amplification;    /* attempts / new requests, whole run */
+  double goodput_during;   /* goodput during the faults / baseline */
+  double goodput_after;    /* goodput from clearance to horizon / baseline */
+  double peak_queue;
+  double baseline_queue;
+  int64_t ticks;           /* ticks this run simulated; -1 when unknown */
+  double collapse_ms;       /* time to collapse (NaN: none seen; column absent: NaN) */
+  double collapse_watch_ms; /* how long collapse was watched for (its censoring time) */
+} fmt_run;
+
+/* Times of one grid point's scenario in ms; NaN when the file does not say. */
+typedef struct fmt_point_times {
+  double horizon_ms, fault_start_ms, fault_clear_ms;
+  double censor_ms; /* horizon - clearance: where not-recovered runs are censored */
+} fmt_point_times;
+
+typedef struct fmt_results {
+  char *path;
+  int format_version;
+  char *tool_version;      /* NULL when absent */
+  uint64_t master_seed;
+  double tick_ms;          /* NaN when unknown (plots then use ticks) */
+  double slo_ms;           /* the sweep's own SLO; NaN when unknown */
+  int64_t n_ticks;         /* columns of the /ticks datasets (0 when none) */
+  size_t n_axes;
+  char **axes;             /* axis (setting key) names, in /points column order */
+  char ***labels;          /* labels[axis][point]: value as the sweep wrote it, or NULL */
+  size_t n_points;
+  int64_t *point_ids;      /* n_points */
+  double *values;          /* n_points x n_axes, row-major */
+  fmt_point_times *times;  /* n_points */
+  size_t n_runs;
+  fmt_run *runs;
+  size_t *point_of_run;    /* n_runs: index into the points (not the id) */
+  size_t n_skipped;        /* rows of /runs not used (not run yet, unknown point) */
+  int complete;            /* root attribute "complete": 1, 0, or -1 when absent */
+  int64_t replicates;      /* the sweep's own runs per point (root attribute); 0 when
+                              unknown. refine appends replicates >= this one. */
+  unsigned char *scenario; /* n_axes: 1 = a scenario axis (the world's: traffic, faults,
+                              time), 0 = tunable (docs/decisions.md); NULL = all tunable */
+} fmt_results;
+
+/* Reads everything but /ticks. Returns 0; or -1 with a one-line message
+ * ("FILE: not an HDF5 file", "FILE: not a stormsweep result file (...)",
+ * "FILE: format_version 3 is newer than this stormsweep understands (1)")
+ * for a file analysis cannot use. */
+int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen);
+void fmt_results_free(fmt_results *r);
+/* 1 when axis is a scenario axis (see fmt_results.scenario). */
+int fmt_axis_is_scenario(const fmt_results *r, size_t axis);
+/* Index of the point with id, or -1. */
+long fmt_results_point_index(const fmt_results *r, int64_t id);
+
+/* Per-tick values of one metric for the runs of one point, averaged over
+ * bins of ticks so a curve has at most max_bins points: cell[i * nbins + k]
+ * is run i's mean over bin k (the runs in run-id order). Reads only that
+ * point's rows, one row at a time (a block of ticks at a time for very long
+ * rows), so memory is O(runs x bins + block) whatever the file's size. */
+typedef struct fmt_bins {
+  size_t nbins, n_runs;
+  int64_t ticks_per_bin;
+  double *t_ms;  /* bin centre in ms (ticks when tick_ms unknown) */
+  double *cell;  /* n_runs x nbins */
+} fmt_bins;
+
+int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t point_index,
+                  size_t max_bins, char *err, size_t errlen);
+void fmt_bins_free(fmt_bins *b);
+/* 1 if /ticks/<metric> exists, 0 if not, -1 on error. */
+int fmt_metric_exists(const fmt_results *r, const char *metric);
+
+#endif
