@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "fmt_results.h"
@@ -346,6 +347,7 @@ typedef struct ana_report_opts {
   size_t n_points;
   ana_reco_opts reco;
   const char *gnuplot;     /* program name, default "gnuplot" */
+  const volatile sig_atomic_t *stop; /* raised: stop, leaving an earlier report as it was */
 } ana_report_opts;
 
 int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_report_opts *o,

@@ -46,6 +46,7 @@
 
 #include "ana.h"
 #include "refine.h"
+#include "seqtest.h"
 #include "textsafe.h"
 
 typedef ana_cost_key cost_key;
@@ -618,14 +619,14 @@ static long stats_of(const ana_summary *s, int64_t id) {
 }
 
 char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
-  ana_refine_info ri;
+  fmt_refine_info ri;
   char err[512];
-  if (ana_refine_info_read(r->path, &ri, err, sizeof err) != 0) return NULL;
+  if (fmt_refine_read(r->path, &ri, err, sizeof err) != 0) return NULL;
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) {
-    ana_refine_info_free(&ri);
+    fmt_refine_info_free(&ri);
     return NULL;
   }
   fprintf(f,
@@ -634,7 +635,7 @@ char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
           "the candidate of cost rank i is tested at alpha_i = alpha/2^i, so the claim's "
           "family-wise error is <= alpha = %g.\n",
           s->slo_ms, ri.d.min_pass, ri.d.max_meta, ri.d.ratio, ri.d.beta, ri.d.alpha);
-  const ana_refine_cand *c = ri.decided_point >= 0 ? ana_refine_find(&ri, ri.decided_point) : NULL;
+  const fmt_refine_cand *c = ri.decided_point >= 0 ? fmt_refine_find(&ri, ri.decided_point) : NULL;
   if (!strcmp(ri.status, "proven") && c) {
     long li = fmt_results_point_index(r, c->point);
     char where[1024] = "";
@@ -653,7 +654,7 @@ char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
     /* A robust candidate: its other scenario values share its rank, each
      * proven by its own SPRT at the same alpha_i (docs/decisions.md). */
     for (size_t i = 0; i < ri.n_cand; i++) {
-      const ana_refine_cand *o2 = &ri.cand[i];
+      const fmt_refine_cand *o2 = &ri.cand[i];
       if (o2->rank != c->rank || o2 == c) continue;
       long l2 = fmt_results_point_index(r, o2->point);
       char w2[1024] = "";
@@ -673,20 +674,20 @@ char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
     fprintf(f,
             "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
             "runs in %lld round(s); %s (%zu refuted in all).\n",
-            ri.n_cand, r->n_points, (long long)ri.r0, (long long)ri.runs_appended,
+            ri.n_cand, r->n_points, (long long)ri.d.r0, (long long)ri.runs_appended,
             (long long)ri.rounds,
             c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
             refuted);
   } else if (!strcmp(ri.status, "none") && ri.n_cand == 0) {
     fprintf(f, "NO POINT QUALIFIES (refined): no point's %lld screening runs are consistent with "
                "the targets (exact 95%% bounds), so refine had nothing to confirm.\n",
-            (long long)ri.r0);
+            (long long)ri.d.r0);
   } else if (!strcmp(ri.status, "none")) {
     fprintf(f, "NO POINT QUALIFIES (refined): all %zu candidates were refuted by their fresh runs "
                "(%lld runs in %lld rounds).\n",
             ri.n_cand, (long long)ri.runs_appended, (long long)ri.rounds);
-    const ana_refine_cand *cl =
-        ri.closest_point >= 0 ? ana_refine_find(&ri, ri.closest_point) : NULL;
+    const fmt_refine_cand *cl =
+        ri.closest_point >= 0 ? fmt_refine_find(&ri, ri.closest_point) : NULL;
     if (cl) {
       long li = fmt_results_point_index(r, cl->point);
       char where[1024] = "";
@@ -712,7 +713,7 @@ char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
       shown++;
     }
   }
-  ana_refine_info_free(&ri);
+  fmt_refine_info_free(&ri);
   if (fclose(f) != 0) {
     free(text);
     return NULL;

@@ -28,31 +28,27 @@
  * Safety (the result file and the output's surroundings may be someone
  * else's): every string from the file reaches plots.gp only through
  * ana_gp_text, so it cannot leave its quotes; the whole report is built in a
- * fresh private directory (mkdtemp next to DIR, files created O_EXCL |
- * O_NOFOLLOW) where gnuplot also runs, and is renamed into place only when
- * complete. An existing DIR is replaced only when it is ours, not writable
- * by others, not a symbolic link, and empty or an earlier report; the swap
- * is atomic (RENAME_EXCHANGE), so an interrupted report leaves the old one
- * whole. SIGINT and SIGTERM are held while the report is built: on one,
- * gnuplot is killed and reaped and the private directory removed.
+ * fresh private directory (fmt_outdir: mkdtemp next to DIR, files created
+ * O_EXCL | O_NOFOLLOW) where gnuplot also runs (plot.h), and is installed
+ * only when complete. An existing DIR is replaced only when it is ours, not
+ * writable by others, not a symbolic link, and empty or an earlier report;
+ * the swap is atomic (RENAME_EXCHANGE), so an interrupted report leaves the
+ * old one whole. The stop flag (Ctrl-C) is polled between plots and while
+ * gnuplot runs: gnuplot is then killed and reaped and the private directory
+ * removed.
  */
-#define _GNU_SOURCE /* renameat2 */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ana.h"
+#include "fmt_outfile.h"
+#include "plot.h"
 #include "textsafe.h"
 #include "refine.h"
 
@@ -76,26 +72,6 @@ static const band_metric band_metrics[] = {
 /* Small helpers                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Files are new in the private directory: never reuse or follow one. */
-static FILE *file_open(const char *dir, const char *name, char *err, size_t errlen) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) {
-    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
-  }
-  return f;
-}
-
-static int file_close(FILE *f, const char *dir, const char *name, char *err, size_t errlen) {
-  int bad = ferror(f);
-  if (fclose(f) != 0) bad = 1;
-  if (bad) snprintf(err, errlen, "%s/%s: write failed", dir, name);
-  return bad ? -1 : 0;
-}
-
 static void html_text(FILE *f, const char *s) {
   for (; *s; s++) {
     if (*s == '<')
@@ -111,63 +87,14 @@ static void html_text(FILE *f, const char *s) {
   }
 }
 
-/* ------------------------------------------------------------------------ */
-/* The output directory                                                      */
-/* ------------------------------------------------------------------------ */
-
-/* Where the report is built and where it goes. */
-typedef struct out_dir {
-  char final[4096];  /* DIR as given, without trailing slashes */
-  char parent[4096]; /* its directory */
-  char base[1024];   /* its last component */
-  char tmp[4096];    /* the private build directory ("" until made) */
-  int replace;       /* DIR exists (an earlier report or empty) */
-} out_dir;
-
-/* Removes the directory tree at name under dirfd without following any
- * symbolic link (a link is removed, never its target). */
-static void tree_remove_at(int at, const char *name, int depth) {
-  if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 16) return;
-  int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  DIR *d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return;
-  }
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    tree_remove_at(dirfd(d), e->d_name, depth + 1);
-  }
-  closedir(d);
-  unlinkat(at, name, AT_REMOVEDIR);
-}
-
-static void tree_remove(const char *path) {
-  if (path[0]) tree_remove_at(AT_FDCWD, path, 0);
-}
-
-/* An existing DIR may be replaced when it is empty or an earlier report
- * (its plots.gp, a regular file, says so): never a directory of other work. */
+/* An existing DIR may be replaced when it is an earlier report: its
+ * plots.gp, a regular file, says so. */
 static int is_old_report(const char *dir) {
   int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0) return 0;
   int fd = openat(dfd, "plots.gp", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-      close(dfd);
-      return 0;
-    }
-    int empty = 1;
-    struct dirent *e;
-    while (empty && (e = readdir(d)) != NULL)
-      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
-    closedir(d);
-    return empty;
-  }
   close(dfd);
+  if (fd < 0) return 0;
   struct stat st;
   char head[64] = {0};
   int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head - 1) > 0 &&
@@ -176,117 +103,7 @@ static int is_old_report(const char *dir) {
   return ok;
 }
 
-/* Checks DIR and makes the private build directory next to it. */
-static int out_dir_prepare(out_dir *od, const char *dir, char *err, size_t errlen) {
-  memset(od, 0, sizeof *od);
-  size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/') n--;
-  if (n == 0 || n >= sizeof od->final) {
-    snprintf(err, errlen, "-o: '%s' is not a usable directory name", dir);
-    return -1;
-  }
-  memcpy(od->final, dir, n);
-  char a[4096], b[4096];
-  snprintf(a, sizeof a, "%s", od->final);
-  snprintf(b, sizeof b, "%s", od->final);
-  snprintf(od->parent, sizeof od->parent, "%s", dirname(a));
-  snprintf(od->base, sizeof od->base, "%s", basename(b));
-  if (!strcmp(od->base, ".") || !strcmp(od->base, "..") || !strcmp(od->base, "/")) {
-    snprintf(err, errlen, "%s: name the report directory itself (not . or .. or /)", dir);
-    return -1;
-  }
-  struct stat st;
-  if (lstat(od->final, &st) == 0) {
-    if (S_ISLNK(st.st_mode)) {
-      snprintf(err, errlen, "%s: is a symbolic link; refusing to write through it", dir);
-      return -1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-      snprintf(err, errlen, "%s: exists and is not a directory", dir);
-      return -1;
-    }
-    if (st.st_uid != geteuid()) {
-      snprintf(err, errlen, "%s: belongs to another user; refusing to replace it", dir);
-      return -1;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-      snprintf(err, errlen, "%s: others can write to it; refusing to use it", dir);
-      return -1;
-    }
-    if (!is_old_report(od->final)) {
-      snprintf(err, errlen,
-               "%s: holds files that are not a stormsweep report; refusing to replace it", dir);
-      return -1;
-    }
-    od->replace = 1;
-  } else if (errno != ENOENT) {
-    snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-    return -1;
-  }
-  int w = snprintf(od->tmp, sizeof od->tmp, "%s/.%s.tmp-XXXXXX", od->parent, od->base);
-  if (w < 0 || (size_t)w >= sizeof od->tmp) {
-    snprintf(err, errlen, "-o: '%s' is too long a name", dir);
-    od->tmp[0] = '\0';
-    return -1;
-  }
-  if (!mkdtemp(od->tmp)) {
-    snprintf(err, errlen, "%s: cannot create a directory there: %s", od->parent,
-             strerror(errno));
-    od->tmp[0] = '\0';
-    return -1;
-  }
-  return 0;
-}
-
-/* Moves the finished report to DIR: a plain rename, or an atomic exchange
- * with the earlier report, which is then removed. */
-static int out_dir_install(out_dir *od, char *err, size_t errlen) {
-  mode_t mask = umask(0);
-  umask(mask);
-  if (chmod(od->tmp, 0777 & ~mask) != 0) {
-    snprintf(err, errlen, "%s: %s", od->tmp, strerror(errno));
-    return -1;
-  }
-  if (!od->replace) {
-    if (rename(od->tmp, od->final) != 0) {
-      snprintf(err, errlen, "%s: cannot create: %s", od->final, strerror(errno));
-      return -1;
-    }
-    od->tmp[0] = '\0';
-    return 0;
-  }
-  if (renameat2(AT_FDCWD, od->tmp, AT_FDCWD, od->final, RENAME_EXCHANGE) == 0) {
-    tree_remove(od->tmp); /* now the earlier report */
-    od->tmp[0] = '\0';
-    return 0;
-  }
-  if (errno != EINVAL && errno != ENOSYS) {
-    snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
-    return -1;
-  }
-  /* No exchange on this file system: move the old one aside, then in. */
-  char old[4096];
-  int w = snprintf(old, sizeof old, "%s/.%s.old-XXXXXX", od->parent, od->base);
-  if (w < 0 || (size_t)w >= sizeof old || !mkdtemp(old) || rename(od->final, old) != 0) {
-    snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
-    return -1;
-  }
-  if (rename(od->tmp, od->final) != 0) {
-    snprintf(err, errlen, "%s: cannot replace: %s", od->final, strerror(errno));
-    rename(old, od->final);
-    return -1;
-  }
-  od->tmp[0] = '\0';
-  tree_remove(old);
-  return 0;
-}
-
-/* SIGINT or SIGTERM received while they were held: the signal, else 0. */
-static int interrupted(const sigset_t *held) {
-  struct timespec now = {0, 0};
-  int sig = sigtimedwait(held, NULL, &now);
-  return sig > 0 ? sig : 0;
-}
+static int stopped(const volatile sig_atomic_t *stop) { return stop ? (int)*stop : 0; }
 
 /* ------------------------------------------------------------------------ */
 /* Choosing what to plot                                                     */
@@ -387,7 +204,7 @@ static int heatmap_write(const fmt_results *r, const ana_summary *s, long ax, lo
       g->cells[i] = e->levels[i];
     }
   }
-  FILE *f = file_open(dir, "heatmap_metastable.dat", err, errlen);
+  FILE *f = fmt_dir_file_create(dir, "heatmap_metastable.dat", err, errlen);
   if (!f) return -1;
   /* One file for the three heat maps (metastable, pass, recovered): every
    * outcome of a cell, so a cell with no metastable run but most runs slow
@@ -407,7 +224,7 @@ static int heatmap_write(const fmt_results *r, const ana_summary *s, long ax, lo
     }
     fprintf(f, "\n");
   }
-  return file_close(f, dir, "heatmap_metastable.dat", err, errlen);
+  return fmt_dir_file_close(f, dir, "heatmap_metastable.dat", err, errlen);
 oom:
   snprintf(err, errlen, "out of memory for the heat map");
   return -1;
@@ -436,7 +253,7 @@ static int km_write(const fmt_results *r, const ana_summary *s, size_t p, const 
   }
   char name[64];
   snprintf(name, sizeof name, "km_%lld.dat", (long long)ps->point);
-  FILE *f = file_open(dir, name, err, errlen);
+  FILE *f = fmt_dir_file_create(dir, name, err, errlen);
   if (!f) {
     ana_km_free(&km);
     return -1;
@@ -452,12 +269,12 @@ static int km_write(const fmt_results *r, const ana_summary *s, size_t p, const 
   if (isfinite(ps->censor_ms) && ps->censor_ms > end)
     fprintf(f, "%.6g %.6g\n", ps->censor_ms, last);
   ana_km_free(&km);
-  return file_close(f, dir, name, err, errlen);
+  return fmt_dir_file_close(f, dir, name, err, errlen);
 }
 
 static int hist_write(const fmt_results *r, const size_t *pts, size_t n,
                       double hhi, const char *dir, char *err, size_t errlen) {
-  FILE *f = file_open(dir, "recovery_histogram.dat", err, errlen);
+  FILE *f = fmt_dir_file_create(dir, "recovery_histogram.dat", err, errlen);
   if (!f) return -1;
   ana_histogram *h = calloc(n ? n : 1, sizeof *h);
   if (!h) {
@@ -475,7 +292,7 @@ static int hist_write(const fmt_results *r, const size_t *pts, size_t n,
   }
   for (size_t i = 0; i < n; i++) ana_histogram_free(&h[i]);
   free(h);
-  return file_close(f, dir, "recovery_histogram.dat", err, errlen);
+  return fmt_dir_file_close(f, dir, "recovery_histogram.dat", err, errlen);
 }
 
 /* Writes band_<file>_<id>.dat; returns 1 written, 0 metric absent, -1 error. */
@@ -485,7 +302,7 @@ static int band_write(const fmt_results *r, const band_metric *m, size_t p, cons
   if (ana_band_read(&b, r, m->metric, p, BAND_BINS, err, errlen) != 0) return -1;
   char name[128];
   snprintf(name, sizeof name, "band_%s_%lld.dat", m->file, (long long)r->point_ids[p]);
-  FILE *f = file_open(dir, name, err, errlen);
+  FILE *f = fmt_dir_file_create(dir, name, err, errlen);
   if (!f) {
     ana_band_free(&b);
     return -1;
@@ -495,7 +312,7 @@ static int band_write(const fmt_results *r, const band_metric *m, size_t p, cons
   for (size_t k = 0; k < b.nbins; k++)
     fprintf(f, "%.6g %.6g %.6g %.6g %.6g\n", b.t_ms[k], b.p05[k], b.p50[k], b.p95[k], b.mean[k]);
   ana_band_free(&b);
-  return file_close(f, dir, name, err, errlen) == 0 ? 1 : -1;
+  return fmt_dir_file_close(f, dir, name, err, errlen) == 0 ? 1 : -1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -522,7 +339,7 @@ static int script_write(const fmt_results *r, const ana_summary *s, const char *
                         long ay, const ana_grid2 *g, const size_t *curve, size_t n_curve,
                         const size_t *rpts, size_t n_rpts, const int *band_ok, char *err,
                         size_t errlen) {
-  FILE *f = file_open(dir, "plots.gp", err, errlen);
+  FILE *f = fmt_dir_file_create(dir, "plots.gp", err, errlen);
   if (!f) return -1;
   char *body = NULL;
   size_t blen = 0;
@@ -685,86 +502,11 @@ static int script_write(const fmt_results *r, const ana_summary *s, const char *
     free(body);
     body = NULL;
   }
-  return file_close(f, dir, "plots.gp", err, errlen);
+  return fmt_dir_file_close(f, dir, "plots.gp", err, errlen);
 oom:
   fclose(f);
   snprintf(err, errlen, "out of memory writing plots.gp");
   return -1;
-}
-
-/* The last non-empty line of dir/gnuplot.log, escaped, for the message. */
-static void log_last_line(const char *dir, char *buf, size_t len) {
-  char path[4096], line[512], last[512] = "";
-  int w = snprintf(path, sizeof path, "%s/gnuplot.log", dir);
-  int fd = w > 0 && (size_t)w < sizeof path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-  if (!f && fd >= 0) close(fd);
-  while (f && fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\r\n")] = '\0';
-    if (line[strspn(line, " \t^")]) snprintf(last, sizeof last, "%s", line);
-  }
-  if (f) fclose(f);
-  ana_term_text(buf, len, last[0] ? last : "(no message)");
-}
-
-/* Runs `gnuplot plots.gp` in dir, its output going to dir/gnuplot.log.
- * held (SIGINT, SIGTERM, SIGCHLD) is blocked; the child gets old_mask back.
- * Returns 0, -1 on failure, or the signal that interrupted it (gnuplot is
- * then killed and reaped first). */
-static int gnuplot_run(const char *program, const char *dir, const sigset_t *held,
-                       const sigset_t *old_mask, char *err, size_t errlen) {
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    snprintf(err, errlen, "cannot start %s: %s", program, strerror(errno));
-    return -1;
-  }
-  if (pid == 0) {
-    sigprocmask(SIG_SETMASK, old_mask, NULL);
-    if (chdir(dir) != 0) _exit(126);
-    int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    execlp(program, program, "plots.gp", (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  for (;;) {
-    int sig = sigwaitinfo(held, NULL);
-    if (sig < 0) {
-      if (errno == EINTR) continue;
-      snprintf(err, errlen, "waiting for %s: %s", program, strerror(errno));
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    if (sig == SIGINT || sig == SIGTERM) {
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return sig;
-    }
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) {
-      snprintf(err, errlen, "waiting for %s: %s", program, strerror(errno));
-      return -1;
-    }
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-    snprintf(err, errlen, "cannot run '%s' (is gnuplot installed and on PATH?)", program);
-    return -1;
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    char last[600];
-    log_last_line(dir, last, sizeof last);
-    snprintf(err, errlen, "%s failed on plots.gp: %s", program, last);
-    return -1;
-  }
-  return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -783,7 +525,7 @@ static int effects_plot_write(const fmt_results *r, const ana_summary *s, const 
   for (size_t k = 0; k < s->n_axes; k++) {
     const ana_axis_effect *e = &s->effects[k];
     snprintf(name, sizeof name, "effect_%zu.dat", e->axis);
-    FILE *f = file_open(dir, name, err, errlen);
+    FILE *f = fmt_dir_file_create(dir, name, err, errlen);
     if (!f) goto fail;
     fprintf(f, "# level_index p_metastable lo hi p_pass lo hi runs p_recovered lo hi p_slow lo "
                "hi (other axes pooled; 95%% %s)\n",
@@ -795,7 +537,7 @@ static int effects_plot_write(const fmt_results *r, const ana_summary *s, const 
               lv->pass_ci.hi, (long long)lv->n, lv->p_rec, lv->rec_ci.lo, lv->rec_ci.hi,
               lv->p_slow, lv->slow_ci.lo, lv->slow_ci.hi);
     }
-    if (file_close(f, dir, name, err, errlen) != 0) goto fail;
+    if (fmt_dir_file_close(f, dir, name, err, errlen) != 0) goto fail;
   }
   char path[4096];
   int w = snprintf(path, sizeof path, "%s/plots.gp", dir);
@@ -885,12 +627,12 @@ static void effects_html(FILE *f, const fmt_results *r, const ana_summary *s, co
 /* The refined points of a file `refine` worked on: one row per candidate,
  * cheapest first, with its test's state; nothing for other files. */
 static void html_refine_section(FILE *f, const fmt_results *r) {
-  ana_refine_info ri;
+  fmt_refine_info ri;
   char err[512];
-  if (ana_refine_info_read(r->path, &ri, err, sizeof err) != 0) return;
+  if (fmt_refine_read(r->path, &ri, err, sizeof err) != 0) return;
   fprintf(f, "<h2>Refined points</h2>\n<p>refine: %zu candidates of %zu points after %lld "
              "screening replicates each; %lld fresh runs in %lld rounds; status: ",
-          ri.n_cand, r->n_points, (long long)ri.r0, (long long)ri.runs_appended,
+          ri.n_cand, r->n_points, (long long)ri.d.r0, (long long)ri.runs_appended,
           (long long)ri.rounds);
   html_text(f, ri.status);
   fprintf(f, ". Targets P(pass) &ge; %g, P(metastable) &le; %g; rank i tested at alpha/2^i, "
@@ -901,7 +643,7 @@ static void html_refine_section(FILE *f, const fmt_results *r) {
              "<th>screening pass</th><th>amplification</th></tr>\n");
   static const char *const states[] = {"open", "proven", "refuted"};
   for (size_t i = 0; i < ri.n_cand; i++) {
-    const ana_refine_cand *c = &ri.cand[i];
+    const fmt_refine_cand *c = &ri.cand[i];
     long li = fmt_results_point_index(r, c->point);
     char where[1024] = "";
     if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
@@ -917,12 +659,12 @@ static void html_refine_section(FILE *f, const fmt_results *r) {
             (long long)c->screen_runs, c->amplification);
   }
   fprintf(f, "</table>\n");
-  ana_refine_info_free(&ri);
+  fmt_refine_info_free(&ri);
 }
 
 static int html_write(const fmt_results *r, const ana_summary *s, const char *dir,
                       const char *reco_text, char *err, size_t errlen) {
-  FILE *f = file_open(dir, "index.html", err, errlen);
+  FILE *f = fmt_dir_file_create(dir, "index.html", err, errlen);
   if (!f) return -1;
   fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>stormsweep report: ");
   html_text(f, r->path);
@@ -1016,7 +758,7 @@ static int html_write(const fmt_results *r, const ana_summary *s, const char *di
             ps->gp_during.mean, ps->gp_after.mean);
   }
   fprintf(f, "</table>\n</body></html>\n");
-  return file_close(f, dir, "index.html", err, errlen);
+  return fmt_dir_file_close(f, dir, "index.html", err, errlen);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1030,14 +772,9 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
   ana_grid2 g = {0};
   ana_reco rec;
   memset(&rec, 0, sizeof rec);
-  out_dir od;
-  sigset_t held, old_mask;
-  sigemptyset(&held);
-  sigaddset(&held, SIGINT);
-  sigaddset(&held, SIGTERM);
-  sigaddset(&held, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &held, &old_mask);
-  if (out_dir_prepare(&od, o->dir, err, errlen) != 0) goto done;
+  fmt_outdir od;
+  memset(&od, 0, sizeof od);
+  if (fmt_outdir_begin(&od, o->dir, is_old_report, err, errlen) != 0) goto done;
   const char *dir = od.tmp;
   if (ana_recommend(&rec, r, s, &o->reco) != 0 || !(text = ana_reco_text(&rec, r, s, &o->reco))) {
     snprintf(err, errlen, "out of memory");
@@ -1059,7 +796,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
     if (km_write(r, s, rpts[i], dir, err, errlen) != 0) goto done;
   if (n_rpts && hist_write(r, rpts, n_rpts, ana_histogram_range(r), dir, err, errlen) != 0)
     goto done;
-  if ((rc = interrupted(&held)) != 0) goto done;
+  if ((rc = stopped(o->stop)) != 0) goto done;
   rc = -1;
 
   int band_ok[sizeof band_metrics / sizeof band_metrics[0]] = {0};
@@ -1077,7 +814,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
     band_ok[m] = 1;
     for (size_t i = 0; i < n_curve && band_ok[m]; i++) {
       if (band_write(r, &band_metrics[m], curve[i], dir, err, errlen) < 0) goto done;
-      if ((rc = interrupted(&held)) != 0) goto done;
+      if ((rc = stopped(o->stop)) != 0) goto done;
       rc = -1;
     }
   }
@@ -1085,8 +822,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
                    errlen) != 0)
     goto done;
   if (effects_plot_write(r, s, dir, err, errlen) != 0) goto done;
-  if ((rc = gnuplot_run(o->gnuplot ? o->gnuplot : "gnuplot", dir, &held, &old_mask, err,
-                        errlen)) != 0)
+  if ((rc = ana_gnuplot_run(o->gnuplot, dir, "plots.gp", o->stop, err, errlen)) != 0)
     goto done;
   rc = -1;
   if (html_write(r, s, dir, text, err, errlen) != 0) goto done;
@@ -1100,9 +836,9 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
     int w = snprintf(png, sizeof png, "%s/%s.png", dir, names[i]);
     drawn[i] = w > 0 && (size_t)w < sizeof png && access(png, R_OK) == 0;
   }
-  if ((rc = interrupted(&held)) != 0) goto done;
+  if ((rc = stopped(o->stop)) != 0) goto done;
   rc = -1;
-  if (out_dir_install(&od, err, errlen) != 0) goto done;
+  if (fmt_outdir_install(&od, err, errlen) != 0) goto done;
   if (log) {
     fprintf(log, "Wrote %s/index.html with:", od.final);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -1112,9 +848,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
   rc = 0;
 done:
   if (rc > 0) snprintf(err, errlen, "interrupted by signal %d; %s left as it was", rc, o->dir);
-  tree_remove(od.tmp);
-  /* A signal that came after the last check acts now, as it would have. */
-  sigprocmask(SIG_SETMASK, &old_mask, NULL);
+  fmt_outdir_abandon(&od);
   ana_grid2_free(&g);
   ana_reco_free(&rec);
   free(text);

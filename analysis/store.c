@@ -37,13 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hdf5.h>
-
 #include "ana.h"
-#include "open.h"
+#include "fmt_store.h"
 #include "textsafe.h"
 
-#define GROUP_ANALYSIS "/analysis"
 enum { NAME_LEN = 64 };
 
 typedef struct point_row {
@@ -63,123 +60,58 @@ typedef struct effect_row {
   double p_meta, meta_lo, meta_hi, p_pass, pass_lo, pass_hi, effect_meta, effect_pass;
 } effect_row;
 
-static int attr_put_string(hid_t obj, const char *name, const char *value) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  int rc = a >= 0 && H5Awrite(a, t, &value) >= 0 ? 0 : -1;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc;
-}
+#define PI(f, n) {n, offsetof(point_row, f), FMT_CT_I64, 0}
+#define PF(f, n) {n, offsetof(point_row, f), FMT_CT_F64, 0}
+static const fmt_column point_columns[] = {
+    PI(point, "point"), PI(runs, "runs"), PI(recovered, "recovered"), PI(slow, "slow"),
+    PI(metastable, "metastable"), PI(passed, "passed"), PF(p_meta, "p_metastable"),
+    PF(meta_w_lo, "p_metastable_wilson_lo"), PF(meta_w_hi, "p_metastable_wilson_hi"),
+    PF(meta_e_lo, "p_metastable_exact_lo"), PF(meta_e_hi, "p_metastable_exact_hi"),
+    PF(p_pass, "p_pass"), PF(pass_w_lo, "p_pass_wilson_lo"), PF(pass_w_hi, "p_pass_wilson_hi"),
+    PF(pass_e_lo, "p_pass_exact_lo"), PF(pass_e_hi, "p_pass_exact_hi"),
+    PF(censor_ms, "censor_ms"), PF(p50, "recovery_p50_ms"), PF(p90, "recovery_p90_ms"),
+    PF(p99, "recovery_p99_ms"), PF(amp, "amplification_mean"), PF(amp_lo, "amplification_lo"),
+    PF(amp_hi, "amplification_hi"), PF(gd, "goodput_during_mean"), PF(gd_lo, "goodput_during_lo"),
+    PF(gd_hi, "goodput_during_hi"), PF(ga, "goodput_after_mean"), PF(ga_lo, "goodput_after_lo"),
+    PF(ga_hi, "goodput_after_hi"), PF(peak, "peak_queue_mean"), PI(collapsed, "collapsed"),
+    PI(undetermined, "undetermined"), PF(p_coll, "p_collapsed"),
+    PF(coll_lo, "p_collapsed_exact_lo"), PF(coll_hi, "p_collapsed_exact_hi"),
+    PF(coll_p50, "collapse_p50_ms"), PF(coll_mean, "collapse_mean_ms"),
+    PF(coll_mean_lo, "collapse_mean_lo"), PF(coll_mean_hi, "collapse_mean_hi"),
+};
+#undef PI
+#undef PF
+enum { N_POINT_COLUMNS = sizeof point_columns / sizeof point_columns[0] };
 
-static int attr_put_double(hid_t obj, const char *name, double v) {
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-  int rc = a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, &v) >= 0 ? 0 : -1;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  return rc;
-}
+#define EI(f, n) {n, offsetof(effect_row, f), FMT_CT_I64, 0}
+#define EF(f, n) {n, offsetof(effect_row, f), FMT_CT_F64, 0}
+static const fmt_column effect_columns[] = {
+    {"axis", offsetof(effect_row, axis), FMT_CT_STR, NAME_LEN},
+    {"value", offsetof(effect_row, value), FMT_CT_STR, NAME_LEN},
+    EI(rank, "rank"), EI(runs, "runs"), EI(metastable, "metastable"), EI(passed, "passed"),
+    EF(p_meta, "p_metastable"), EF(meta_lo, "p_metastable_lo"), EF(meta_hi, "p_metastable_hi"),
+    EF(p_pass, "p_pass"), EF(pass_lo, "p_pass_lo"), EF(pass_hi, "p_pass_hi"),
+    EF(effect_meta, "effect_metastable"), EF(effect_pass, "effect_pass"),
+};
+#undef EI
+#undef EF
+enum { N_EFFECT_COLUMNS = sizeof effect_columns / sizeof effect_columns[0] };
 
-/* Writes a 1-D table of n rows of memory type mt (stored as its packed
- * little-endian equivalent). */
-static int table_write(hid_t group, const char *name, hid_t mt, const void *rows, size_t n) {
-  hsize_t dim = n;
-  hid_t sp = H5Screate_simple(1, &dim, NULL);
-  hid_t ft = H5Tcopy(mt);
-  H5Tpack(ft);
-  hid_t ds = H5Dcreate2(group, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  int rc = ds >= 0 && (n == 0 || H5Dwrite(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0)
-               ? 0
-               : -1;
-  if (ds >= 0) H5Dclose(ds);
-  H5Tclose(ft);
-  H5Sclose(sp);
-  return rc;
-}
-
-/* A /analysis/points row: point_row, then each grid axis's value by name
- * (as /points has it), so a table user needs no join (issue 14). */
-static hid_t point_type(const fmt_results *r) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(point_row) + r->n_axes * sizeof(double));
-#define I64(f, n) H5Tinsert(t, n, offsetof(point_row, f), H5T_NATIVE_LLONG)
-#define F64(f, n) H5Tinsert(t, n, offsetof(point_row, f), H5T_NATIVE_DOUBLE)
-  I64(point, "point");
-  I64(runs, "runs");
-  I64(recovered, "recovered");
-  I64(slow, "slow");
-  I64(metastable, "metastable");
-  I64(passed, "passed");
-  F64(p_meta, "p_metastable");
-  F64(meta_w_lo, "p_metastable_wilson_lo");
-  F64(meta_w_hi, "p_metastable_wilson_hi");
-  F64(meta_e_lo, "p_metastable_exact_lo");
-  F64(meta_e_hi, "p_metastable_exact_hi");
-  F64(p_pass, "p_pass");
-  F64(pass_w_lo, "p_pass_wilson_lo");
-  F64(pass_w_hi, "p_pass_wilson_hi");
-  F64(pass_e_lo, "p_pass_exact_lo");
-  F64(pass_e_hi, "p_pass_exact_hi");
-  F64(censor_ms, "censor_ms");
-  F64(p50, "recovery_p50_ms");
-  F64(p90, "recovery_p90_ms");
-  F64(p99, "recovery_p99_ms");
-  F64(amp, "amplification_mean");
-  F64(amp_lo, "amplification_lo");
-  F64(amp_hi, "amplification_hi");
-  F64(gd, "goodput_during_mean");
-  F64(gd_lo, "goodput_during_lo");
-  F64(gd_hi, "goodput_during_hi");
-  F64(ga, "goodput_after_mean");
-  F64(ga_lo, "goodput_after_lo");
-  F64(ga_hi, "goodput_after_hi");
-  F64(peak, "peak_queue_mean");
-  I64(collapsed, "collapsed");
-  I64(undetermined, "undetermined");
-  F64(p_coll, "p_collapsed");
-  F64(coll_lo, "p_collapsed_exact_lo");
-  F64(coll_hi, "p_collapsed_exact_hi");
-  F64(coll_p50, "collapse_p50_ms");
-  F64(coll_mean, "collapse_mean_ms");
-  F64(coll_mean_lo, "collapse_mean_lo");
-  F64(coll_mean_hi, "collapse_mean_hi");
-#undef I64
-#undef F64
-  for (size_t a = 0; a < r->n_axes; a++)
-    if (H5Tget_member_index(t, r->axes[a]) < 0) /* a statistic's name wins */
-      H5Tinsert(t, r->axes[a], sizeof(point_row) + a * sizeof(double), H5T_NATIVE_DOUBLE);
-  return t;
-}
-
-static hid_t effect_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(effect_row));
-  hid_t str = H5Tcopy(H5T_C_S1);
-  H5Tset_size(str, NAME_LEN);
-  H5Tset_strpad(str, H5T_STR_NULLTERM);
-  H5Tinsert(t, "axis", offsetof(effect_row, axis), str);
-  H5Tinsert(t, "value", offsetof(effect_row, value), str);
-  H5Tclose(str);
-#define I64(f, n) H5Tinsert(t, n, offsetof(effect_row, f), H5T_NATIVE_LLONG)
-#define F64(f, n) H5Tinsert(t, n, offsetof(effect_row, f), H5T_NATIVE_DOUBLE)
-  I64(rank, "rank");
-  I64(runs, "runs");
-  I64(metastable, "metastable");
-  I64(passed, "passed");
-  F64(p_meta, "p_metastable");
-  F64(meta_lo, "p_metastable_lo");
-  F64(meta_hi, "p_metastable_hi");
-  F64(p_pass, "p_pass");
-  F64(pass_lo, "p_pass_lo");
-  F64(pass_hi, "p_pass_hi");
-  F64(effect_meta, "effect_metastable");
-  F64(effect_pass, "effect_pass");
-#undef I64
-#undef F64
-  return t;
+/* The /analysis/points columns: point_row's, then each grid axis's value by
+ * name (as /points has it), so a table user needs no join; a statistic's
+ * name wins over an axis of the same name. */
+static fmt_column *point_columns_of(const fmt_results *r, size_t *n) {
+  fmt_column *c = malloc((N_POINT_COLUMNS + r->n_axes) * sizeof *c);
+  if (!c) return NULL;
+  memcpy(c, point_columns, sizeof point_columns);
+  *n = N_POINT_COLUMNS;
+  for (size_t a = 0; a < r->n_axes; a++) {
+    int taken = 0;
+    for (size_t k = 0; k < *n; k++) taken |= !strcmp(c[k].name, r->axes[a]);
+    if (!taken)
+      c[(*n)++] = (fmt_column){r->axes[a], sizeof(point_row) + a * sizeof(double), FMT_CT_F64, 0};
+  }
+  return c;
 }
 
 static void point_row_fill(point_row *w, const ana_point_stats *ps) {
@@ -203,9 +135,6 @@ static void point_row_fill(point_row *w, const ana_point_stats *ps) {
 int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary *s,
                        const char *recommendation, char *err, size_t errlen) {
   int rc = -1;
-  hid_t fid = fmt_open(path, H5F_ACC_RDWR, NULL, err, errlen);
-  if (fid < 0) return -1;
-  hid_t g = -1, pt = -1, et = -1;
   unsigned char *prow = NULL; /* point_row + the axis values, per point */
   size_t prow_size = sizeof(point_row) + r->n_axes * sizeof(double);
   effect_row *erow = NULL;
@@ -261,61 +190,45 @@ int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary
     }
   }
 
-  if (H5Lexists(fid, GROUP_ANALYSIS, H5P_DEFAULT) > 0 &&
-      H5Ldelete(fid, GROUP_ANALYSIS, H5P_DEFAULT) < 0) {
-    snprintf(err, errlen, "%s: cannot replace the existing %s", path, GROUP_ANALYSIS);
-    goto done;
-  }
-  g = H5Gcreate2(fid, GROUP_ANALYSIS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  pt = point_type(r);
-  et = effect_type();
   char method[160];
   snprintf(method, sizeof method, "wilson: %s; exact: %s; the table shows %s",
            ana_method_name(ANA_INTERVAL_WILSON), ana_method_name(ANA_INTERVAL_EXACT),
            ana_method_name(s->method));
-  int bad = g < 0 || pt < 0 || et < 0;
-  bad = bad || attr_put_double(g, "slo_ms", s->slo_ms) < 0;
-  bad = bad || attr_put_double(g, "confidence", ANA_CONF) < 0;
-  bad = bad || attr_put_string(g, "interval_methods", method) < 0;
-  bad = bad ||
-        attr_put_string(g, "recovery_quantiles",
-                        "Kaplan-Meier; runs that did not recover are censored at censor_ms "
-                        "(horizon - fault clearance); inf = not reached") < 0;
-  bad = bad ||
-        attr_put_string(g, "effects_method",
-                        "runs pooled by the axis value over all other axes; effect = max - min "
-                        "across values; rank by the larger of the two effects") < 0;
-  bad = bad || attr_put_string(g, "recommendation", recommendation ? recommendation : "") < 0;
-  bad = bad || attr_put_string(g, "tool_version", STORMSWEEP_VERSION) < 0;
-  bad = bad || table_write(g, "points", pt, prow, s->n_points) < 0;
-  bad = bad || table_write(g, "effects", et, erow, n_eff) < 0;
-  if (!bad) {
-    hsize_t dims[2] = {s->n_points, ANA_HISTOGRAM_BINS};
-    hid_t sp = H5Screate_simple(2, dims, NULL);
-    hid_t ds = H5Dcreate2(g, "recovery_histogram", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                          H5P_DEFAULT);
-    bad = ds < 0 || (s->n_points > 0 &&
-                     H5Dwrite(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, hist) < 0);
-    bad = bad || attr_put_double(ds, "lo_ms", 0.0) < 0;
-    bad = bad || attr_put_double(ds, "bin_ms", hhi / ANA_HISTOGRAM_BINS) < 0;
-    if (ds >= 0) H5Dclose(ds);
-    H5Sclose(sp);
-  }
-  if (bad) {
-    snprintf(err, errlen, "%s: cannot write %s", path, GROUP_ANALYSIS);
+  double conf = ANA_CONF, lo_ms = 0.0, bin_ms = hhi / ANA_HISTOGRAM_BINS;
+  const char *quantiles = "Kaplan-Meier; runs that did not recover are censored at censor_ms "
+                          "(horizon - fault clearance); inf = not reached";
+  const char *effects = "runs pooled by the axis value over all other axes; effect = max - min "
+                        "across values; rank by the larger of the two effects";
+  const char *reco = recommendation ? recommendation : "", *tool = STORMSWEEP_VERSION;
+  fmt_value attrs[] = {
+      {"slo_ms", FMT_V_F64, 0, {0}, &s->slo_ms, NULL, 0},
+      {"confidence", FMT_V_F64, 0, {0}, &conf, NULL, 0},
+      {"interval_methods", FMT_V_TEXT, 0, {0}, method, NULL, 0},
+      {"recovery_quantiles", FMT_V_TEXT, 0, {0}, quantiles, NULL, 0},
+      {"effects_method", FMT_V_TEXT, 0, {0}, effects, NULL, 0},
+      {"recommendation", FMT_V_TEXT, 0, {0}, reco, NULL, 0},
+      {"tool_version", FMT_V_TEXT, 0, {0}, tool, NULL, 0},
+  };
+  fmt_value hist_attrs[] = {{"lo_ms", FMT_V_F64, 0, {0}, &lo_ms, NULL, 0},
+                            {"bin_ms", FMT_V_F64, 0, {0}, &bin_ms, NULL, 0}};
+  fmt_value hist_ds = {"recovery_histogram", FMT_V_I64, 2, {s->n_points, ANA_HISTOGRAM_BINS, 0},
+                       hist, hist_attrs, 2};
+  size_t n_pcols = 0;
+  fmt_column *pcols = point_columns_of(r, &n_pcols);
+  if (!pcols) {
+    snprintf(err, errlen, "%s: out of memory writing /analysis", path);
     goto done;
   }
-  rc = 0;
+  fmt_table tables[] = {
+      {"points", pcols, n_pcols, prow_size, prow, s->n_points, NULL, 0},
+      {"effects", effect_columns, N_EFFECT_COLUMNS, sizeof(effect_row), erow, n_eff, NULL, 0},
+  };
+  fmt_group g = {"/analysis", 1, attrs, sizeof attrs / sizeof attrs[0], &hist_ds, 1, tables, 2};
+  rc = fmt_group_store(path, NULL, &g, err, errlen);
+  free(pcols);
 done:
   free(prow);
   free(erow);
   free(hist);
-  if (pt >= 0) H5Tclose(pt);
-  if (et >= 0) H5Tclose(et);
-  if (g >= 0) H5Gclose(g);
-  if (H5Fclose(fid) < 0 && rc == 0) {
-    snprintf(err, errlen, "%s: cannot close after writing %s", path, GROUP_ANALYSIS);
-    rc = -1;
-  }
   return rc;
 }

@@ -489,7 +489,9 @@ int cmd_report(int argc, char **argv) {
   }
   if (!rc) {
     char err[1024];
+    ro.stop = cli_stop_install();
     int wrc = ana_report_write(&r, &s, &ro, stdout, err, sizeof err);
+    cli_stop_restore();
     if (wrc != 0) {
       fprintf(stderr, "stormsweep report: %s\n", err);
       rc = wrc > 0 ? 128 + wrc : 1; /* interrupted: as the shell reports a signal */

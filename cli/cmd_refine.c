@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ana.h"
+#include "fmt_store.h"
 #include "refine.h"
 #include "refine_plan.h"
 #include "cli.h"
@@ -44,232 +45,24 @@ typedef struct refine_opts {
   int k, threads, quiet;
 } refine_opts;
 
-/* ---- small HDF5 helpers ---- */
-
-static int attr_write(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *v) {
-  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-  hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
-  int rc = a < 0 || H5Awrite(a, mtype, v) < 0 ? -1 : 0;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  return rc;
-}
-
-static int attr_f64(hid_t o, const char *n, double v) {
-  return attr_write(o, n, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
-}
-static int attr_i64(hid_t o, const char *n, int64_t v) {
-  return attr_write(o, n, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
-}
-static int attr_i32(hid_t o, const char *n, int32_t v) {
-  return attr_write(o, n, H5T_STD_I32LE, H5T_NATIVE_INT32, &v);
-}
-static int attr_str(hid_t o, const char *n, const char *v) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  int rc = attr_write(o, n, t, t, &v);
-  H5Tclose(t);
-  return rc;
-}
-
-static int attr_read(hid_t o, const char *n, hid_t mtype, void *v) {
-  if (H5Aexists(o, n) <= 0) return -1;
-  hid_t a = H5Aopen(o, n, H5P_DEFAULT);
-  int rc = a < 0 || H5Aread(a, mtype, v) < 0 ? -1 : 0;
-  if (a >= 0) H5Aclose(a);
-  return rc;
-}
-
-static int attr_read_string(hid_t o, const char *n, char **out) {
-  *out = NULL;
-  if (H5Aexists(o, n) <= 0) return -1;
-  hid_t a = H5Aopen(o, n, H5P_DEFAULT);
-  hid_t ft = a < 0 ? -1 : H5Aget_type(a);
-  int rc = -1;
-  if (ft >= 0 && H5Tget_class(ft) == H5T_STRING) {
-    if (H5Tis_variable_str(ft) > 0) {
-      hid_t t = H5Tcopy(H5T_C_S1);
-      H5Tset_size(t, H5T_VARIABLE);
-      char *s = NULL;
-      if (H5Aread(a, t, &s) >= 0 && s) {
-        *out = strdup(s);
-        H5free_memory(s);
-        rc = *out ? 0 : -1;
-      }
-      H5Tclose(t);
-    } else {
-      size_t len = H5Tget_size(ft);
-      char *s = calloc(len + 1, 1);
-      if (s && H5Aread(a, ft, s) >= 0) {
-        *out = s;
-        rc = 0;
-      } else {
-        free(s);
-      }
-    }
-  }
-  if (ft >= 0) H5Tclose(ft);
-  if (a >= 0) H5Aclose(a);
-  return rc;
-}
-
-/* The compound type of /refine/candidates. */
-static hid_t cand_type(void) {
-  hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(ana_refine_cand));
-#define F(name, field, type) H5Tinsert(t, name, offsetof(ana_refine_cand, field), type)
-  F("rank", rank, H5T_NATIVE_INT32);
-  F("point", point, H5T_NATIVE_INT64);
-  F("alpha", alpha, H5T_NATIVE_DOUBLE);
-  F("state", state, H5T_NATIVE_INT8);
-  F("runs", runs, H5T_NATIVE_INT64);
-  F("not_passing", not_passing, H5T_NATIVE_INT64);
-  F("metastable", metastable, H5T_NATIVE_INT64);
-  F("llr_pass", llr_pass, H5T_NATIVE_DOUBLE);
-  F("llr_meta", llr_meta, H5T_NATIVE_DOUBLE);
-  F("screen_runs", screen_runs, H5T_NATIVE_INT64);
-  F("screen_pass", screen_pass, H5T_NATIVE_INT64);
-  F("screen_meta", screen_meta, H5T_NATIVE_INT64);
-  F("amplification", amplification, H5T_NATIVE_DOUBLE);
-  F("goodput_lost", goodput_lost, H5T_NATIVE_DOUBLE);
-#undef F
-  return t;
-}
-
-/* ---- reading /refine ---- */
-
-void ana_refine_info_free(ana_refine_info *ri) {
-  free(ri->cand);
-  memset(ri, 0, sizeof *ri);
-}
-
-const ana_refine_cand *ana_refine_find(const ana_refine_info *ri, int64_t point) {
-  for (size_t i = 0; i < ri->n_cand; i++)
-    if (ri->cand[i].point == point) return &ri->cand[i];
-  return NULL;
-}
-
-int ana_refine_info_read(const char *path, ana_refine_info *ri, char *err, size_t errlen) {
-  memset(ri, 0, sizeof *ri);
-  ri->decided_point = ri->decided_rank = ri->closest_point = -1;
-  H5E_auto2_t fn;
-  void *data;
-  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  int rc = 1;
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t g = -1, ds = -1, t = -1;
-  if (f < 0) {
-    snprintf(err, errlen, "%s: cannot open", path);
-    rc = -1;
-    goto done;
-  }
-  if (H5Lexists(f, "refine", H5P_DEFAULT) <= 0) goto done;
-  g = H5Gopen2(f, "refine", H5P_DEFAULT);
-  if (g < 0 || H5Aexists(g, "status") <= 0) goto done; /* rounds recorded, no evaluation yet */
-  char *status = NULL;
-  if (attr_read(g, "min_pass", H5T_NATIVE_DOUBLE, &ri->d.min_pass) ||
-      attr_read(g, "max_meta", H5T_NATIVE_DOUBLE, &ri->d.max_meta) ||
-      attr_read(g, "alpha", H5T_NATIVE_DOUBLE, &ri->d.alpha) ||
-      attr_read(g, "beta", H5T_NATIVE_DOUBLE, &ri->d.beta) ||
-      attr_read(g, "ratio", H5T_NATIVE_DOUBLE, &ri->d.ratio) ||
-      attr_read(g, "k", H5T_NATIVE_INT32, &ri->k) ||
-      attr_read(g, "r0", H5T_NATIVE_INT64, &ri->r0) ||
-      attr_read(g, "decided_point", H5T_NATIVE_INT64, &ri->decided_point) ||
-      attr_read(g, "decided_rank", H5T_NATIVE_INT64, &ri->decided_rank) ||
-      attr_read(g, "closest_point", H5T_NATIVE_INT64, &ri->closest_point) ||
-      attr_read(g, "runs_appended", H5T_NATIVE_INT64, &ri->runs_appended) ||
-      attr_read(g, "rounds", H5T_NATIVE_INT64, &ri->rounds) ||
-      attr_read_string(g, "status", &status)) {
-    free(status);
-    snprintf(err, errlen, "%s: /refine: missing or malformed attributes", path);
-    rc = -1;
-    goto done;
-  }
-  snprintf(ri->status, sizeof ri->status, "%s", status);
-  free(status);
-  if (H5Lexists(g, "candidates", H5P_DEFAULT) > 0) {
-    ds = H5Dopen2(g, "candidates", H5P_DEFAULT);
-    hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
-    hsize_t n = 0;
-    if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
-        H5Sget_simple_extent_dims(sp, &n, NULL) < 0 || n > 100000000) {
-      if (sp >= 0) H5Sclose(sp);
-      snprintf(err, errlen, "%s: /refine/candidates is not a table", path);
-      rc = -1;
-      goto done;
-    }
-    H5Sclose(sp);
-    ri->cand = calloc(n ? n : 1, sizeof *ri->cand);
-    t = cand_type();
-    if (!ri->cand || (n && H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, ri->cand) < 0)) {
-      snprintf(err, errlen, "%s: cannot read /refine/candidates", path);
-      rc = -1;
-      goto done;
-    }
-    ri->n_cand = n;
-  }
-  rc = 0;
-done:
-  if (t >= 0) H5Tclose(t);
-  if (ds >= 0) H5Dclose(ds);
-  if (g >= 0) H5Gclose(g);
-  if (f >= 0) H5Fclose(f);
-  H5Eset_auto2(H5E_DEFAULT, fn, data);
-  if (rc) {
-    free(ri->cand);
-    ri->cand = NULL;
-    ri->n_cand = 0;
-  }
-  return rc;
-}
-
 /* ---- the file's sweep ---- */
 
 /* Loads the sweep stored in the file and checks the file can be refined. */
 static int sweep_of_file(const char *path, swp_sweep *sw, int64_t *rows, char *err,
                          size_t errlen) {
   swp_sweep_init(sw);
-  H5E_auto2_t fn;
-  void *data;
-  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  fmt_in *in = NULL;
+  if (fmt_in_open(&in, path, err, errlen)) return -1;
+  const fmt_info *info = fmt_in_info(in);
   int rc = -1;
-  char *text = NULL;
-  hid_t f = -1;
-  if (access(path, R_OK)) {
-    snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-    goto done;
-  }
-  f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
-  if (f < 0) {
-    snprintf(err, errlen, "%s: not an HDF5 file (or damaged beyond reading)", path);
-    goto done;
-  }
-  if (attr_read_string(f, "sweep_text", &text)) {
-    snprintf(err, errlen, "%s: not a stormsweep result file (no sweep_text attribute)", path);
-    goto done;
-  }
-  if (H5Aexists(f, "slice_count") > 0) {
+  if (info->slice_count) {
     snprintf(err, errlen, "%s: holds one slice of a sweep: merge the slices first "
              "('stormsweep merge'), then refine the merged file", path);
-    goto done;
+  } else if (!fmt_in_sweep(in, sw, err, errlen)) {
+    *rows = info->n_runs;
+    rc = 0;
   }
-  if (attr_read(f, "n_runs", H5T_NATIVE_INT64, rows)) {
-    snprintf(err, errlen, "%s: no n_runs attribute", path);
-    goto done;
-  }
-  char msg[1024];
-  if (swp_sweep_parse_string(sw, text, path, msg, sizeof msg) ||
-      swp_sweep_check(sw, msg, sizeof msg)) {
-    snprintf(err, errlen, "%s: its sweep text does not parse: %.400s", path, msg);
-    goto done;
-  }
-  rc = 0;
-done:
-  free(text);
-  if (f >= 0) H5Fclose(f);
-  H5Eset_auto2(H5E_DEFAULT, fn, data);
+  fmt_in_close(in);
   return rc;
 }
 
@@ -407,61 +200,50 @@ out:
  * changing targets after seeing its confirmation runs would void the
  * error bound). Options not given take the file's values. */
 static int design_reconcile(refine_opts *o, int64_t r0, char *err, size_t errlen) {
-  ana_refine_info ri;
-  int rc = ana_refine_info_read(o->path, &ri, err, errlen);
+  fmt_refine_info ri;
+  int rc = fmt_refine_read(o->path, &ri, err, errlen);
   if (rc < 0) return -1;
   if (rc == 1) return 0;
   const char *bad = NULL;
   if (o->given_pass && o->d.min_pass != ri.d.min_pass) bad = "--min-pass";
   else if (o->given_meta && o->d.max_meta != ri.d.max_meta) bad = "--max-metastable";
   else if (o->given_alpha && o->d.alpha != ri.d.alpha) bad = "--alpha";
-  else if (o->given_k && o->k != ri.k) bad = "--parallel-candidates";
-  else if (ri.r0 != r0) bad = "the screening replicates";
+  else if (o->given_k && o->k != ri.d.k) bad = "--parallel-candidates";
+  else if (ri.d.r0 != r0) bad = "the screening replicates";
   if (bad) {
     snprintf(err, errlen,
              "%s: was refined with min_pass %g, max_metastable %g, alpha %g, %d candidates per "
              "round; %s differs, and changing the design after seeing its confirmation runs would "
              "void the error bound (refine a fresh copy of the sweep instead)",
-             o->path, ri.d.min_pass, ri.d.max_meta, ri.d.alpha, ri.k, bad);
-    ana_refine_info_free(&ri);
+             o->path, ri.d.min_pass, ri.d.max_meta, ri.d.alpha, ri.d.k, bad);
+    fmt_refine_info_free(&ri);
     return -1;
   }
-  o->d = ri.d;
-  o->k = ri.k;
-  ana_refine_info_free(&ri);
+  o->d.min_pass = ri.d.min_pass;
+  o->d.max_meta = ri.d.max_meta;
+  o->d.alpha = ri.d.alpha;
+  o->d.beta = ri.d.beta;
+  o->d.ratio = ri.d.ratio;
+  o->k = ri.d.k;
+  fmt_refine_info_free(&ri);
   return 0;
-}
-
-static int64_t count_rounds(hid_t g) {
-  if (H5Lexists(g, "round_start", H5P_DEFAULT) <= 0) return 0;
-  hid_t ds = H5Dopen2(g, "round_start", H5P_DEFAULT);
-  hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
-  hsize_t n = 0;
-  if (sp >= 0) H5Sget_simple_extent_dims(sp, &n, NULL);
-  if (sp >= 0) H5Sclose(sp);
-  if (ds >= 0) H5Dclose(ds);
-  return (int64_t)n;
 }
 
 static int state_store(const char *path, const evaluation *e, const refine_opts *o, int64_t r0,
                        int64_t appended, char *err, size_t errlen) {
-  H5E_auto2_t fn;
-  void *data;
-  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  int rc = -1;
-  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = -1, t = -1;
   size_t nc = e->rp.n_cand;
-  ana_refine_cand *rows = calloc(nc ? nc : 1, sizeof *rows);
-  if (f < 0 || !rows) goto done;
-  g = H5Lexists(f, "refine", H5P_DEFAULT) > 0
-          ? H5Gopen2(f, "refine", H5P_DEFAULT)
-          : H5Gcreate2(f, "refine", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) goto done;
+  fmt_refine_info ri;
+  memset(&ri, 0, sizeof ri);
+  ri.cand = calloc(nc ? nc : 1, sizeof *ri.cand);
+  if (!ri.cand) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  ri.n_cand = nc;
   for (size_t c = 0; c < nc; c++) {
     const ana_rp_cand *cd = &e->rp.cand[c];
     const ana_rp_point *p = &e->pts[cd->point];
-    ana_refine_cand *row = &rows[c];
+    fmt_refine_cand *row = &ri.cand[c];
     row->rank = (int32_t)cd->rank; /* shared by a robust candidate's scenario values */
     row->point = p->id;
     row->alpha = cd->alpha;
@@ -477,37 +259,17 @@ static int state_store(const char *path, const evaluation *e, const refine_opts 
     row->amplification = p->amp;
     row->goodput_lost = p->lost;
   }
-  if (H5Lexists(g, "candidates", H5P_DEFAULT) > 0 && H5Ldelete(g, "candidates", H5P_DEFAULT) < 0)
-    goto done;
-  t = cand_type();
-  hsize_t n = nc;
-  hid_t sp = H5Screate_simple(1, &n, NULL);
-  hid_t ds = H5Dcreate2(g, "candidates", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  int wrc = ds < 0 || (nc && H5Dwrite(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0);
-  if (ds >= 0) H5Dclose(ds);
-  H5Sclose(sp);
-  if (wrc) goto done;
-  const char *status = e->st.status == ANA_RP_PROVEN ? "proven"
-                       : e->st.status == ANA_RP_NONE ? "none"
-                                                     : "open";
-  int64_t decided = e->st.decided >= 0 ? e->pts[e->rp.cand[e->st.decided].point].id : -1;
-  int64_t closest = e->st.closest >= 0 ? e->pts[e->rp.cand[e->st.closest].point].id : -1;
-  if (attr_f64(g, "min_pass", o->d.min_pass) || attr_f64(g, "max_meta", o->d.max_meta) ||
-      attr_f64(g, "alpha", o->d.alpha) || attr_f64(g, "beta", o->d.beta) ||
-      attr_f64(g, "ratio", o->d.ratio) || attr_i32(g, "k", o->k) || attr_i64(g, "r0", r0) ||
-      attr_str(g, "status", status) || attr_i64(g, "decided_point", decided) ||
-      attr_i64(g, "decided_rank", e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1) ||
-      attr_i64(g, "closest_point", closest) || attr_i64(g, "n_candidates", (int64_t)nc) ||
-      attr_i64(g, "runs_appended", appended) || attr_i64(g, "rounds", count_rounds(g)))
-    goto done;
-  rc = 0;
-done:
-  if (rc) snprintf(err, errlen, "%s: cannot write /refine", path);
-  free(rows);
-  if (t >= 0) H5Tclose(t);
-  if (g >= 0) H5Gclose(g);
-  if (f >= 0 && H5Fclose(f) < 0) rc = -1;
-  H5Eset_auto2(H5E_DEFAULT, fn, data);
+  ri.d = (fmt_refine_design){o->d.min_pass, o->d.max_meta, o->d.alpha, o->d.beta, o->d.ratio,
+                             o->k, r0};
+  snprintf(ri.status, sizeof ri.status, "%s",
+           e->st.status == ANA_RP_PROVEN ? "proven" : e->st.status == ANA_RP_NONE ? "none" : "open");
+  ri.decided_point = e->st.decided >= 0 ? e->pts[e->rp.cand[e->st.decided].point].id : -1;
+  ri.decided_rank = e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1;
+  ri.closest_point = e->st.closest >= 0 ? e->pts[e->rp.cand[e->st.closest].point].id : -1;
+  ri.runs_appended = appended;
+  ri.rounds = (int64_t)e->r.n_rounds;
+  int rc = fmt_refine_write(path, NULL, &ri, err, errlen);
+  fmt_refine_info_free(&ri);
   return rc;
 }
 

@@ -37,17 +37,11 @@
 #include "client_import.h"
 #include "cli.h"
 #include "seqtest.h"
-#include "drv_internal.h"
+#include "drv.h"
 
 #define VERIFY_DEFAULT_MAX_RUNS 2000
 #define VERIFY_MAX_BATCH 512
 #define VERIFY_MAX_LISTED 10 /* failing runs named in the evidence */
-
-/* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
- * a signal handler may touch, hence the one file-scope variable. */
-static volatile sig_atomic_t verify_stop;
-
-static void on_signal(int sig) { verify_stop = sig; }
 
 typedef struct verify_args {
   const char *scenario; /* NULL: the seed study's scenario */
@@ -85,6 +79,7 @@ typedef struct verify_state {
   int64_t simulated;
   int threads;
   double wall_s;
+  const volatile sig_atomic_t *stop;
   char label[512]; /* the configuration, for messages and the JUnit suite */
 } verify_state;
 
@@ -393,65 +388,36 @@ static void feed(verify_state *v) {
   }
 }
 
-/* Runs the replicates in list through the driver's workers (and the writer
- * with -o). Returns 0, or -1 with a message printed. */
-static int run_batch(verify_state *v, int64_t *runs, int64_t n) {
-  drv_runlist list = {.n = n, .runs = runs};
+static void on_record(void *user, const fmt_run_record *rec) { keep_run(user, rec); }
+
+/* Runs the replicates in list through the driver (and the writer with -o,
+ * one commit per batch). Returns 0, or -1 with a message printed. */
+static int run_batch(verify_state *v, const int64_t *reps, int64_t n) {
+  fmt_run_ref *refs = malloc((size_t)(n ? n : 1) * sizeof *refs);
+  if (!refs) {
+    cli_error("verify", "out of memory");
+    return -1;
+  }
+  for (int64_t i = 0; i < n; i++) refs[i] = (fmt_run_ref){reps[i], 0, (int32_t)reps[i]};
   drv_options opt = {0};
   opt.threads = v->threads;
-  opt.stop = &verify_stop;
+  opt.stop = v->stop;
   opt.flush_interval_s = 2.0;
+  opt.runs = refs;
+  opt.n_runs = n;
+  opt.on_record = on_record;
+  opt.on_record_user = v;
   drv_result res;
-  memset(&res, 0, sizeof res);
-  drv_sink sk;
-  drv_sink_init(&sk, &v->sw, v->out, &opt, &res, &list);
-  int alloc_failed = 0;
-#pragma omp parallel num_threads(v->threads)
-  {
-    drv_worker w;
-    if (drv_worker_init(&w, v->sw.ticks)) {
-#pragma omp atomic write
-      alloc_failed = 1;
-      drv_sink_halt(&sk);
-    }
-    int64_t r;
-    while ((r = drv_sink_next(&sk)) >= 0) {
-      fmt_run_record rec;
-      char msg[256] = "";
-      double encode_s = 0;
-      int failed = drv_worker_simulate(&w, &v->sw, r, (int32_t)omp_get_thread_num(), &rec,
-                                       &encode_s, msg, sizeof msg) != 0;
-#pragma omp critical(drv_writer)
-      {
-        if (v->out) {
-          int64_t before = res.totals.done;
-          drv_sink_record(&sk, &rec, failed, encode_s, msg);
-          if (res.totals.done > before) keep_run(v, &rec);
-        } else if (failed) {
-          res.totals.failed++;
-          if (!res.first_error[0])
-            snprintf(res.first_error, sizeof res.first_error, "replicate %d (seed %llu): %s",
-                     rec.replicate, (unsigned long long)rec.summary.seed, msg);
-        } else {
-          res.totals.done++;
-          keep_run(v, &rec);
-        }
-      }
-    }
-    drv_worker_free(&w);
-  }
-  drv_sink_finish(&sk);
+  drv_sweep_execute(&v->sw, v->out, &opt, &res);
+  free(refs);
   v->simulated += res.totals.done;
   char err[512];
   if (v->out && !res.write_failed && fmt_out_flush(v->out, err, sizeof err)) {
     snprintf(res.first_error, sizeof res.first_error, "%s", err);
     res.write_failed = 1;
   }
-  if (alloc_failed && !res.first_error[0])
-    snprintf(res.first_error, sizeof res.first_error, "out of memory for a run of %d ticks",
-             v->sw.ticks);
   if (res.first_error[0]) {
-    fprintf(stderr, "stormsweep verify: %s\n", res.first_error);
+    cli_error_text("verify", res.first_error);
     return -1;
   }
   return 0;
@@ -829,14 +795,7 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
     goto done;
   }
 
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
-  sigemptyset(&sa.sa_mask);
-  verify_stop = 0;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  v.stop = cli_stop_install();
   char started[32], finished[32];
   fmt_time_iso8601(started, sizeof started);
   double t0 = omp_get_wtime();
@@ -844,7 +803,7 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
   int failed = 0;
   int64_t grow = 4 * (int64_t)v.threads;
   feed(&v);
-  while (v.seq.state == ANA_SEQ_OPEN && v.seq.n < v.a.max_runs && !verify_stop) {
+  while (v.seq.state == ANA_SEQ_OPEN && v.seq.n < v.a.max_runs && !*v.stop) {
     int64_t want = runs_to_decide(&v.seq);
     if (want > grow) want = grow;
     if (want < v.threads) want = v.threads;
@@ -858,16 +817,15 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
     }
     feed(&v);
     grow *= 2;
-    if (!v.a.quiet && v.seq.state == ANA_SEQ_OPEN && !verify_stop)
+    if (!v.a.quiet && v.seq.state == ANA_SEQ_OPEN && !*v.stop)
       fprintf(stderr, "stormsweep verify: %lld runs, %s\n", (long long)v.seq.n,
               ana_seq_state_name(v.seq.state));
   }
   free(batch);
   v.wall_s = omp_get_wtime() - t0;
   fmt_time_iso8601(finished, sizeof finished);
-  int sig = verify_stop;
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  int sig = cli_stop_signal();
+  cli_stop_restore();
   int interrupted = sig && v.seq.state == ANA_SEQ_OPEN;
 
   if (v.out) {

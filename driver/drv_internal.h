@@ -1,84 +1,86 @@
 /*
- * drv_internal.h — the pieces both drivers (OpenMP, MPI) are made of; not
- * part of the driver's public API (drv.h).
+ * drv_internal.h — the pieces the OpenMP loop (driver.c) and the MPI
+ * transport (mpi_driver.c) are made of; not part of the driver's public API
+ * (drv.h).
  */
 #ifndef STORMSWEEP_DRV_INTERNAL_H
 #define STORMSWEEP_DRV_INTERNAL_H
 
 #include "drv.h"
 
-/* The runs to execute, ascending. */
-typedef struct drv_runlist {
-  int64_t n;
-  int64_t *runs;
-  const fmt_run_ref *refs; /* explicit runs (driver options), else NULL */
-} drv_runlist;
+/* ---- worker.c: one computing thread ---- */
 
-/* Builds the list of subset s (NULL: every run). Cost: one pass over n_runs. */
-int drv_runlist_build(drv_runlist *l, const swp_sweep *sw, const swp_subset *s);
-void drv_runlist_free(drv_runlist *l);
-
-/* One computing thread: its engine run, encoder and encoded chunks. */
+/* Its engine run, its configuration cache and its encoded chunks. */
 typedef struct drv_worker {
   eng_run *run;
-  int32_t *padded;  /* one metric padded to the file's ticks */
-  fmt_chunk_encoder *encoder;
-  uint8_t *tmp;     /* one chunk's encoding, fmt_chunk_bound bytes */
-  uint8_t *arena;   /* the run's encoded chunks back to back (compressed sizes only) */
-  size_t bound, arena_cap;
   eng_config cfg;
-  int64_t cfg_point;
-  /* Per-shard queue depths (sweeps with record_shard_queues = on), made on
-   * first use: ticks x shard_queues values, their encoder and encoding. */
+  int64_t cfg_point;  /* the point cfg belongs to (-1: none) */
+  int32_t ticks;      /* what chunks are padded to (0: not encoded) */
+  int32_t *padded;    /* one metric padded to ticks */
+  fmt_chunk_encoder *encoder;
+  uint8_t *tmp;       /* one chunk's encoding, fmt_chunk_bound bytes */
+  uint8_t *arena;     /* the run's encoded chunks back to back (compressed sizes only) */
+  size_t bound, arena_cap;
+  /* Per-shard queue depths (sources with shard_queues > 0), made on first
+   * use: ticks x shard_queues values, their encoder and encoding. */
   int32_t *shard_padded;
   fmt_chunk_encoder *shard_encoder;
   uint8_t *shard_tmp;
 } drv_worker;
 
+/* ticks 0: the worker encodes nothing. */
 int drv_worker_init(drv_worker *w, int32_t ticks);
 void drv_worker_free(drv_worker *w);
-/* Simulates run r and encodes its chunks into rec (chunk pointers into the
- * worker's arena, valid until its next run). Returns 0 or -1 with msg. */
-int drv_worker_simulate(drv_worker *w, const swp_sweep *sw, int64_t r, int32_t thread,
-                        fmt_run_record *rec, double *encode_s, char *msg, size_t msglen);
-/* The same for a run named by reference (an appended row). */
-int drv_worker_simulate_ref(drv_worker *w, const swp_sweep *sw, const fmt_run_ref *ref,
-                            int32_t thread, fmt_run_record *rec, double *encode_s, char *msg,
-                            size_t msglen);
+/* Simulates job j of src into rec (chunks into the worker's arena, valid
+ * until its next run). Returns 0 or -1 with msg (the run failed: an invalid
+ * configuration, or out of memory). */
+int drv_worker_run(drv_worker *w, const drv_source *src, int64_t j, int32_t thread,
+                   fmt_run_record *rec, double *encode_s, char *msg, size_t msglen);
 
-/* The state the threads of one process share: the run list, the next index
- * (omp atomics) and the writer side (only inside critical(drv_writer)). */
-typedef struct drv_sink {
-  const swp_sweep *sw;
-  fmt_out *out;
+/* ---- driver.c: the state the threads of one process share ---- */
+
+typedef struct drv_pool {
+  const drv_source *src;
+  const drv_sink *sink;
   const drv_options *opt;
   drv_result *res;
-  const drv_runlist *list;
-  int64_t next;      /* index into list->runs of the next run to hand out */
+  int64_t next;      /* the next job to hand out (omp atomics) */
   double t0, last_flush, last_progress;
-  int halt;          /* write or allocation failure: start no new runs */
-} drv_sink;
+  int halt;          /* sink or allocation failure: start no new runs */
+} drv_pool;
 
-void drv_sink_init(drv_sink *sk, const swp_sweep *sw, fmt_out *out,
-                   const drv_options *opt, drv_result *res,
-                   const drv_runlist *list);
-
-/* Shared start of the OpenMP and MPI drivers: checks the sweep, builds the
- * list of runs to do and the sink. Returns 0, or -1 with res->first_error. */
-int drv_execute_begin(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
-                      drv_result *res, drv_runlist *list, drv_sink *sk);
-/* The next run to simulate, or -1 when none is left or the sweep stops.
- * Thread-safe. */
-int64_t drv_sink_next(drv_sink *sk);
-/* The same as an index into the list (-1: none). */
-int64_t drv_sink_next_index(drv_sink *sk);
-/* Stores one finished (or failed) run; call inside critical(drv_writer). */
-void drv_sink_record(drv_sink *sk, const fmt_run_record *rec, int failed, double encode_s,
+void drv_pool_init(drv_pool *p, const drv_source *src, const drv_sink *sink,
+                   const drv_options *opt, drv_result *res);
+/* The next job, or -1 when none is left or the runs stop. Thread-safe. */
+int64_t drv_pool_next(drv_pool *p);
+/* Counts one finished (or failed) run and stores it through the sink; call
+ * inside critical(drv_writer). */
+void drv_pool_record(drv_pool *p, const fmt_run_record *rec, int failed, double encode_s,
                      const char *msg);
-/* Sets halt (thread-safe). */
-void drv_sink_halt(drv_sink *sk);
-/* Totals, stop state and the last progress call, after the threads joined. */
-int drv_sink_finish(drv_sink *sk);
+/* Starts no new run (thread-safe). */
+void drv_pool_halt(drv_pool *p);
+/* Totals, stop state and the last progress call, after the threads joined
+ * (the caller makes the sink durable: closing the writer commits). Returns 0
+ * when every job was stored. */
+int drv_pool_finish(drv_pool *p);
+
+/* ---- sweep_jobs.c: a sweep's runs as a source, the writer as a sink ---- */
+
+typedef struct drv_sweep_jobs {
+  const swp_sweep *sw;
+  int64_t n, *runs;          /* run ids, ascending (subset or every run) */
+  const fmt_run_ref *refs;   /* explicit runs instead (options), else NULL */
+  fmt_out *out;
+  const drv_options *opt;
+} drv_sweep_jobs;
+
+/* The source of opt's runs of sw (subset, explicit list or every run; job
+ * j is run j when neither is given), encoding their chunks when encode, and
+ * the sink that writes them through out (NULL: nowhere). -1 when out of
+ * memory. */
+int drv_sweep_jobs_init(drv_sweep_jobs *js, const swp_sweep *sw, fmt_out *out,
+                        const drv_options *opt, int encode, drv_source *src, drv_sink *sink);
+void drv_sweep_jobs_free(drv_sweep_jobs *js);
 
 #ifdef STORMSWEEP_MPI
 #include <mpi.h>

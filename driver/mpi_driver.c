@@ -84,7 +84,9 @@ typedef struct msg_head {
 /* ---- rank 0 ---- */
 
 typedef struct server {
-  drv_sink *sk;
+  drv_pool *pool;
+  const drv_source *src;
+  const swp_sweep *sw;
   MPI_Comm comm;
   int ranks;
   uint8_t *buf;
@@ -107,7 +109,7 @@ static void sleep_idle(int *naps) {
 /* Serves requests until every remote thread has been told to stop. */
 static void server_loop(server *sv) {
   int pending_ranks = sv->ranks - 1, active = 0, naps = 0;
-  drv_result *res = sv->sk->res;
+  drv_result *res = sv->pool->res;
   while (pending_ranks > 0 || active > 0) {
     int flag = 0;
     MPI_Status st;
@@ -147,7 +149,12 @@ static void server_loop(server *sv) {
         snprintf(res->first_error, sizeof res->first_error, "rank %d: %s", src, h.msg);
       continue;
     }
-    int64_t next = h.want_more ? drv_sink_next(sv->sk) : -1;
+    int64_t j = h.want_more ? drv_pool_next(sv->pool) : -1, next = -1;
+    if (j >= 0) {
+      drv_job job;
+      sv->src->job(sv->src->user, j, &job);
+      next = job.run; /* the other ranks know runs by their id */
+    }
     MPI_Send(&next, 1, MPI_INT64_T, src, TAG_REPLY, sv->comm);
     if (next < 0) active--;
     if (h.kind != MSG_RESULT && h.kind != MSG_FAILED) continue;
@@ -160,8 +167,8 @@ static void server_loop(server *sv) {
     fmt_run_record rec;
     memset(&rec, 0, sizeof rec);
     rec.run = h.run;
-    rec.point = h.run / sv->sk->sw->replicates;
-    rec.replicate = (int32_t)(h.run % sv->sk->sw->replicates);
+    rec.point = h.run / sv->sw->replicates;
+    rec.replicate = (int32_t)(h.run % sv->sw->replicates);
     rec.ticks = h.ticks;
     rec.summary = h.summary;
     rec.wall_s = h.wall_s;
@@ -187,7 +194,7 @@ static void server_loop(server *sv) {
     }
     if (bad) snprintf(h.msg, sizeof h.msg, "rank %d sent a truncated result", src);
 #pragma omp critical(drv_writer)
-    drv_sink_record(sv->sk, &rec, h.kind == MSG_FAILED || bad, h.encode_s, h.msg);
+    drv_pool_record(sv->pool, &rec, h.kind == MSG_FAILED || bad, h.encode_s, h.msg);
   }
 }
 
@@ -206,13 +213,23 @@ int drv_mpi_execute_root(const swp_sweep *sw, fmt_out *out, const drv_options *o
              "--refine) without mpirun; the file is the same");
     return -1;
   }
-  drv_runlist list;
-  drv_sink sk;
-  if (drv_execute_begin(sw, out, opt, res, &list, &sk)) return -1;
-  server sv = {&sk, comm, ranks, NULL, 0, 0, calloc((size_t)ranks, 1)};
+  if (!sw->checked) {
+    snprintf(res->first_error, sizeof res->first_error, "the sweep was not checked");
+    return -1;
+  }
+  drv_sweep_jobs js;
+  drv_source src;
+  drv_sink sink;
+  if (drv_sweep_jobs_init(&js, sw, out, opt, 1, &src, &sink)) {
+    snprintf(res->first_error, sizeof res->first_error, "out of memory for the list of runs");
+    return -1;
+  }
+  drv_pool pool;
+  drv_pool_init(&pool, &src, &sink, opt, res);
+  server sv = {&pool, &src, sw, comm, ranks, NULL, 0, 0, calloc((size_t)ranks, 1)};
   if (!sv.seen) {
     snprintf(res->first_error, sizeof res->first_error, "out of memory");
-    drv_runlist_free(&list);
+    drv_sweep_jobs_free(&js);
     return -1;
   }
   int computing = 0, alloc_failed = 0;
@@ -226,20 +243,20 @@ int drv_mpi_execute_root(const swp_sweep *sw, fmt_out *out, const drv_options *o
 #pragma omp atomic
       computing++;
       drv_worker w;
-      if (drv_worker_init(&w, sw->ticks)) {
+      if (drv_worker_init(&w, src.ticks)) {
 #pragma omp atomic write
         alloc_failed = 1;
-        drv_sink_halt(&sk);
+        drv_pool_halt(&pool);
       }
-      int64_t r;
-      while ((r = drv_sink_next(&sk)) >= 0) {
+      int64_t j;
+      while ((j = drv_pool_next(&pool)) >= 0) {
         fmt_run_record rec;
         char msg[256] = "";
         double encode_s = 0;
-        int failed = drv_worker_simulate(&w, sw, r, (int32_t)omp_get_thread_num() - 1, &rec,
-                                         &encode_s, msg, sizeof msg) != 0;
+        int failed = drv_worker_run(&w, &src, j, (int32_t)omp_get_thread_num() - 1, &rec,
+                                    &encode_s, msg, sizeof msg) != 0;
 #pragma omp critical(drv_writer)
-        drv_sink_record(&sk, &rec, failed, encode_s, msg);
+        drv_pool_record(&pool, &rec, failed, encode_s, msg);
       }
       drv_worker_free(&w);
     }
@@ -248,10 +265,10 @@ int drv_mpi_execute_root(const swp_sweep *sw, fmt_out *out, const drv_options *o
   if (alloc_failed && !res->first_error[0])
     snprintf(res->first_error, sizeof res->first_error,
              "out of memory allocating a run buffer for %d ticks", sw->ticks);
-  int rc = drv_sink_finish(&sk);
+  int rc = drv_pool_finish(&pool);
   free(sv.buf);
   free(sv.seen);
-  drv_runlist_free(&list);
+  drv_sweep_jobs_free(&js);
   return rc;
 }
 
@@ -283,11 +300,20 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
   }
   int threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
   int failed_any = 0;
+  /* Every run of the sweep, job j = run j: rank 0 sends run ids. */
+  drv_options all = {0};
+  drv_sweep_jobs js;
+  drv_source src;
+  drv_sink sink;
+  if (drv_sweep_jobs_init(&js, sw, NULL, &all, 1, &src, &sink)) {
+    swp_seterr(err, errlen, "rank %d: out of memory", rank);
+    return -1;
+  }
 #pragma omp parallel num_threads(threads)
   {
     int team = omp_get_num_threads(), me = omp_get_thread_num();
     drv_worker w;
-    int ok = drv_worker_init(&w, sw->ticks) == 0;
+    int ok = drv_worker_init(&w, src.ticks) == 0;
     size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * fmt_chunk_bound((size_t)sw->ticks) +
                  (sw->shard_queues ? fmt_chunk_bound((size_t)sw->ticks * (size_t)sw->shard_queues)
                                    : 0);
@@ -316,8 +342,8 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
       h.threads = team;
       h.want_more = 1;
       h.thread = rank * 1000 + me;
-      int fail = drv_worker_simulate(&w, sw, next, h.thread, &rec, &encode_s, h.msg,
-                                     sizeof h.msg) != 0;
+      int fail = drv_worker_run(&w, &src, next, h.thread, &rec, &encode_s, h.msg,
+                                sizeof h.msg) != 0;
       h.run = next;
       len = sizeof h;
       if (fail) {
@@ -347,6 +373,7 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
     free(buf);
     drv_worker_free(&w);
   }
+  drv_sweep_jobs_free(&js);
   if (failed_any) swp_seterr(err, errlen, "rank %d: a thread could not allocate its run", rank);
   return failed_any ? -1 : 0;
 }

@@ -128,6 +128,7 @@
 #include "layout.h"
 #include "layout_h5.h"
 #include "fmt.h"
+#include "h5util.h"
 #include "writelock.h"
 
 #define FORMAT_NAME FMT_FORMAT_NAME
@@ -187,97 +188,6 @@ struct fmt_in {
 };
 
 /* ---- HDF5 helpers ---- */
-
-static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
-  (void)n;
-  char *buf = data;
-  if (!buf[0] && e->desc) snprintf(buf, 256, "%s", e->desc);
-  return 0;
-}
-
-/* The innermost HDF5 error message (e.g. "unable to truncate a file which is
- * already open"); buf holds 256 bytes. A failed system call's message is long
- * ("file write failed: time = ..., errno = 28, error message = 'No space
- * left on device', ..."): only the system's words are kept. */
-static void h5_reason(char *buf) {
-  buf[0] = 0;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_cb, buf);
-  if (!buf[0]) {
-    /* A later call cleared the stack; a failed write leaves its errno. */
-    int e = errno;
-    if (e == ENOSPC || e == EFBIG || e == EDQUOT || e == EIO)
-      snprintf(buf, 256, "write failed: %s", strerror(e));
-    else
-      snprintf(buf, 256, "HDF5 error");
-  }
-  const char *m = strstr(buf, "error message = '");
-  if (m) {
-    m += strlen("error message = '");
-    const char *e = strchr(m, '\'');
-    int n = e ? (int)(e - m) : (int)strlen(m);
-    char sys[200];
-    snprintf(sys, sizeof sys, "%.*s", n, m);
-    if (strstr(buf, "lock"))
-      snprintf(buf, 256, "it is locked (%.120s): is another process writing it?", sys);
-    else if (strstr(buf, "read failed"))
-      snprintf(buf, 256, "read failed: %.200s", sys);
-    else if (strstr(buf, "write failed") || strstr(buf, "truncate") || strstr(buf, "extend"))
-      snprintf(buf, 256, "write failed: %.200s", sys);
-    else
-      snprintf(buf, 256, "%.200s", sys);
-  }
-}
-
-/* Strings are ASCII-labelled: HDF5 1.10 will not convert a UTF-8 string into
- * the plain H5T_C_S1 a C reader asks for. */
-static hid_t str_type(size_t len) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, len ? len : H5T_VARIABLE);
-  return t;
-}
-
-static int attr_str(hid_t obj, const char *name, const char *value) {
-  hid_t t = str_type(0), sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  const char *v = value ? value : "";
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, t, &v);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc < 0 ? -1 : 0;
-}
-
-static int attr_strs(hid_t obj, const char *name, const char *const *values, size_t n) {
-  hsize_t dim = n;
-  hid_t t = str_type(0), sp = H5Screate_simple(1, &dim, NULL);
-  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = a < 0 ? -1 : n ? H5Awrite(a, t, values) : 0;
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  H5Tclose(t);
-  return rc < 0 ? -1 : 0;
-}
-
-static int attr_num(hid_t obj, const char *name, hid_t file_type, hid_t mem_type,
-                    const void *value, size_t n) {
-  hsize_t dim = n;
-  hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dim, NULL);
-  hid_t a = H5Acreate2(obj, name, file_type, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t rc = a < 0 ? -1 : H5Awrite(a, mem_type, value);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  return rc < 0 ? -1 : 0;
-}
-
-static int attr_i32(hid_t o, const char *name, int32_t v) {
-  return attr_num(o, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &v, 1);
-}
-static int attr_i64(hid_t o, const char *name, int64_t v) {
-  return attr_num(o, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v, 1);
-}
-static int attr_f64(hid_t o, const char *name, double v) {
-  return attr_num(o, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 1);
-}
 
 /* A dataset of n elements written in blocks by fill(i0, count, buf). */
 typedef void (*fill_fn)(const void *user, hsize_t i0, hsize_t count, void *buf);
@@ -416,7 +326,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
   for (size_t a = 0; a < sw->n_axes && !rc; a++) {
     const swp_axis *ax = &sw->axes[a];
     hsize_t n = ax->count;
-    hid_t st = str_type(0), sp = H5Screate_simple(1, &n, NULL);
+    hid_t st = fmt_h5_str_type(0), sp = H5Screate_simple(1, &n, NULL);
     hid_t d = H5Dcreate2(g, ax->key, st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     double *nums = malloc(ax->count * sizeof *nums);
     if (d < 0 || !nums || H5Dwrite(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, ax->values) < 0)
@@ -427,8 +337,8 @@ static int write_points(hid_t file, const swp_sweep *sw) {
                     ? NAN
                     : eng_config_get_number(&cfg, ax->key);
     }
-    if (!rc) rc = attr_num(d, "numbers", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, nums, ax->count);
-    if (!rc) rc = attr_i32(d, "position", (int32_t)a);
+    if (!rc) rc = fmt_attr_put_nums(d, "numbers", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, nums, ax->count);
+    if (!rc) rc = fmt_attr_put_i32(d, "position", (int32_t)a);
     free(nums);
     if (d >= 0) H5Dclose(d);
     H5Sclose(sp);
@@ -468,18 +378,18 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
       strcat(scen, sw->axes[a].key);
     }
     uint64_t seed = sw->seed;
-    rc = attr_str(f, "format", FORMAT_NAME) || attr_i32(f, "format_version", FORMAT_VERSION) ||
-         attr_str(f, "tool_version", STORMSWEEP_VERSION) ||
-         attr_num(f, "master_seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed, 1) ||
-         attr_i32(f, "crn", sw->crn) || attr_i64(f, "replicates", sw->replicates) || attr_i64(f, "n_points", sw->n_points) ||
-         attr_i64(f, "n_runs", swp_sweep_runs(sw)) || attr_i32(f, "ticks", sw->ticks) ||
-         attr_f64(f, "tick_ms", sw->tick_ms) || attr_strs(f, "axes", axes, sw->n_axes) ||
-         attr_str(f, "scenario_axes", scen) || attr_strs(f, "metrics", metrics, ENG_M_COUNT) ||
-         attr_str(f, "sweep_name", sw->name) || attr_str(f, "sweep_description", sw->description) ||
-         attr_str(f, "sweep_text", text) || attr_str(f, "sweep_source", sw->source) ||
-         attr_str(f, "sweep_source_text", sw->source_text) ||
-         attr_str(f, "command_line", command_line) || attr_str(f, "created", created) ||
-         attr_i32(f, "complete", 0)
+    rc = fmt_attr_put_str(f, "format", FORMAT_NAME) || fmt_attr_put_i32(f, "format_version", FORMAT_VERSION) ||
+         fmt_attr_put_str(f, "tool_version", STORMSWEEP_VERSION) ||
+         fmt_attr_put_nums(f, "master_seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed, 1) ||
+         fmt_attr_put_i32(f, "crn", sw->crn) || fmt_attr_put_i64(f, "replicates", sw->replicates) || fmt_attr_put_i64(f, "n_points", sw->n_points) ||
+         fmt_attr_put_i64(f, "n_runs", swp_sweep_runs(sw)) || fmt_attr_put_i32(f, "ticks", sw->ticks) ||
+         fmt_attr_put_f64(f, "tick_ms", sw->tick_ms) || fmt_attr_put_strs(f, "axes", axes, sw->n_axes) ||
+         fmt_attr_put_str(f, "scenario_axes", scen) || fmt_attr_put_strs(f, "metrics", metrics, ENG_M_COUNT) ||
+         fmt_attr_put_str(f, "sweep_name", sw->name) || fmt_attr_put_str(f, "sweep_description", sw->description) ||
+         fmt_attr_put_str(f, "sweep_text", text) || fmt_attr_put_str(f, "sweep_source", sw->source) ||
+         fmt_attr_put_str(f, "sweep_source_text", sw->source_text) ||
+         fmt_attr_put_str(f, "command_line", command_line) || fmt_attr_put_str(f, "created", created) ||
+         fmt_attr_put_i32(f, "complete", 0)
              ? -1
              : 0;
   }
@@ -521,7 +431,7 @@ static int create_runs(fmt_out *o) {
   /* One line per column, for readers who only have the file. */
   char *doc = fmt_layout_runs_doc();
   if (!doc) return -1;
-  int arc = attr_str(o->runs, "columns", doc);
+  int arc = fmt_attr_put_str(o->runs, "columns", doc);
   free(doc);
   return arc;
 }
@@ -619,7 +529,7 @@ static hid_t run_coord(hid_t g, const char *name, hid_t type, hsize_t n, hid_t r
                        const char *units, const char *long_name, const void *fill, int early) {
   hid_t ds = dataset_1d(g, name, type, n, n < 65536 ? (n ? n : 1) : 65536, fill, early, 1);
   if (ds < 0) return -1;
-  if (attr_str(ds, "units", units) || attr_str(ds, "long_name", long_name) ||
+  if (fmt_attr_put_str(ds, "units", units) || fmt_attr_put_str(ds, "long_name", long_name) ||
       H5DSattach_scale(ds, run_ds, 0) < 0) {
     H5Dclose(ds);
     return -1;
@@ -649,8 +559,8 @@ static char *coords_attr(const swp_sweep *sw) {
 /* A per-tick variable: its scales, units, long_name and coordinates. */
 static int ticks_var_attrs(hid_t ds, hid_t run_ds, hid_t time_ds, hid_t shard_ds,
                            const char *units, const char *long_name, const char *coords) {
-  return attr_str(ds, "units", units) || attr_str(ds, "long_name", long_name) ||
-                 attr_str(ds, "coordinates", coords) || H5DSattach_scale(ds, run_ds, 0) < 0 ||
+  return fmt_attr_put_str(ds, "units", units) || fmt_attr_put_str(ds, "long_name", long_name) ||
+                 fmt_attr_put_str(ds, "coordinates", coords) || H5DSattach_scale(ds, run_ds, 0) < 0 ||
                  H5DSattach_scale(ds, time_ds, 1) < 0 ||
                  (shard_ds >= 0 && H5DSattach_scale(ds, shard_ds, 2) < 0) ||
                  /* h5py's d.dims[i].label, as format 1 had them */
@@ -672,9 +582,9 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   if (!rc) rc = write_blocks(run_ds, H5T_NATIVE_INT64, 8, n, fill_run_index, NULL);
   if (!rc) rc = write_blocks(time_ds, H5T_NATIVE_DOUBLE, 8, t, fill_time, &tick_ms);
   if (!rc) rc = H5DSset_scale(run_ds, FMT_COORD_RUN) < 0 || H5DSset_scale(time_ds, FMT_COORD_TIME) < 0;
-  if (!rc) rc = attr_str(run_ds, "units", "1") || attr_str(run_ds, "long_name", "run index (row of /runs)") ||
-                attr_str(time_ds, "units", "ms") ||
-                attr_str(time_ds, "long_name", "start of the tick");
+  if (!rc) rc = fmt_attr_put_str(run_ds, "units", "1") || fmt_attr_put_str(run_ds, "long_name", "run index (row of /runs)") ||
+                fmt_attr_put_str(time_ds, "units", "ms") ||
+                fmt_attr_put_str(time_ds, "long_name", "start of the tick");
   /* Run-indexed coordinates: point, replicate, seed, outcome, the axes. */
   double *numbers = rc ? NULL : points_numbers(sw);
   if (!rc && !numbers) rc = -1;
@@ -704,9 +614,9 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
       strcat(meanings, eng_outcome_name((eng_outcome)v));
     }
     rc = o->outcome < 0 ||
-         attr_num(o->outcome, "flag_values", H5T_STD_I8LE, H5T_NATIVE_INT8, flags,
+         fmt_attr_put_nums(o->outcome, "flag_values", H5T_STD_I8LE, H5T_NATIVE_INT8, flags,
                   ENG_OUTCOME_COUNT + 1) ||
-         attr_str(o->outcome, "flag_meanings", meanings);
+         fmt_attr_put_str(o->outcome, "flag_meanings", meanings);
   }
   for (size_t a = 0; a < sw->n_axes && !rc; a++) {
     char axis[160], desc[256];
@@ -753,8 +663,8 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
     int32_t *ids = shard_ds < 0 ? NULL : malloc((size_t)s * sizeof *ids);
     for (hsize_t k = 0; ids && k < s; k++) ids[k] = (int32_t)k;
     rc = !ids || H5Dwrite(shard_ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0 ||
-         H5DSset_scale(shard_ds, FMT_COORD_SHARD) < 0 || attr_str(shard_ds, "units", "1") ||
-         attr_str(shard_ds, "long_name", "shard index");
+         H5DSset_scale(shard_ds, FMT_COORD_SHARD) < 0 || fmt_attr_put_str(shard_ds, "units", "1") ||
+         fmt_attr_put_str(shard_ds, "long_name", "shard index");
     free(ids);
     hsize_t d3[3] = {n, t, s}, c3[3] = {1, t, s}, m3[3] = {H5S_UNLIMITED, t, s};
     hid_t sp = H5Screate_simple(3, d3, m3);
@@ -791,7 +701,7 @@ static int create_timing(fmt_out *o) {
   o->wall = dataset_1d(g, "run_wall_s", H5T_IEEE_F64LE, n, 4096, &nan, 1, 1);
   o->thread = dataset_1d(g, "run_thread", H5T_STD_I32LE, n, 4096, &none, 1, 1);
   int rc = o->wall < 0 || o->thread < 0 ? -1 : 0;
-  if (!rc) rc = attr_str(o->wall, "units", "s");
+  if (!rc) rc = fmt_attr_put_str(o->wall, "units", "s");
   H5Gclose(g);
   return rc;
 }
@@ -958,7 +868,7 @@ static int fmt_out_create_q(fmt_out **out, const char *path, const swp_sweep *sw
   o->file = H5Fcreate(in_place ? path : tmp, force || !in_place ? H5F_ACC_TRUNC : H5F_ACC_EXCL,
                       H5P_DEFAULT, fapl);
   char why[256];
-  h5_reason(why);
+  fmt_h5_reason(why, sizeof why);
   H5Pclose(fapl);
   if (o->file < 0) {
     if (!force && access(path, F_OK) == 0)
@@ -979,7 +889,7 @@ static int fmt_out_create_q(fmt_out **out, const char *path, const swp_sweep *sw
   if (!rc) step = "/runs", rc = h5out_spaces(o);
   if (!rc) step = "flush", rc = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0;
   if (rc) {
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: writing %s: %s", path, step, why);
     /* Half a file is worse than none: it was ours, so it goes. */
     h5out_fail(o);
@@ -1023,10 +933,10 @@ static int fmt_out_set_slice_q(fmt_out *o, int64_t index, int64_t count, char *e
                                  size_t errlen) {
   char text[64];
   snprintf(text, sizeof text, "%lld/%lld", (long long)index, (long long)count);
-  if (attr_str(o->file, "slice", text) || attr_i64(o->file, "slice_index", index) ||
-      attr_i64(o->file, "slice_count", count) || H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0) {
+  if (fmt_attr_put_str(o->file, "slice", text) || fmt_attr_put_i64(o->file, "slice_index", index) ||
+      fmt_attr_put_i64(o->file, "slice_count", count) || H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0) {
     char why[256];
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: writing the slice attributes: %s", o->path, why);
     o->failed = 1;
     return -1;
@@ -1197,7 +1107,7 @@ static int h5out_evict(fmt_out *o, char *err, size_t errlen) {
   if (g >= 0) H5Gclose(g);
   if (rc) {
     char why[256];
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: reopening /ticks after a commit: %s", o->path, why);
     h5out_fail(o);
     return -1;
@@ -1263,7 +1173,7 @@ static int h5out_commit(fmt_out *o, char *err, size_t errlen) {
     if (!rc && o->sync_file) step = "fdatasync", rc = h5out_sync_file(o, why, sizeof why);
   }
   if (rc) {
-    if (!why[0]) h5_reason(why);
+    if (!why[0]) fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: committing %zu runs (%s): %s", o->path, o->n_pend, step, why);
     h5out_fail(o);
     return -1;
@@ -1290,7 +1200,7 @@ static int fmt_out_write_run_q(fmt_out *o, const fmt_run_record *rec, char *err,
     if (H5Dwrite_chunk(o->ticks[m], H5P_DEFAULT, 0, offset, rec->chunk_size[m], rec->chunk[m]) <
         0) {
       char why[256];
-      h5_reason(why);
+      fmt_h5_reason(why, sizeof why);
       swp_seterr(err, errlen, "%s: writing run %lld (/ticks/%s): %s", o->path,
                  (long long)rec->run, eng_metric_get_info((eng_metric)m)->name, why);
       h5out_fail(o);
@@ -1307,7 +1217,7 @@ static int fmt_out_write_run_q(fmt_out *o, const fmt_run_record *rec, char *err,
         H5Dwrite_chunk(o->shardq, H5P_DEFAULT, 0, at, rec->shard_chunk_size, rec->shard_chunk) <
             0) {
       char why[256];
-      if (rec->shard_chunk_size) h5_reason(why);
+      if (rec->shard_chunk_size) fmt_h5_reason(why, sizeof why);
       else snprintf(why, sizeof why, "the run has no per-shard queue depths");
       swp_seterr(err, errlen, "%s: writing run %lld (/ticks/%s): %s", o->path,
                  (long long)rec->run, FMT_TICKS_SHARD_QUEUES, why);
@@ -1336,18 +1246,10 @@ static int fmt_out_flush_q(fmt_out *o, char *err, size_t errlen) {
   return h5out_commit(o, err, errlen);
 }
 
-/* Replaces attribute name of obj (close writes them again on resume). */
-static void attr_drop(hid_t obj, const char *name) {
-  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-}
-
-static int32_t attr_get_i32(hid_t obj, const char *name, int32_t dflt) {
-  int32_t v = dflt;
-  if (H5Aexists(obj, name) <= 0) return dflt;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0) v = dflt;
-  if (a >= 0) H5Aclose(a);
-  return v;
+/* The /timing sessions count so far (1 when missing or malformed). */
+static int32_t timing_sessions(hid_t g) {
+  int32_t v = 1;
+  return fmt_attr_get_num(g, "sessions", H5T_NATIVE_INT32, &v) == 0 ? v : 1;
 }
 
 static int write_timing_attrs(fmt_out *o, const fmt_timing *t) {
@@ -1359,19 +1261,19 @@ static int write_timing_attrs(fmt_out *o, const fmt_timing *t) {
                                         "host", "started", "finished", "simulate_s", "encode_s",
                                         "write_s", "sessions", "last_command_line"};
     int32_t sessions = t->sessions > 0 ? t->sessions
-                                        : attr_get_i32(g, "sessions", 1) + (o->resumed ? 1 : 0);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) attr_drop(g, names[i]);
+                                        : timing_sessions(g) + (o->resumed ? 1 : 0);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) fmt_attr_delete(g, names[i]);
     char host[256] = "";
     if (gethostname(host, sizeof host - 1)) snprintf(host, sizeof host, "unknown");
-    rc = attr_f64(g, "wall_s", t->wall_s) || attr_i32(g, "threads", t->threads) ||
-         attr_i32(g, "ranks", t->ranks > 0 ? t->ranks : 1) ||
-         attr_i64(g, "runs_done", t->runs_done) ||
-         attr_f64(g, "runs_per_s", t->wall_s > 0 ? (double)t->runs_done / t->wall_s : 0) ||
-         attr_str(g, "host", host) || attr_str(g, "started", t->started) ||
-         attr_str(g, "finished", t->finished) || attr_f64(g, "simulate_s", t->simulate_s) ||
-         attr_f64(g, "encode_s", t->encode_s) || attr_f64(g, "write_s", t->write_s) ||
-         attr_i32(g, "sessions", sessions) ||
-         (t->command_line && attr_str(g, "last_command_line", t->command_line));
+    rc = fmt_attr_put_f64(g, "wall_s", t->wall_s) || fmt_attr_put_i32(g, "threads", t->threads) ||
+         fmt_attr_put_i32(g, "ranks", t->ranks > 0 ? t->ranks : 1) ||
+         fmt_attr_put_i64(g, "runs_done", t->runs_done) ||
+         fmt_attr_put_f64(g, "runs_per_s", t->wall_s > 0 ? (double)t->runs_done / t->wall_s : 0) ||
+         fmt_attr_put_str(g, "host", host) || fmt_attr_put_str(g, "started", t->started) ||
+         fmt_attr_put_str(g, "finished", t->finished) || fmt_attr_put_f64(g, "simulate_s", t->simulate_s) ||
+         fmt_attr_put_f64(g, "encode_s", t->encode_s) || fmt_attr_put_f64(g, "write_s", t->write_s) ||
+         fmt_attr_put_i32(g, "sessions", sessions) ||
+         (t->command_line && fmt_attr_put_str(g, "last_command_line", t->command_line));
   }
   H5Gclose(g);
   return rc;
@@ -1408,16 +1310,14 @@ static int fmt_out_close_q(fmt_out *o, const fmt_timing *t, char *err, size_t er
   rc = write_timing_attrs(o, t);
   if (!rc && o->done_before + o->committed == o->n_runs) {
     step = "complete";
-    hid_t a = H5Aopen(o->file, "complete", H5P_DEFAULT);
     int32_t one = 1;
-    rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &one) < 0;
-    if (a >= 0) H5Aclose(a);
+    rc = fmt_attr_set_num(o->file, "complete", H5T_NATIVE_INT32, &one) != 0;
   }
   char why[256] = "";
   if (rc) {
     /* Every run is committed; only the attributes failed. Closing would
      * flush half-written headers, so the file stays as of the commit. */
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: finishing (%s): %s; its runs are committed (--resume completes "
                "it)", o->path, step, why);
     h5out_fail(o);
@@ -1435,7 +1335,7 @@ static int fmt_out_close_q(fmt_out *o, const fmt_timing *t, char *err, size_t er
   if (h5out_close_file(o)) {
     if (!rc) {
       step = "close";
-      h5_reason(why);
+      fmt_h5_reason(why, sizeof why);
     }
     rc = -1;
   }
@@ -1518,7 +1418,7 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
       hsize_t size = 0;
       if (chunk_size_at(o->ticks[m], r, &size)) {
         char h5[256];
-        h5_reason(h5);
+        fmt_h5_reason(h5, sizeof h5);
         snprintf(why, whylen, "reading the chunk index of /ticks/%s at run %lld: %s",
                  eng_metric_get_info((eng_metric)m)->name, (long long)r, h5);
         return -1;
@@ -1533,7 +1433,7 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
     if (o->done[r] && o->shardq >= 0) {
       if (chunk_size_at(o->shardq, r, &size)) {
         char h5[256];
-        h5_reason(h5);
+        fmt_h5_reason(h5, sizeof h5);
         snprintf(why, whylen, "reading the chunk index of /ticks/%s at run %lld: %s",
                  FMT_TICKS_SHARD_QUEUES, (long long)r, h5);
         return -1;
@@ -1586,7 +1486,7 @@ static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw
   }
   hid_t fapl = file_access();
   o->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
-  h5_reason(why);
+  fmt_h5_reason(why, sizeof why);
   H5Pclose(fapl);
   if (o->file < 0) {
     swp_seterr(err, errlen, "%s: cannot open for --resume: %s%s", path, why,
@@ -1658,7 +1558,7 @@ static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw
       h5out_spaces(o))
     goto fail;
   if (fmt_layout_read_done(o->runs, o->n_runs, o->done)) {
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: cannot read /runs: %s%s", path, why, lost);
     goto fail;
   }
@@ -1733,7 +1633,7 @@ static int run_matches(fmt_out *o, int64_t r, const fmt_run_record *rec, uint8_t
   if (ms >= 0) H5Sclose(ms);
   if (bad) {
     char h5[256];
-    h5_reason(h5);
+    fmt_h5_reason(h5, sizeof h5);
     snprintf(why, whylen, "run %lld's /runs row cannot be read (%s)", (long long)r, h5);
     return 0;
   }
@@ -2045,13 +1945,6 @@ static int fmt_out_open_resume_q(fmt_out **out, const char *path, const swp_swee
 
 int64_t fmt_out_rows(const fmt_out *o) { return o->n_runs; }
 
-static int attr_set_i64(hid_t obj, const char *name, int64_t v) {
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  int rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT64, &v) < 0 ? -1 : 0;
-  if (a >= 0) H5Aclose(a);
-  return rc;
-}
-
 /* Appends first_row to /refine/round_start: the round's rows start there. */
 static int record_round(hid_t f, int64_t first_row) {
   hid_t g = H5Lexists(f, "refine", H5P_DEFAULT) > 0
@@ -2186,10 +2079,9 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
   if (ms >= 0) H5Sclose(ms);
   if (!rc) {
     step = "root attributes";
-    hid_t a = H5Aopen(o->file, "complete", H5P_DEFAULT);
     int32_t zero = 0;
-    rc = attr_set_i64(o->file, "n_runs", n1) || a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &zero) < 0;
-    if (a >= 0) H5Aclose(a);
+    rc = fmt_attr_set_num(o->file, "n_runs", H5T_NATIVE_INT64, &n1) ||
+         fmt_attr_set_num(o->file, "complete", H5T_NATIVE_INT32, &zero);
   }
   if (!rc) step = "/refine/round_start", rc = record_round(o->file, n0);
   char why[256] = "";
@@ -2198,7 +2090,7 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
   free(rows);
   free(ids);
   if (rc) {
-    if (!why[0]) h5_reason(why);
+    if (!why[0]) fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: appending %lld runs (%s): %s", o->path, (long long)n, step, why);
     h5out_fail(o);
     return -1;
@@ -2253,7 +2145,7 @@ static int fmt_out_pending_q(fmt_out *o, fmt_run_ref **refs, int64_t *n, char *e
   free(cols);
   if (rc) {
     char why[256];
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: reading the appended rows of /runs: %s", o->path, why);
     free(l);
     return -1;
@@ -2289,13 +2181,13 @@ static void read_timing_info(hid_t f, fmt_info *info) {
   if (H5Lexists(f, "timing", H5P_DEFAULT) <= 0) return;
   hid_t g = H5Gopen2(f, "timing", H5P_DEFAULT);
   if (g < 0) return;
-  fmt_layout_attr_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
-  fmt_layout_attr_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
-  fmt_layout_attr_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
-  fmt_layout_attr_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
-  fmt_layout_attr_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
-  fmt_layout_attr_str(g, "started", &info->started);
-  fmt_layout_attr_str(g, "finished", &info->finished);
+  fmt_attr_get_num(g, "wall_s", H5T_NATIVE_DOUBLE, &info->wall_s);
+  fmt_attr_get_num(g, "simulate_s", H5T_NATIVE_DOUBLE, &info->simulate_s);
+  fmt_attr_get_num(g, "encode_s", H5T_NATIVE_DOUBLE, &info->encode_s);
+  fmt_attr_get_num(g, "write_s", H5T_NATIVE_DOUBLE, &info->write_s);
+  fmt_attr_get_num(g, "threads", H5T_NATIVE_INT32, &info->threads);
+  fmt_attr_get_str(g, "started", SWP_MAX_TEXT, &info->started);
+  fmt_attr_get_str(g, "finished", SWP_MAX_TEXT, &info->finished);
   char **when[2] = {&info->started, &info->finished};
   for (int i = 0; i < 2; i++)
     if (*when[i] && swp_text_problem(*when[i], 64, 0)) {
@@ -2326,7 +2218,7 @@ static int fmt_in_open_q(fmt_in **out, const char *path, char *err, size_t errle
   }
   in->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (in->file < 0) {
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: cannot open: %s", path, why);
     goto fail;
   }
@@ -2345,10 +2237,44 @@ fail:
 
 const fmt_info *fmt_in_info(const fmt_in *in) { return &in->info; }
 
+int fmt_in_sweep(const fmt_in *in, swp_sweep *sw, char *err, size_t errlen) {
+  const fmt_info *info = &in->info;
+  swp_sweep_init(sw);
+  char source[512], msg[1024];
+  snprintf(source, sizeof source, "%s (its sweep_text)", in->path);
+  if (swp_sweep_parse_string(sw, info->sweep_text, source, msg, sizeof msg) ||
+      swp_sweep_check(sw, msg, sizeof msg)) {
+    swp_seterr(err, errlen, "%s", msg);
+    swp_sweep_free(sw);
+    swp_sweep_init(sw);
+    return -1;
+  }
+  char *text = swp_sweep_format(sw);
+  int same = text && !strcmp(text, info->sweep_text);
+  free(text);
+  int64_t runs = swp_sweep_runs(sw);
+  if (!same || runs > info->n_runs || (info->n_runs != runs && info->n_points * info->replicates != runs) ||
+      sw->ticks != info->ticks || sw->seed != info->master_seed) {
+    swp_seterr(err, errlen, "%s: its sweep_text does not describe its own shape (%lld runs x %d "
+               "ticks, seed %llu): damaged or from another tool", in->path,
+               (long long)info->n_runs, info->ticks, (unsigned long long)info->master_seed);
+    swp_sweep_free(sw);
+    swp_sweep_init(sw);
+    return -1;
+  }
+  /* The sweep names its origin as the file does. */
+  free(sw->source);
+  free(sw->source_text);
+  sw->source = strdup(info->sweep_source ? info->sweep_source : "");
+  sw->source_text =
+      info->sweep_source_text && info->sweep_source_text[0] ? strdup(info->sweep_source_text) : NULL;
+  return 0;
+}
+
 static int fmt_in_read_done_q(fmt_in *in, uint8_t *done, char *err, size_t errlen) {
   if (fmt_layout_read_done(in->runs, in->info.n_runs, done)) {
     char why[256];
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: cannot read the done column of /runs: %s", in->path, why);
     return -1;
   }
@@ -2382,7 +2308,7 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   }
   if (rc) {
     char why[256];
-    h5_reason(why);
+    fmt_h5_reason(why, sizeof why);
     swp_seterr(err, errlen, "%s: reading %s: %s", in->path, step, why);
   }
   const fmt_info *info = &in->info;
@@ -2433,7 +2359,7 @@ static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *ca
     hsize_t size = 0;
     if (chunk_size_at(in->ticks[m], r, &size)) {
       char why[256];
-      h5_reason(why);
+      fmt_h5_reason(why, sizeof why);
       swp_seterr(err, errlen, "%s: reading the chunk index of /ticks/%s at run %lld: %s",
                  in->path, name, (long long)r, why);
       return -1;
@@ -2450,7 +2376,7 @@ static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *ca
     uint32_t mask = 0;
     if (H5Dread_chunk(in->ticks[m], H5P_DEFAULT, at, &mask, *buf + used) < 0 || mask != 0) {
       char why[256];
-      h5_reason(why);
+      fmt_h5_reason(why, sizeof why);
       swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk: %s", in->path,
                  (long long)r, name, mask ? "stored without its filters" : why);
       return -1;
@@ -2499,151 +2425,139 @@ static double fmt_in_ticks_bytes_q(fmt_in *in) {
  * the critical section: each call silences its own thread, and our messages
  * (h5_reason) replace HDF5's stack dumps. */
 
-typedef struct h5_quiet {
-  H5E_auto2_t func;
-  void *data;
-} h5_quiet;
-
-static void quiet_begin(h5_quiet *q) {
-  H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void quiet_end(const h5_quiet *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
-
 int fmt_out_create(fmt_out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, int force, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_create_q(out, path, sw, command_line, force ? FMT_OUT_FORCE : 0, err,
                               errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_create_flags(fmt_out **out, const char *path, const swp_sweep *sw,
                            const char *command_line, unsigned flags, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_create_q(out, path, sw, command_line, flags, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 const char *fmt_out_note(const fmt_out *o) { return o->note; }
 
 int fmt_out_set_slice(fmt_out *o, int64_t index, int64_t count, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_set_slice_q(o, index, count, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_write_run(fmt_out *o, const fmt_run_record *rec, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_write_run_q(o, rec, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_flush(fmt_out *o, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_flush_q(o, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_close(fmt_out *o, const fmt_timing *t, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_close_q(o, t, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_open_resume(fmt_out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_open_resume_q(out, path, sw, slice_index, slice_count, 0, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 void fmt_in_close(fmt_in *in) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   fmt_in_close_q(in);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
 }
 
 int fmt_in_open(fmt_in **out, const char *path, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_in_open_q(out, path, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_in_read_done(fmt_in *in, uint8_t *done, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_in_read_done_q(in, done, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_in_read_records(fmt_in *in, const int64_t *runs, size_t n, fmt_run_record *recs,
                           char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_in_read_records_q(in, runs, n, recs, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_in_read_chunks(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap, fmt_run_record *rec,
                          char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_in_read_chunks_q(in, r, buf, cap, rec, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 double fmt_in_ticks_bytes(fmt_in *in) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   double rc = fmt_in_ticks_bytes_q(in);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, char *err,
                           size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_open_resume_q(out, path, sw, 0, 0, 1, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_append(fmt_out *o, int64_t n, const int64_t *point, const int32_t *replicate,
                      int64_t *first, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_append_q(o, n, point, replicate, first, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }
 
 int fmt_out_pending(fmt_out *o, fmt_run_ref **refs, int64_t *n, char *err, size_t errlen) {
-  h5_quiet q;
-  quiet_begin(&q);
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
   int rc = fmt_out_pending_q(o, refs, n, err, errlen);
-  quiet_end(&q);
+  fmt_h5_quiet_end(&q);
   return rc;
 }

@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "layout_h5.h"
 #include "fmt.h"
+#include "h5util.h"
 
 #define FORMAT_NAME FMT_FORMAT_NAME
 #define FORMAT_VERSION FMT_FORMAT_VERSION
@@ -118,14 +119,6 @@ char *fmt_layout_runs_doc(void) {
   return doc;
 }
 
-/* Strings are ASCII-labelled: HDF5 1.10 will not convert a UTF-8 string into
- * the plain H5T_C_S1 a C reader asks for. */
-static hid_t str_type(size_t len) {
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, len ? len : H5T_VARIABLE);
-  return t;
-}
-
 static hid_t outcome_type(hid_t base) {
   hid_t t = H5Tenum_create(base);
   for (int v = ENG_OUTCOME_RECOVERED; v < ENG_OUTCOME_COUNT; v++) {
@@ -195,71 +188,12 @@ void fmt_info_free(fmt_info *info) {
   memset(info, 0, sizeof *info);
 }
 
-/* A scalar attribute (integer or float class) read as mem_type. Returns 0, 1
- * when missing, -1 when malformed (not scalar, not a number). */
-int fmt_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v) {
-  htri_t ex = H5Aexists(obj, name);
-  if (ex == 0) return 1;
-  if (ex < 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  H5T_class_t cls = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
-  int rc = (cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
-                   H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, mem_type, v) >= 0
-               ? 0
-               : -1;
-  if (t >= 0) H5Tclose(t);
-  if (sp >= 0) H5Sclose(sp);
-  H5Aclose(a);
-  return rc;
-}
-
-/* A scalar string attribute, fixed or variable length, malloc'd into *out.
- * Returns 0, 1 when missing, -1 when malformed. */
-int fmt_layout_attr_str(hid_t obj, const char *name, char **out) {
-  *out = NULL;
-  htri_t ex = H5Aexists(obj, name);
-  if (ex == 0) return 1;
-  if (ex < 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  int rc = -1;
-  if (t >= 0 && sp >= 0 && H5Tget_class(t) == H5T_STRING &&
-      H5Sget_simple_extent_npoints(sp) == 1) {
-    if (H5Tis_variable_str(t) > 0) {
-      hid_t mt = str_type(0);
-      char *s = NULL;
-      if (H5Aread(a, mt, &s) >= 0) {
-        *out = strdup(s ? s : "");
-        rc = *out ? 0 : -1;
-        if (s) H5free_memory(s);
-      }
-      H5Tclose(mt);
-    } else {
-      size_t n = H5Tget_size(t);
-      char *s = n && n < (1u << 26) ? calloc(n + 1, 1) : NULL;
-      if (s && H5Aread(a, t, s) >= 0) {
-        *out = s;
-        rc = 0;
-      } else {
-        free(s);
-      }
-    }
-  }
-  if (t >= 0) H5Tclose(t);
-  if (sp >= 0) H5Sclose(sp);
-  H5Aclose(a);
-  return rc;
-}
-
 /* Reads and checks the root attributes. */
 int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
                          size_t errlen) {
   memset(info, 0, sizeof *info);
   char *format = NULL;
-  int rc = fmt_layout_attr_str(f, "format", &format);
+  int rc = fmt_attr_get_str(f, "format", SWP_MAX_TEXT, &format);
   if (rc || strcmp(format, FORMAT_NAME)) {
     if (rc)
       swp_seterr(err, errlen, "%s: not a stormsweep result file (no 'format' attribute)", path);
@@ -269,7 +203,7 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
     return -1;
   }
   free(format);
-  if (fmt_layout_attr_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
+  if (fmt_attr_get_num(f, "format_version", H5T_NATIVE_INT32, &info->format_version)) {
     swp_seterr(err, errlen, "%s: no readable 'format_version' attribute", path);
     return -1;
   }
@@ -289,24 +223,24 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
     return -1;
   }
   const char *bad = NULL;
-  if (fmt_layout_attr_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
-  else if (fmt_layout_attr_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
-  else if (fmt_layout_attr_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
-  else if (fmt_layout_attr_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
-  else if (fmt_layout_attr_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
-  else if (fmt_layout_attr_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
-  else if (fmt_layout_attr_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
-  else if (fmt_layout_attr_str(f, "tool_version", &info->tool_version)) bad = "tool_version";
-  else if (fmt_layout_attr_str(f, "sweep_text", &info->sweep_text)) bad = "sweep_text";
-  else if (fmt_layout_attr_str(f, "sweep_source", &info->sweep_source) < 0) bad = "sweep_source";
-  else if (fmt_layout_attr_str(f, "sweep_source_text", &info->sweep_source_text) < 0)
+  if (fmt_attr_get_num(f, "master_seed", H5T_NATIVE_UINT64, &info->master_seed)) bad = "master_seed";
+  else if (fmt_attr_get_num(f, "n_runs", H5T_NATIVE_INT64, &info->n_runs)) bad = "n_runs";
+  else if (fmt_attr_get_num(f, "n_points", H5T_NATIVE_INT64, &info->n_points)) bad = "n_points";
+  else if (fmt_attr_get_num(f, "replicates", H5T_NATIVE_INT64, &info->replicates)) bad = "replicates";
+  else if (fmt_attr_get_num(f, "ticks", H5T_NATIVE_INT32, &info->ticks)) bad = "ticks";
+  else if (fmt_attr_get_num(f, "tick_ms", H5T_NATIVE_DOUBLE, &info->tick_ms)) bad = "tick_ms";
+  else if (fmt_attr_get_num(f, "complete", H5T_NATIVE_INT32, &info->complete)) bad = "complete";
+  else if (fmt_attr_get_str(f, "tool_version", SWP_MAX_TEXT, &info->tool_version)) bad = "tool_version";
+  else if (fmt_attr_get_str(f, "sweep_text", SWP_MAX_TEXT, &info->sweep_text)) bad = "sweep_text";
+  else if (fmt_attr_get_str(f, "sweep_source", SWP_MAX_TEXT, &info->sweep_source) < 0) bad = "sweep_source";
+  else if (fmt_attr_get_str(f, "sweep_source_text", SWP_MAX_TEXT, &info->sweep_source_text) < 0)
     bad = "sweep_source_text";
-  else if (fmt_layout_attr_str(f, "command_line", &info->command_line) < 0) bad = "command_line";
+  else if (fmt_attr_get_str(f, "command_line", SWP_MAX_TEXT, &info->command_line) < 0) bad = "command_line";
   if (bad) {
     swp_seterr(err, errlen, "%s: missing or malformed root attribute '%s'", path, bad);
     return -1;
   }
-  int crn = fmt_layout_attr_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
+  int crn = fmt_attr_get_num(f, "crn", H5T_NATIVE_INT32, &info->crn);
   if (crn < 0 || info->crn < 0 || info->crn > 1) {
     swp_seterr(err, errlen, "%s: malformed root attribute 'crn'", path);
     return -1;
@@ -328,8 +262,8 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
       free(*optional[i]);
       *optional[i] = NULL;
     }
-  int si = fmt_layout_attr_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
-  int sc = fmt_layout_attr_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
+  int si = fmt_attr_get_num(f, "slice_index", H5T_NATIVE_INT64, &info->slice_index);
+  int sc = fmt_attr_get_num(f, "slice_count", H5T_NATIVE_INT64, &info->slice_count);
   if (si < 0 || sc < 0 || si != sc) {
     swp_seterr(err, errlen, "%s: malformed slice attributes", path);
     return -1;

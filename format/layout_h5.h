@@ -24,11 +24,6 @@ int fmt_layout_runs_types(hid_t *mem, hid_t *file);
 /* The /runs `columns` attribute: "name: what it is" per line (malloc'd). */
 char *fmt_layout_runs_doc(void);
 
-/* A scalar numeric attribute read as mem_type: 0, 1 when missing, -1 when
- * malformed. A scalar string attribute malloc'd into *out: the same. */
-int fmt_layout_attr_num(hid_t obj, const char *name, hid_t mem_type, void *v);
-int fmt_layout_attr_str(hid_t obj, const char *name, char **out);
-
 /* Reads the root attributes into info and checks them (format, version =
  * FMT_FORMAT_VERSION, dimensions, printable text). -1 with a message. */
 int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err, size_t errlen);

@@ -362,30 +362,10 @@ int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err_out, size_t err_l
   const fmt_info *i0 = fmt_in_info(in[0]);
 
   /* ---- the sweep, re-derived from its text ---- */
-  char source[512];
-  snprintf(source, sizeof source, "%s (its sweep_text)", o->parts[0]);
-  if (swp_sweep_parse_string(&sw, i0->sweep_text, source, err, sizeof err) ||
-      swp_sweep_check(&sw, err, sizeof err)) {
+  if (fmt_in_sweep(in[0], &sw, err, sizeof err)) {
     say(o, "%s", err);
     goto done;
   }
-  char *text = swp_sweep_format(&sw);
-  int same = text && !strcmp(text, i0->sweep_text);
-  free(text);
-  if (!same || swp_sweep_runs(&sw) != i0->n_runs || sw.ticks != i0->ticks ||
-      sw.seed != i0->master_seed) {
-    say(o, "%s: its sweep_text does not describe its own shape (%lld runs x "
-            "%d ticks, seed %llu): damaged or from another tool",
-            o->parts[0], (long long)i0->n_runs, i0->ticks, (unsigned long long)i0->master_seed);
-    goto done;
-  }
-  /* The merged file names the sweep's origin as the parts do. */
-  free(sw.source);
-  free(sw.source_text);
-  sw.source = strdup(i0->sweep_source ? i0->sweep_source : "");
-  sw.source_text = i0->sweep_source_text && i0->sweep_source_text[0]
-                       ? strdup(i0->sweep_source_text)
-                       : NULL;
 
   /* ---- coverage ---- */
   /* The analysis reader's bound, before anything is allocated: what is

@@ -297,9 +297,30 @@ int fmt_outdir_begin(fmt_outdir *od, const char *dir, int (*is_ours)(const char 
   return 0;
 }
 
-FILE *fmt_outdir_create(const fmt_outdir *od, const char *name, char *err, size_t errlen) {
+int fmt_outdir_private(fmt_outdir *od, const char *path, char *err, size_t errlen) {
+  memset(od, 0, sizeof *od);
+  char a[4096], b[4096];
+  if (!path[0] || strlen(path) >= sizeof a) {
+    swp_seterr(err, errlen, "'%s' is not a usable file name", path);
+    return -1;
+  }
+  snprintf(a, sizeof a, "%s", path);
+  snprintf(b, sizeof b, "%s", path);
+  snprintf(od->parent, sizeof od->parent, "%s", dirname(a));
+  snprintf(od->base, sizeof od->base, "%s", basename(b));
+  int w = snprintf(od->tmp, sizeof od->tmp, "%s/.%s.tmp-XXXXXX", od->parent, od->base);
+  if (w < 0 || (size_t)w >= sizeof od->tmp || !mkdtemp(od->tmp)) {
+    swp_seterr(err, errlen, "%s: cannot create a directory there: %s", od->parent,
+               strerror(errno));
+    od->tmp[0] = '\0';
+    return -1;
+  }
+  return 0;
+}
+
+FILE *fmt_dir_file_create(const char *dir, const char *name, char *err, size_t errlen) {
   char path[8192];
-  snprintf(path, sizeof path, "%s/%s", od->tmp, name);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
@@ -309,11 +330,10 @@ FILE *fmt_outdir_create(const fmt_outdir *od, const char *name, char *err, size_
   return f;
 }
 
-int fmt_outdir_close(FILE *f, const fmt_outdir *od, const char *name, char *err,
-                     size_t errlen) {
+int fmt_dir_file_close(FILE *f, const char *dir, const char *name, char *err, size_t errlen) {
   int bad = ferror(f);
   if (fclose(f) != 0) bad = 1;
-  if (bad) swp_seterr(err, errlen, "%s/%s: write failed", od->tmp, name);
+  if (bad) swp_seterr(err, errlen, "%s/%s: write failed", dir, name);
   return bad ? -1 : 0;
 }
 

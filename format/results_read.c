@@ -77,6 +77,7 @@
 #include <hdf5.h>
 
 #include "fmt_results.h"
+#include "h5util.h"
 #include "layout.h"
 #include "open.h"
 
@@ -189,6 +190,7 @@ static int cmp_i64(const void *x, const void *y) {
  * which of the last. */
 static char *attr_string_raw(hid_t obj, const char *name);
 static int roles_read(fmt_results *r, hid_t root);
+static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen);
 
 static char *attr_string(hid_t obj, const char *name, size_t max, int multiline,
                          const char **bad) {
@@ -204,76 +206,18 @@ static char *attr_string(hid_t obj, const char *name, size_t max, int multiline,
 }
 
 static char *attr_string_raw(hid_t obj, const char *name) {
-  if (H5Aexists(obj, name) <= 0) return NULL;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return NULL;
   char *out = NULL;
-  hid_t ft = H5Aget_type(a);
-  hid_t sp = H5Aget_space(a);
-  if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_STRING &&
-      H5Sget_simple_extent_npoints(sp) == 1) {
-    if (H5Tis_variable_str(ft) > 0) {
-      hid_t mt = H5Tcopy(H5T_C_S1);
-      H5Tset_size(mt, H5T_VARIABLE);
-      H5Tset_cset(mt, H5Tget_cset(ft));
-      char *v = NULL;
-      if (H5Aread(a, mt, &v) >= 0 && v) {
-        out = strdup(v);
-        H5free_memory(v);
-      }
-      H5Tclose(mt);
-    } else if (H5Tget_size(ft) > 0 && H5Tget_size(ft) <= MAX_ATTR_STRING) {
-      size_t n = H5Tget_size(ft);
-      hid_t mt = H5Tcopy(H5T_C_S1);
-      H5Tset_size(mt, n + 1);
-      H5Tset_strpad(mt, H5T_STR_NULLTERM);
-      out = calloc(n + 2, 1);
-      if (out && H5Aread(a, mt, out) < 0) {
-        free(out);
-        out = NULL;
-      }
-      H5Tclose(mt);
-    }
-  }
-  if (sp >= 0) H5Sclose(sp);
-  if (ft >= 0) H5Tclose(ft);
-  H5Aclose(a);
-  return out;
+  return fmt_attr_get_str(obj, name, MAX_ATTR_STRING, &out) == 0 ? out : NULL;
 }
 
 /* Reads a numeric scalar attribute as double; 0 ok, -1 absent or not a
  * number. */
 static int attr_double(hid_t obj, const char *name, double *v) {
-  if (H5Aexists(obj, name) <= 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  int rc = -1;
-  hid_t ft = H5Aget_type(a);
-  hid_t sp = H5Aget_space(a);
-  H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
-  if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && sp >= 0 &&
-      H5Sget_simple_extent_npoints(sp) == 1)
-    rc = H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0 ? 0 : -1;
-  if (sp >= 0) H5Sclose(sp);
-  if (ft >= 0) H5Tclose(ft);
-  H5Aclose(a);
-  return rc;
+  return fmt_attr_get_num(obj, name, H5T_NATIVE_DOUBLE, v) == 0 ? 0 : -1;
 }
 
 static int attr_u64(hid_t obj, const char *name, uint64_t *v) {
-  if (H5Aexists(obj, name) <= 0) return -1;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  int rc = -1;
-  hid_t ft = H5Aget_type(a);
-  hid_t sp = H5Aget_space(a);
-  if (ft >= 0 && sp >= 0 && H5Tget_class(ft) == H5T_INTEGER &&
-      H5Sget_simple_extent_npoints(sp) == 1)
-    rc = H5Aread(a, H5T_NATIVE_ULLONG, v) >= 0 ? 0 : -1;
-  if (sp >= 0) H5Sclose(sp);
-  if (ft >= 0) H5Tclose(ft);
-  H5Aclose(a);
-  return rc;
+  return fmt_attr_get_num(obj, name, H5T_NATIVE_ULLONG, v) == 0 ? 0 : -1;
 }
 
 /* Builds a memory enum over native long long with the names and values of
@@ -1346,6 +1290,7 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
   labels_read(r, fid);
   if (sweep_text) sweep_apply(r, sweep_text);
   if (roles_read(r, root)) goto oom_fail;
+  if (refined && rounds_read(r, fid, err, errlen)) goto fail;
   if (band_work_check(r, chunk_bytes, chunk_ticks, err, errlen)) goto fail;
   free(sweep_text);
   H5Gclose(root);
@@ -1386,6 +1331,41 @@ static int roles_read(fmt_results *r, hid_t root) {
   return 0;
 }
 
+/* /refine/round_start: where each refine round's rows begin. At most one
+ * round per appended row; ascending, past the sweep's own rows, inside
+ * /runs. */
+static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen) {
+  const char *name = "/refine/round_start";
+  if (H5Lexists(fid, "/refine", H5P_DEFAULT) <= 0 || H5Lexists(fid, name, H5P_DEFAULT) <= 0)
+    return 0;
+  hid_t ds = H5Dopen2(fid, name, H5P_DEFAULT);
+  hid_t sp = ds < 0 ? -1 : H5Dget_space(ds), ft = ds < 0 ? -1 : H5Dget_type(ds);
+  hsize_t n = 0;
+  size_t rows = r->n_runs + r->n_skipped;
+  int ok = ds >= 0 && sp >= 0 && ft >= 0 && H5Tget_class(ft) == H5T_INTEGER &&
+           H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &n, NULL) == 1 &&
+           n <= rows;
+  if (ok && n) {
+    r->round_start = malloc((size_t)n * sizeof *r->round_start);
+    ok = r->round_start && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                   r->round_start) >= 0;
+    int64_t base = (int64_t)r->n_points * (r->replicates > 0 ? r->replicates : 0);
+    for (hsize_t i = 0; ok && i < n; i++)
+      ok = r->round_start[i] >= base && r->round_start[i] <= (int64_t)rows &&
+           (i == 0 || r->round_start[i] >= r->round_start[i - 1]);
+  }
+  if (ft >= 0) H5Tclose(ft);
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  if (!ok) {
+    snprintf(err, errlen, "%s: %s is not an ascending list of /runs rows past the sweep's own; "
+             "the file is damaged", r->path, name);
+    return -1;
+  }
+  r->n_rounds = (size_t)n;
+  return 0;
+}
+
 int fmt_axis_is_scenario(const fmt_results *r, size_t axis) {
   return r->scenario && axis < r->n_axes && r->scenario[axis];
 }
@@ -1403,6 +1383,7 @@ void fmt_results_free(fmt_results *r) {
   free(r->times);
   free(r->runs);
   free(r->point_of_run);
+  free(r->round_start);
   memset(r, 0, sizeof *r);
 }
 

@@ -15,16 +15,8 @@
 
 #include <stddef.h>
 
-typedef struct fmt_lock fmt_lock;
+#include "fmt.h"
 
-/* Takes the lock of result file path (creating path.lock). Returns 0; 1 when
- * another process holds it (err says so: "another stormsweep process is
- * writing it"); -1 on any other failure (err says why). */
-int fmt_lock_acquire(fmt_lock **lock, const char *path, char *err, size_t errlen);
-/* Releases the lock and removes path.lock (NULL is fine). */
-void fmt_lock_release(fmt_lock *lock);
-/* 1 when a live process holds the lock of path, 0 when none does (or it
- * cannot tell). Takes nothing. */
-int fmt_lock_held_elsewhere(const char *path);
+/* The lock's API is public: fmt.h. */
 
 #endif

@@ -37,7 +37,7 @@ expect_exit 2 "$BIN" boundary --axis load --range 0.1:2000000
 expect_in "$T/err" "--range 0.1:2000000"
 expect_exit 2 "$BIN" boundary --axis timeout_ms --range 1:20 --level 1.5
 expect_exit 2 "$BIN" boundary --axis timeout_ms --range 1:20 --bogus
-expect_in "$T/err" "unknown or incomplete option"
+expect_in "$T/err" "unknown option"
 expect_exit 2 "$BIN" boundary --axis timeout_ms --range 1:20 --set nosuch=1
 expect_in "$T/err" "nosuch"
 [ -e boundary.h5 ] && fail "a refused boundary left boundary.h5"

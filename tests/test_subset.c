@@ -168,22 +168,33 @@ static void test_runlist(void **state) {
   int64_t seen[12] = {0};
   for (int64_t k = 0; k < 3; k++) {
     swp_subset s = {k, 3, done};
-    drv_runlist l;
-    assert_int_equal(drv_runlist_build(&l, &sw, &s), 0);
-    for (int64_t i = 0; i < l.n; i++) {
-      int64_t r = l.runs[i];
+    drv_options opt = {.subset = &s};
+    drv_sweep_jobs js;
+    drv_source src;
+    drv_sink sink;
+    assert_int_equal(drv_sweep_jobs_init(&js, &sw, NULL, &opt, 0, &src, &sink), 0);
+    int64_t prev = -1;
+    for (int64_t i = 0; i < src.n; i++) {
+      drv_job job;
+      src.job(src.user, i, &job);
+      int64_t r = job.run;
       assert_int_equal(swp_slice_of(3, 3, r), k);
       assert_int_equal(done[r], 0);
-      if (i) assert_true(r > l.runs[i - 1]);
+      assert_int_equal(job.point, r / sw.replicates);
+      assert_true(r > prev);
+      prev = r;
       seen[r]++;
     }
-    drv_runlist_free(&l);
+    drv_sweep_jobs_free(&js);
   }
   for (int64_t r = 0; r < n; r++) assert_int_equal(seen[r], done[r] ? 0 : 1);
-  drv_runlist all;
-  assert_int_equal(drv_runlist_build(&all, &sw, NULL), 0);
-  assert_int_equal(all.n, 12);
-  drv_runlist_free(&all);
+  drv_options opt = {0};
+  drv_sweep_jobs js;
+  drv_source src;
+  drv_sink sink;
+  assert_int_equal(drv_sweep_jobs_init(&js, &sw, NULL, &opt, 0, &src, &sink), 0);
+  assert_int_equal(src.n, 12);
+  drv_sweep_jobs_free(&js);
   swp_sweep_free(&sw);
 }
 

@@ -1,12 +1,20 @@
 /*
- * drv.h — public API of the stormsweep driver: runs the (point, replicate)
- * runs of a sweep on OpenMP threads (and, built with MPI, across ranks) and
- * streams each finished run to the result file's writer (fmt.h).
+ * drv.h — public API of the stormsweep driver: the one worker loop. It runs
+ * jobs — seeded engine runs — on OpenMP threads (and, built with MPI, across
+ * ranks: mpi_driver.c is a transport for sweeps) and hands each finished run
+ * to a sink, one at a time: the result file's writer (fmt.h) for a sweep,
+ * refine and verify -o; a command's own callback for verify and boundary.
  *
- * A run's result depends only on its point's configuration and its seed, so
- * thread count, rank count and completion order change nothing in the file
- * but /timing. A run that fails is counted and named (with its seed) but does
- * not stop the others; a write failure stops the sweep.
+ * A run's result depends only on its configuration and its seed, so thread
+ * count, rank count and completion order change nothing but timing. A run
+ * that fails — an invalid configuration, or a run that needs more memory
+ * than it may have (memory_limit_mb) or than the machine gives — is counted
+ * and named with its seed and never stops the others; a sink failure (a
+ * write) stops them all.
+ *
+ * Threading: call from one thread; the callbacks of a source may be called
+ * from any worker thread at once (they must be pure), those of a sink and
+ * the progress callback from one thread at a time.
  */
 #ifndef STORMSWEEP_DRV_H
 #define STORMSWEEP_DRV_H
@@ -26,17 +34,57 @@ typedef struct drv_progress {
 
 typedef void (*drv_progress_fn)(void *user, const drv_progress *p);
 
+/* ---- jobs ---- */
+
+/* One run to make: its identity and its seed. */
+typedef struct drv_job {
+  int64_t run, point;  /* for a sweep: its /runs row and grid point */
+  int32_t replicate;
+  uint64_t seed;
+} drv_job;
+
+/* Where jobs come from. */
+typedef struct drv_source {
+  int64_t n;  /* jobs 0 .. n-1, handed out in this order */
+  /* Job j's identity and seed: a pure function of j. */
+  void (*job)(void *user, int64_t j, drv_job *job);
+  /* The configuration of job j: called again only when job->point differs
+   * from the previous job's on the same thread (or is negative). 0, or -1
+   * with a message in msg. */
+  int (*config)(void *user, int64_t j, const drv_job *job, eng_config *cfg, char *msg,
+                size_t msglen);
+  int32_t ticks;        /* > 0: encode each run's /ticks chunks padded to this many ticks */
+  int32_t shard_queues; /* > 0: also its per-shard queue depths, this many shards wide */
+  void *user;
+} drv_source;
+
+/* Where finished runs go. */
+typedef struct drv_sink {
+  /* A run finished: store it (chunks valid only during the call). 0, or -1
+   * with a message: nothing more is stored and no new run starts. */
+  int (*record)(void *user, const fmt_run_record *rec, char *err, size_t errlen);
+  /* Makes what was stored so far durable: called every flush_interval_s
+   * (may be NULL; the caller commits the rest, e.g. by closing the writer). */
+  int (*flush)(void *user, char *err, size_t errlen);
+  void *user;
+} drv_sink;
+
 typedef struct drv_options {
   int threads;                      /* <= 0: omp_get_max_threads() */
-  drv_progress_fn progress;         /* called from the writer's critical section */
+  drv_progress_fn progress;         /* at most every progress_interval_s, and at the end */
   void *progress_user;
-  double progress_interval_s;       /* at most this often (and once at the end) */
-  double flush_interval_s;          /* H5Fflush at most this often (default 2 s) */
+  double progress_interval_s;
+  double flush_interval_s;          /* sink->flush at most this often (default 2 s) */
   const volatile sig_atomic_t *stop; /* when it turns nonzero, no new runs start */
+  /* drv_sweep_execute only: */
   const swp_subset *subset;         /* NULL: every run */
   const fmt_run_ref *runs;          /* non-NULL: exactly these runs, in this order (subset is
-                                       ignored; refine); not supported by the MPI driver */
+                                       ignored; refine, verify); not over MPI */
   int64_t n_runs;                   /* entries of runs */
+  /* Called with every run the writer stored (or, without a writer, every
+   * finished run), from the sink's thread: verify's test reads them here. */
+  void (*on_record)(void *user, const fmt_run_record *rec);
+  void *on_record_user;
 } drv_options;
 
 typedef struct drv_result {
@@ -46,19 +94,23 @@ typedef struct drv_result {
    * threads in completion order is harmless): */
   double simulate_s;           /* eng_run_simulate, summed over runs */
   double encode_s;             /* shuffle + deflate in the workers, summed */
-  double write_s;              /* inside the single writer: rows, chunks, flushes */
-  double wait_s;               /* threads waiting for the writer, summed (OpenMP driver) */
+  double write_s;              /* inside the sink: rows, chunks, flushes */
+  double wait_s;               /* threads waiting for the sink, summed (OpenMP driver) */
   int threads;                 /* computing threads, over all ranks */
   int ranks;                   /* MPI processes (1 without MPI) */
-  int stopped;                 /* the stop flag ended the sweep early */
-  int write_failed;            /* the writer failed: the file is incomplete */
-  char first_error[512];       /* first failed run (with its seed) or write error */
+  int stopped;                 /* the stop flag ended the runs early */
+  int write_failed;            /* the sink failed: what it holds is incomplete */
+  char first_error[512];       /* first failed run (with its seed) or sink error */
 } drv_result;
 
-/* Runs every run of a checked sweep (or of opt->subset) and writes it
- * through out. Returns 0 when every such run was simulated and written, -1
- * otherwise (res says why; runs that fail do not stop the others, a write
- * failure does). res->totals.total is the number of runs selected. */
+/* Runs every job of src into sink. Returns 0 when every job was simulated
+ * and stored, -1 otherwise (res says why). res->totals.total = src->n. */
+int drv_execute(const drv_source *src, const drv_sink *sink, const drv_options *opt,
+                drv_result *res);
+
+/* Runs every run of a checked sweep (or of opt->subset, or opt->runs) and
+ * writes it through out (NULL: nothing is written; opt->on_record sees the
+ * runs). Same contract as drv_execute. */
 int drv_sweep_execute(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
                       drv_result *res);
 

@@ -193,6 +193,11 @@ typedef struct fmt_in fmt_in;
 int fmt_in_open(fmt_in **in, const char *path, char *err, size_t errlen);
 void fmt_in_close(fmt_in *in);
 const fmt_info *fmt_in_info(const fmt_in *in);
+/* The sweep the file holds, parsed from its sweep_text and checked to
+ * describe the file's own shape (runs, ticks, master seed; refine's
+ * appended rows allowed); named by the file's sweep_source. -1 with a
+ * message for a text that does not parse or does not match. */
+int fmt_in_sweep(const fmt_in *in, swp_sweep *sw, char *err, size_t errlen);
 /* The done column: n_runs flags (1 for any nonzero value). */
 int fmt_in_read_done(fmt_in *in, uint8_t *done, char *err, size_t errlen);
 /* Rows runs[0..n) into recs (run, point, replicate, ticks, summary, wall_s,
@@ -228,10 +233,23 @@ typedef struct fmt_merge_opts {
  * 2 the parts cannot be merged; nothing is left behind unless 0. */
 int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err, size_t errlen);
 
+/* ---- one writer per result file (writelock.c) ---- */
+
+/* The lock every writer of a result file holds (run, resume, refine, verify,
+ * merge, analyze --write), independent of HDF5's own file locking. */
+typedef struct fmt_lock fmt_lock;
+
+/* Takes the writer lock of result file path. Returns 0; 1 when another
+ * process holds it (err says so: "another stormsweep process is writing
+ * it"); -1 on any other failure (err says why). */
+int fmt_lock_acquire(fmt_lock **lock, const char *path, char *err, size_t errlen);
+/* Releases the lock (NULL is fine). */
+void fmt_lock_release(fmt_lock *lock);
+/* 1 when a live process holds the lock of path, 0 when none does (or it
+ * cannot tell). Takes nothing. */
+int fmt_lock_held_elsewhere(const char *path);
+
 /* 1 when path has a journal (it was being written, or is damaged). */
 int fmt_journal_exists(const char *h5path);
-/* 1 when a live process holds the writer lock of path, 0 when none does (or
- * it cannot tell). Takes nothing. */
-int fmt_lock_held_elsewhere(const char *path);
 
 #endif

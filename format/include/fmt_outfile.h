@@ -70,11 +70,14 @@ typedef struct fmt_outdir {
  * link, and empty or accepted by is_ours(dir) (may be NULL: empty only). */
 int fmt_outdir_begin(fmt_outdir *d, const char *dir, int (*is_ours)(const char *dir),
                      char *err, size_t errlen);
-/* A new file name in the build directory, opened O_CREAT | O_EXCL |
- * O_NOFOLLOW for writing. NULL with a message on failure. */
-FILE *fmt_outdir_create(const fmt_outdir *d, const char *name, char *err, size_t errlen);
-/* Closes a stream from fmt_outdir_create, checking that every write made it. */
-int fmt_outdir_close(FILE *f, const fmt_outdir *d, const char *name, char *err, size_t errlen);
+/* Only the private build directory, beside path (for files installed one
+ * by one with fmt_outdir_install_file, then fmt_outdir_abandon). */
+int fmt_outdir_private(fmt_outdir *d, const char *path, char *err, size_t errlen);
+/* A new file name in directory dir (a build directory: d->tmp), opened
+ * O_CREAT | O_EXCL | O_NOFOLLOW for writing. NULL with a message on failure. */
+FILE *fmt_dir_file_create(const char *dir, const char *name, char *err, size_t errlen);
+/* Closes a stream from fmt_dir_file_create, checking that every write made it. */
+int fmt_dir_file_close(FILE *f, const char *dir, const char *name, char *err, size_t errlen);
 /* Moves the build directory to its final name: a rename, or an atomic
  * exchange with the earlier one (RENAME_EXCHANGE), which is then removed. */
 int fmt_outdir_install(fmt_outdir *d, char *err, size_t errlen);

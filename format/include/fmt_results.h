@@ -64,6 +64,8 @@ typedef struct fmt_results {
                               unknown. refine appends replicates >= this one. */
   unsigned char *scenario; /* n_axes: 1 = a scenario axis (the world's: traffic, faults,
                               time), 0 = tunable (docs/decisions.md); NULL = all tunable */
+  size_t n_rounds;         /* refine rounds the file records (/refine/round_start) */
+  int64_t *round_start;    /* n_rounds: the first /runs row each round appended, ascending */
 } fmt_results;
 
 /* Reads everything but /ticks. Returns 0; or -1 with a one-line message
