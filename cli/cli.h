@@ -30,13 +30,23 @@ int cmd_bench(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_boundary(int argc, char **argv);
 int cmd_refine(int argc, char **argv);
-/* `run` without --refine (cmd_run.c); cmd_run adds the refine. */
-int cli_run_sweep(int argc, char **argv);
 
-/* The option at argv[*i] when it is lng or shrt: its value from "--opt V",
- * "--opt=V" or "-oV", *i advanced past it (cmd_analyze.c). */
-const char *ana_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                          int *matched);
+/* ---- the refine options refine and run --refine share (cmd_refine.c) ---- */
+
+struct ana_refine_opts;
+enum { CLI_O_MIN_PASS = 1000, CLI_O_MAX_META, CLI_O_ALPHA, CLI_O_MAX_RUNS, CLI_O_PARALLEL };
+#define CLI_REFINE_LONGOPTS                                                                 \
+  {"min-pass", required_argument, NULL, CLI_O_MIN_PASS},                                    \
+      {"max-metastable", required_argument, NULL, CLI_O_MAX_META},                          \
+      {"alpha", required_argument, NULL, CLI_O_ALPHA},                                      \
+      {"max-runs", required_argument, NULL, CLI_O_MAX_RUNS},                                \
+      {"parallel-candidates", required_argument, NULL, CLI_O_PARALLEL}
+/* Takes option c of CLI_REFINE_LONGOPTS into o: 1 taken, 0 not one of
+ * them, -1 a bad value (printed). */
+int cli_refine_opt(const char *cmd, int c, const char *arg, struct ana_refine_opts *o);
+/* Refines o->path (messages to stderr, the decision to stdout, Ctrl-C
+ * finishes the runs in flight); returns the exit status. */
+int cli_refine_run(struct ana_refine_opts *o);
 
 /* ---- exit codes (every command; README "Exit status") ---- */
 
@@ -51,8 +61,12 @@ enum {
 /* ---- options (options.c) ---- */
 
 /* Call once before parsing argv: resets getopt_long (opterr off) for a fresh
- * parse. '_' and '-' are the same in long option names (main.c respells). */
+ * parse. '_' and '-' are the same in long option names (main.c respells).
+ * getopt_long reorders the array it parses (operands last): a command that
+ * stores or prints its command line parses a copy (cli_argv_copy). */
 void cli_opts_begin(int argc, char **argv);
+/* A copy of argv[0..argc) and its NULL, to parse (malloc'd; NULL: out of memory). */
+char **cli_argv_copy(int argc, char **argv);
 /* getopt_long with stormsweep's rules: shortopts must start with ':'; a long
  * option is taken only when spelled in full (no abbreviations: "--min-pas" is
  * not --min-pass); a problem (unknown option, with a "did you mean"; a
@@ -88,6 +102,19 @@ const volatile sig_atomic_t *cli_stop_install(void);
 int cli_stop_signal(void);
 /* The handlers as they were before cli_stop_install. */
 void cli_stop_restore(void);
+
+/* ---- the progress line (progress.c) ---- */
+
+struct drv_progress;
+/* Whether to draw it: not quiet and stderr is a terminal. */
+int cli_progress_wanted(int quiet);
+/* A drv_progress_fn: redraws the line. */
+void cli_progress(void *user, const struct drv_progress *p);
+/* Clears the line. */
+void cli_progress_end(void);
+/* "1:02:03" / "2:03" for seconds; "12.3 MB" for bytes. */
+void cli_duration_text(double s, char *buf, size_t len);
+void cli_bytes_text(double b, char *buf, size_t len);
 
 /* ---- messages (msg.c) ---- */
 

@@ -38,119 +38,72 @@ typedef struct cli_opts {
   const char *x_axis, *y_axis, *points;
 } cli_opts;
 
-/* Value of "--opt VALUE" or "--opt=VALUE" (and "-o VALUE" / "-oVALUE" when
- * shrt is given). *matched tells whether argv[*i] was this option at all. */
-/* Whether a (up to its '=' or end) spells the long option lng, '_' and
- * '-' alike after the leading "--" (settings are spelled with '_'). */
-static size_t long_match(const char *a, const char *lng) {
-  size_t n = strlen(lng);
-  if (strncmp(a, "--", 2) || strncmp(lng, "--", 2)) return 0;
-  for (size_t k = 2; k < n; k++) {
-    char x = a[k] == '_' ? '-' : a[k], y = lng[k] == '_' ? '-' : lng[k];
-    if (!a[k] || x != y) return 0;
-  }
-  return a[n] == '\0' || a[n] == '=' ? n : 0;
-}
-
-const char *ana_opt_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                          int *matched) {
-  const char *a = argv[*i];
-  size_t n = long_match(a, lng);
-  *matched = 1;
-  if ((n && a[n] == '\0') || (shrt && !strcmp(a, shrt))) return *i + 1 < argc ? argv[++*i] : NULL;
-  if (n && a[n] == '=') return a + n + 1;
-  if (shrt && !strncmp(a, shrt, 2) && a[2]) return a + 2;
-  *matched = 0;
-  return NULL;
-}
-
-static int parse_number(const char *cmd, const char *opt, const char *text, double lo, double hi,
-                        double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || *end || errno || !isfinite(v) || v < lo || v > hi) {
-    fprintf(stderr, "stormsweep %s: %s: expected a number in [%g, %g], got '%s'\n", cmd, opt, lo,
-            hi, text);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
 /* Parses the options every analysis command shares plus the ones allowed
  * for cmd (flags: which extras). Returns 0, or 2 after printing a message. */
 enum { OPT_CSV = 1, OPT_JSON = 2, OPT_WRITE = 4, OPT_INTERVAL = 8, OPT_REPORT = 16 };
 
 static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    int m;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      o->help = 1;
-      return 0;
-    }
-    if ((v = ana_opt_value(argc, argv, &i, "--slo-ms", NULL, &m)) || m) {
-      if (!v) goto missing;
-      if (parse_number(o->cmd, "--slo-ms", v, 0, 1e12, &o->slo_ms)) return 2;
-    } else if ((v = ana_opt_value(argc, argv, &i, "--max-metastable", NULL, &m)) || m) {
-      if (!v) goto missing;
-      if (parse_number(o->cmd, "--max-metastable", v, 0, 1, &o->max_meta)) return 2;
-    } else if ((v = ana_opt_value(argc, argv, &i, "--min-pass", NULL, &m)) || m) {
-      if (!v) goto missing;
-      if (parse_number(o->cmd, "--min-pass", v, 0, 1, &o->min_pass)) return 2;
-    } else if ((allowed & OPT_INTERVAL) &&
-               ((v = ana_opt_value(argc, argv, &i, "--interval", NULL, &m)) || m)) {
-      if (!v) goto missing;
-      if (!strcmp(v, "wilson"))
+  enum { O_SLO = 256, O_META, O_PASS, O_INTERVAL, O_CSV, O_JSON, O_WRITE, O_X, O_Y, O_POINTS };
+  static const struct option all[] = {
+      {"slo-ms", required_argument, NULL, O_SLO},   {"max-metastable", required_argument, NULL, O_META},
+      {"min-pass", required_argument, NULL, O_PASS}, {"interval", required_argument, NULL, O_INTERVAL},
+      {"csv", required_argument, NULL, O_CSV},      {"json", no_argument, NULL, O_JSON},
+      {"write", no_argument, NULL, O_WRITE},        {"output", required_argument, NULL, 'o'},
+      {"x", required_argument, NULL, O_X},          {"y", required_argument, NULL, O_Y},
+      {"points", required_argument, NULL, O_POINTS}, {"help", no_argument, NULL, 'h'}};
+  /* Only the options this command takes are known to it. */
+  struct option opts[sizeof all / sizeof all[0] + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    int v = all[i].val;
+    int ok = v == O_SLO || v == O_META || v == O_PASS || v == 'h' ||
+             (v == O_INTERVAL && (allowed & OPT_INTERVAL)) || (v == O_CSV && (allowed & OPT_CSV)) ||
+             (v == O_JSON && (allowed & OPT_JSON)) || (v == O_WRITE && (allowed & OPT_WRITE)) ||
+             ((v == 'o' || v == O_X || v == O_Y || v == O_POINTS) && (allowed & OPT_REPORT));
+    if (ok) opts[n++] = all[i];
+  }
+  opts[n] = (struct option){NULL, 0, NULL, 0};
+  int c;
+  cli_opts_begin(argc, argv);
+  while ((c = cli_getopt(o->cmd, argc, argv, allowed & OPT_REPORT ? ":o:h" : ":h", opts)) != -1) {
+    switch (c) {
+    case O_SLO:
+      if (cli_parse_number(o->cmd, "--slo-ms", optarg, 0, 1e12, &o->slo_ms)) return 2;
+      break;
+    case O_META:
+      if (cli_parse_prob(o->cmd, "--max-metastable", optarg, &o->max_meta)) return 2;
+      break;
+    case O_PASS:
+      if (cli_parse_prob(o->cmd, "--min-pass", optarg, &o->min_pass)) return 2;
+      break;
+    case O_INTERVAL:
+      if (!strcmp(optarg, "wilson")) {
         o->method = ANA_INTERVAL_WILSON;
-      else if (!strcmp(v, "exact"))
+      } else if (!strcmp(optarg, "exact")) {
         o->method = ANA_INTERVAL_EXACT;
-      else {
-        fprintf(stderr, "stormsweep %s: --interval: expected 'wilson' or 'exact', got '%s'\n",
-                o->cmd, v);
+      } else {
+        cli_error(o->cmd, "--interval: expected 'wilson' or 'exact', got '%s'", optarg);
         return 2;
       }
-    } else if ((allowed & OPT_CSV) && ((v = ana_opt_value(argc, argv, &i, "--csv", NULL, &m)) || m)) {
-      if (!v) goto missing;
-      o->csv = v;
-    } else if ((allowed & OPT_JSON) && !strcmp(a, "--json")) {
-      o->json = 1;
-    } else if ((allowed & OPT_WRITE) && !strcmp(a, "--write")) {
-      o->write = 1;
-    } else if ((allowed & OPT_REPORT) &&
-               ((v = ana_opt_value(argc, argv, &i, "--output", "-o", &m)) || m)) {
-      if (!v) goto missing;
-      o->out_dir = v;
-    } else if ((allowed & OPT_REPORT) && ((v = ana_opt_value(argc, argv, &i, "--x", NULL, &m)) || m)) {
-      if (!v) goto missing;
-      o->x_axis = v;
-    } else if ((allowed & OPT_REPORT) && ((v = ana_opt_value(argc, argv, &i, "--y", NULL, &m)) || m)) {
-      if (!v) goto missing;
-      o->y_axis = v;
-    } else if ((allowed & OPT_REPORT) &&
-               ((v = ana_opt_value(argc, argv, &i, "--points", NULL, &m)) || m)) {
-      if (!v) goto missing;
-      o->points = v;
-    } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "stormsweep %s: unknown option '%s' (see 'stormsweep %s --help')\n", o->cmd,
-              a, o->cmd);
-      return 2;
-    } else if (!o->file) {
-      o->file = a;
-    } else {
-      fprintf(stderr, "stormsweep %s: unexpected argument '%s' (one result file only)\n", o->cmd,
-              a);
-      return 2;
+      break;
+    case O_CSV: o->csv = optarg; break;
+    case O_JSON: o->json = 1; break;
+    case O_WRITE: o->write = 1; break;
+    case 'o': o->out_dir = optarg; break;
+    case O_X: o->x_axis = optarg; break;
+    case O_Y: o->y_axis = optarg; break;
+    case O_POINTS: o->points = optarg; break;
+    case 'h': o->help = 1; return 0;
+    default: return 2;
     }
-    continue;
-  missing:
-    fprintf(stderr, "stormsweep %s: option '%s' needs a value\n", o->cmd, a);
+  }
+  if (optind < argc) o->file = argv[optind++];
+  if (optind < argc) {
+    cli_error(o->cmd, "unexpected argument '%s' (one result file only)", argv[optind]);
     return 2;
   }
   if (!o->file) {
-    fprintf(stderr, "stormsweep %s: missing the result FILE (see 'stormsweep %s --help')\n",
-            o->cmd, o->cmd);
+    cli_error(o->cmd, "missing the result FILE (see 'stormsweep %s --help')", o->cmd);
     return 2;
   }
   return 0;

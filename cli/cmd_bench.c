@@ -553,26 +553,24 @@ int cmd_bench(int argc, char **argv) {
       }
       compare = optarg;
       break;
+    case O_THREADS:
+      if (cli_parse_threads("bench", "--threads", optarg, &threads)) {
+        free(kv);
+        return 2;
+      }
+      break;
     case O_RUNS:
     case O_REPLICATES:
-    case O_ROUNDS:
-    case O_THREADS: {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (!*optarg || *end || v < 1 || v > 100000) {
-        fprintf(stderr, "stormsweep bench: --%s needs a whole number from 1 to 100000, got '%s'\n",
-                c == O_RUNS         ? "runs"
-                : c == O_REPLICATES ? "replicates"
-                : c == O_ROUNDS     ? "rounds"
-                                    : "threads",
-                optarg);
+    case O_ROUNDS: {
+      long long v;
+      const char *opt = c == O_RUNS ? "--runs" : c == O_REPLICATES ? "--replicates" : "--rounds";
+      if (cli_parse_count("bench", opt, optarg, 1, 100000, &v)) {
         free(kv);
         return 2;
       }
       if (c == O_RUNS) runs = (int)v;
       else if (c == O_REPLICATES) replicates = (int)v;
-      else if (c == O_ROUNDS) rounds = (int)v;
-      else threads = (int)v;
+      else rounds = (int)v;
       break;
     }
     default: free(kv); return 2;

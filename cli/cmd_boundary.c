@@ -731,7 +731,11 @@ static int plots_write(const bargs *b, const ana_bnd_opts *o, const char *key,
 int cmd_boundary(int argc, char **argv) {
   H5dont_atexit();
   bargs b;
-  int rc = parse_args(&b, argc, argv);
+  memset(&b, 0, sizeof b);
+  /* getopt reorders what it parses: the command line stored stays as typed. */
+  char **av = cli_argv_copy(argc, argv);
+  int rc = av ? parse_args(&b, argc, av) : CLI_EXIT_FAIL;
+  free(av);
   if (rc >= 0) {
     free(b.sets);
     return rc;

@@ -36,55 +36,69 @@ static void merge_usage(FILE *out) {
 
 static void say(void *user, const char *line) { cli_error_text((const char *)user, line); }
 
-int cmd_merge(int argc, char **argv) {
-  H5dont_atexit(); /* as in cmd_run: a failed output is abandoned, not flushed */
+/* Parses argv (a copy: getopt reorders it) into o. -1 to go on, or the exit status. */
+static int merge_parse(int argc, char **av, fmt_merge_opts *o, int *quiet) {
   enum { O_NO_SPACE = 256 };
   static const struct option longopts[] = {
       {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
       {"quiet", no_argument, NULL, 'q'},        {"no-space-check", no_argument, NULL, O_NO_SPACE},
       {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-  fmt_merge_opts o = {0};
-  o.say = say;
-  o.user = "merge";
-  int quiet = 0, c;
-  cli_opts_begin(argc, argv);
-  while ((c = cli_getopt("merge", argc, argv, ":o:fqh", longopts)) != -1) {
+  int c;
+  cli_opts_begin(argc, av);
+  while ((c = cli_getopt("merge", argc, av, ":o:fqh", longopts)) != -1) {
     switch (c) {
-    case 'o': o.output = optarg; break;
-    case 'f': o.force = 1; break;
-    case 'q': quiet = 1; break;
-    case O_NO_SPACE: o.no_space_check = 1; break;
+    case 'o': o->output = optarg; break;
+    case 'f': o->force = 1; break;
+    case 'q': *quiet = 1; break;
+    case O_NO_SPACE: o->no_space_check = 1; break;
     case 'h': merge_usage(stdout); return CLI_EXIT_OK;
     default: return CLI_EXIT_USAGE;
     }
   }
-  o.parts = (const char *const *)argv + optind;
-  o.n_parts = argc - optind;
-  if (!o.n_parts) {
+  o->parts = (const char *const *)av + optind;
+  o->n_parts = argc - optind;
+  if (!o->n_parts) {
     cli_error("merge", "no part files given (see 'stormsweep merge --help')");
     return CLI_EXIT_USAGE;
   }
-  if (!o.output || !o.output[0]) {
+  if (!o->output || !o->output[0]) {
     cli_error("merge", "-o FILE is required (the merged result file)");
     return CLI_EXIT_USAGE;
   }
+  return -1;
+}
+
+int cmd_merge(int argc, char **argv) {
+  H5dont_atexit(); /* as in cmd_run: a failed output is abandoned, not flushed */
+  fmt_merge_opts o = {0};
+  o.say = say;
+  o.user = "merge";
+  int quiet = 0;
+  char **av = cli_argv_copy(argc, argv);
   char *cmdline = cli_command_line(argc, argv);
+  int rc = av && cmdline ? merge_parse(argc, av, &o, &quiet) : CLI_EXIT_FAIL;
+  if (rc >= 0) {
+    free(av);
+    free(cmdline);
+    return rc;
+  }
   int64_t runs = 0;
   o.command_line = cmdline;
   o.runs_merged = &runs;
   o.stop = cli_stop_install();
   int stopped = 0;
   char err[1024];
-  int rc = fmt_merge(&o, &stopped, err, sizeof err);
+  rc = fmt_merge(&o, &stopped, err, sizeof err);
   cli_stop_restore();
-  free(cmdline);
   if (stopped) {
     int sig = cli_stop_signal();
     cli_error("merge", "interrupted (%s): nothing written", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    return CLI_EXIT_SIGNAL + (sig ? sig : SIGINT);
-  }
-  if (rc == 0 && !quiet)
+    rc = CLI_EXIT_SIGNAL + (sig ? sig : SIGINT);
+  } else if (rc == 0 && !quiet) {
     cli_error("merge", "%d part%s, %lld runs -> %s", o.n_parts, o.n_parts == 1 ? "" : "s",
               (long long)runs, o.output);
+  }
+  free(av);
+  free(cmdline);
   return rc;
 }

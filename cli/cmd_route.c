@@ -83,20 +83,6 @@ static int parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int
   return 0;
 }
 
-static int parse_seed(const char *s, uint64_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  /* strtoull would accept "-1" (as 2^64-1) and leading blanks: refuse them. */
-  if (*s < '0' || *s > '9' || *end != '\0' || errno == ERANGE) {
-    fprintf(stderr, "stormsweep route: --seed must be an integer in 0..%" PRIu64 ", got '%s'\n",
-            UINT64_MAX, s);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
 static int parse_factor(const char *s, double *out) {
   char *end;
   errno = 0;
@@ -166,7 +152,7 @@ static int route_args_parse(route_args *a, int argc, char **argv) {
       if (parse_factor(optarg, &a->capacity_factor)) return 2;
       break;
     case O_SEED:
-      if (parse_seed(optarg, &a->seed)) return 2;
+      if (cli_parse_seed("route", "--seed", optarg, &a->seed)) return 2;
       break;
     case O_DUMP:
       if (*optarg == '\0') {

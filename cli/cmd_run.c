@@ -34,12 +34,7 @@
 #include "client_import.h"
 #include "cli.h"
 #include "drv.h"
-
-/* Set by the SIGINT/SIGTERM handler to the signal's number: the only state
- * a signal handler may touch, hence the one file-scope variable. */
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig) { stop_requested = sig; }
+#include "refine.h"
 
 /* Conservative size of one run in the file, for the free-space check: the
  * seed study (19 metrics x 10,000 ticks) stores about 64 KB per run at
@@ -61,156 +56,109 @@ typedef struct run_args {
   const char *client;     /* --client FILE: applied before every override */
   const char **overrides; /* "--set", value, "--grid", value, ... in command-line order */
   int n_overrides;
+  int refine;             /* --refine, or a refine option: refine the file afterwards */
+  ana_refine_opts ro;
 } run_args;
 
-/* Value of an option given as "--opt VALUE", "--opt=VALUE" or "-oVALUE". */
-static const char *option_value(int argc, char **argv, int *i, const char *lng, const char *shrt,
-                                int *matched) {
-  const char *a = argv[*i];
-  size_t n = strlen(lng);
-  *matched = 1;
-  if (!strcmp(a, lng) || (shrt && !strcmp(a, shrt))) {
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-  }
-  if (!strncmp(a, lng, n) && a[n] == '=') return a + n + 1;
-  if (shrt && !strncmp(a, shrt, 2) && a[2]) return a + 2;
-  *matched = 0;
-  return NULL;
-}
-
 /* Parses the options of run (is_run) or list. Returns 0, or 2 after printing
- * an error (only when loud: the other MPI ranks stay quiet). */
-static int args_parse(int argc, char **argv, int is_run, int loud, run_args *ra) {
+ * an error. */
+static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
+  enum { O_SET = 256, O_GRID, O_CLIENT, O_SLICE, O_COMMIT, O_RESUME, O_NO_SPACE, O_NO_JOURNAL,
+         O_INI, O_REFINE };
+  static const struct option run_opts[] = {
+      {"set", required_argument, NULL, O_SET},       {"grid", required_argument, NULL, O_GRID},
+      {"client", required_argument, NULL, O_CLIENT}, {"output", required_argument, NULL, 'o'},
+      {"threads", required_argument, NULL, 'j'},     {"slice", required_argument, NULL, O_SLICE},
+      {"commit-interval", required_argument, NULL, O_COMMIT},
+      {"force", no_argument, NULL, 'f'},             {"resume", no_argument, NULL, O_RESUME},
+      {"no-space-check", no_argument, NULL, O_NO_SPACE},
+      {"no-journal", no_argument, NULL, O_NO_JOURNAL}, {"quiet", no_argument, NULL, 'q'},
+      {"refine", no_argument, NULL, O_REFINE},       CLI_REFINE_LONGOPTS,
+      {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
+  static const struct option list_opts[] = {
+      {"set", required_argument, NULL, O_SET},       {"grid", required_argument, NULL, O_GRID},
+      {"client", required_argument, NULL, O_CLIENT}, {"ini", no_argument, NULL, O_INI},
+      {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
   const char *cmd = is_run ? "run" : "list";
-  FILE *msg = loud ? stderr : NULL;
   memset(ra, 0, sizeof *ra);
   ra->output = "results.h5";
   ra->commit_s = 2.0;
+  ana_refine_opts_init(&ra->ro);
   ra->overrides = calloc((size_t)argc * 2 + 1, sizeof *ra->overrides);
   if (!ra->overrides) {
-    if (msg) fprintf(msg, "stormsweep %s: out of memory\n", cmd);
+    cli_error(cmd, "out of memory");
     return 2;
   }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    int m;
-    const char *v;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      ra->help = 1;
-      return 0;
-    }
-    if ((v = option_value(argc, argv, &i, "--set", NULL, &m)) || m) {
-      if (!v) goto missing;
-      ra->overrides[ra->n_overrides++] = "--set";
-      ra->overrides[ra->n_overrides++] = v;
+  int c;
+  cli_opts_begin(argc, argv);
+  while ((c = cli_getopt(cmd, argc, argv, is_run ? ":o:j:fqh" : ":h", is_run ? run_opts : list_opts)) != -1) {
+    int r = is_run ? cli_refine_opt(cmd, c, optarg, &ra->ro) : 0;
+    if (r < 0) return 2;
+    if (r) {
+      ra->refine = 1;
       continue;
     }
-    if ((v = option_value(argc, argv, &i, "--client", NULL, &m)) || m) {
-      if (!v || !*v) goto missing;
+    switch (c) {
+    case O_SET:
+    case O_GRID:
+      ra->overrides[ra->n_overrides++] = c == O_SET ? "--set" : "--grid";
+      ra->overrides[ra->n_overrides++] = optarg;
+      break;
+    case O_CLIENT:
       if (ra->client) {
-        if (msg) fprintf(msg, "stormsweep %s: one --client FILE at most\n", cmd);
+        cli_error(cmd, "one --client FILE at most");
         return 2;
       }
-      ra->client = v;
-      continue;
+      if (!*optarg) {
+        cli_error(cmd, "--client needs a value");
+        return 2;
+      }
+      ra->client = optarg;
+      break;
+    case 'o':
+      if (!*optarg) {
+        cli_error(cmd, "-o needs a value");
+        return 2;
+      }
+      ra->output = optarg;
+      break;
+    case 'j':
+      if (cli_parse_threads(cmd, "-j", optarg, &ra->threads)) return 2;
+      break;
+    case O_SLICE: {
+      char err[256];
+      if (swp_slice_parse(optarg, &ra->slice_index, &ra->slice_count, err, sizeof err)) {
+        cli_error(cmd, "--slice: %s", err);
+        return 2;
+      }
+      if (ra->slice_count == 1) ra->slice_count = 0; /* 0/1 is the whole sweep */
+      break;
     }
-    if ((v = option_value(argc, argv, &i, "--grid", NULL, &m)) || m) {
-      if (!v) goto missing;
-      ra->overrides[ra->n_overrides++] = "--grid";
-      ra->overrides[ra->n_overrides++] = v;
-      continue;
+    case O_COMMIT:
+      if (cli_parse_number(cmd, "--commit-interval", optarg, 0.01, 86400, &ra->commit_s))
+        return 2;
+      break;
+    case 'f': ra->force = 1; break;
+    case O_RESUME: ra->resume = 1; break;
+    case O_NO_SPACE: ra->no_space_check = 1; break;
+    case O_NO_JOURNAL: ra->no_journal = 1; break;
+    case 'q': ra->quiet = ra->ro.quiet = 1; break;
+    case O_INI: ra->print_ini = 1; break;
+    case O_REFINE: ra->refine = 1; break;
+    case 'h': ra->help = 1; return 0;
+    default: return 2;
     }
-    if (is_run) {
-      if ((v = option_value(argc, argv, &i, "--output", "-o", &m)) || m) {
-        if (!v || !*v) goto missing;
-        ra->output = v;
-        continue;
-      }
-      if ((v = option_value(argc, argv, &i, "--threads", "-j", &m)) || m) {
-        if (!v) goto missing;
-        char *end;
-        long t = strtol(v, &end, 10);
-        if (*end || end == v || t < 1 || t > 4096) {
-          if (msg)
-            fprintf(msg, "stormsweep run: %s: expected a thread count from 1 to 4096, got '%s'\n",
-                    a, v);
-          return 2;
-        }
-        ra->threads = (int)t;
-        continue;
-      }
-      if ((v = option_value(argc, argv, &i, "--slice", NULL, &m)) || m) {
-        if (!v) goto missing;
-        char err[256];
-        if (swp_slice_parse(v, &ra->slice_index, &ra->slice_count, err, sizeof err)) {
-          if (msg) fprintf(msg, "stormsweep run: --slice: %s\n", err);
-          return 2;
-        }
-        if (ra->slice_count == 1) ra->slice_count = 0; /* 0/1 is the whole sweep */
-        continue;
-      }
-      if ((v = option_value(argc, argv, &i, "--commit-interval", NULL, &m)) || m) {
-        if (!v) goto missing;
-        char *end;
-        double c = strtod(v, &end);
-        if (*end || end == v || !(c >= 0.01 && c <= 86400)) {
-          if (msg)
-            fprintf(msg, "stormsweep run: %s: expected seconds from 0.01 to 86400, got '%s'\n", a,
-                    v);
-          return 2;
-        }
-        ra->commit_s = c;
-        continue;
-      }
-      if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
-        ra->force = 1;
-        continue;
-      }
-      if (!strcmp(a, "--resume")) {
-        ra->resume = 1;
-        continue;
-      }
-      if (!strcmp(a, "--no-space-check")) {
-        ra->no_space_check = 1;
-        continue;
-      }
-      if (!strcmp(a, "--no-journal")) {
-        ra->no_journal = 1;
-        continue;
-      }
-      if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-        ra->quiet = 1;
-        continue;
-      }
-    } else if (!strcmp(a, "--ini")) {
-      ra->print_ini = 1;
-      continue;
-    }
-    if (a[0] == '-' && a[1]) {
-      if (msg)
-        fprintf(msg, "stormsweep %s: unknown option '%s' (see 'stormsweep %s --help')\n", cmd, a,
-                cmd);
-      return 2;
-    }
-    if (ra->sweep_path) {
-      if (msg)
-        fprintf(msg, "stormsweep %s: one sweep file at most (got '%s' and '%s')\n", cmd,
-                ra->sweep_path, a);
-      return 2;
-    }
-    ra->sweep_path = a;
-    continue;
-  missing:
-    if (msg) fprintf(msg, "stormsweep %s: option '%s' needs a value\n", cmd, a);
+  }
+  if (optind < argc) ra->sweep_path = argv[optind++];
+  if (optind < argc) {
+    cli_error(cmd, "one sweep file at most (got '%s' and '%s')", ra->sweep_path, argv[optind]);
     return 2;
   }
   if (is_run && ra->resume && ra->force) {
-    if (msg)
-      fprintf(msg, "stormsweep run: --resume continues the file and --force replaces it: "
-                   "choose one\n");
+    cli_error(cmd, "--resume continues the file and --force replaces it: choose one");
     return 2;
   }
+  ra->ro.threads = ra->threads;
   return 0;
 }
 
@@ -251,7 +199,7 @@ static void run_usage(FILE *out) {
           "                      [--set KEY=VALUE]...\n"
           "                      [--grid KEY=V1,V2,...]... [--slice K/N] [--resume]\n"
           "                      [--commit-interval S] [--force] [--no-space-check]\n"
-          "                      [--quiet]\n\n"
+          "                      [--quiet] [--refine [REFINE OPTIONS]]\n\n"
           "Runs every (grid point, replicate) of a sweep in parallel and writes one HDF5 file.\n"
           "Without SWEEP.ini, runs the built-in seed study (sweeps/seed.ini).\n\n"
           "  -o, --output FILE    result file (default results.h5); never overwritten\n"
@@ -279,6 +227,10 @@ static void run_usage(FILE *out) {
           "                       while running, but a power cut may then lose committed runs\n"
           "                       (docs/durability.md)\n"
           "  -q, --quiet          no progress line and no summary\n"
+          "  --refine             then refine the file to a decision ('stormsweep refine'; so\n"
+          "                       does refine = on in [sweep], or any of the refine options\n"
+          "                       --min-pass, --max-metastable, --alpha, --max-runs,\n"
+          "                       --parallel-candidates: see 'stormsweep refine --help')\n"
           "  -h, --help           this help\n\n"
           "Results are identical for any thread count, process count, slicing or resumption:\n"
           "each run's seed derives only from (master seed, point, replicate). Ctrl-C or\n"
@@ -293,80 +245,6 @@ static void run_usage(FILE *out) {
           "Sweep file grammar: 'stormsweep list --help'; file layout: README (HDF5 layout).\n");
 }
 
-typedef struct progress_state {
-  int tty;
-} progress_state;
-
-static void format_duration(double s, char *buf, size_t len) {
-  if (!isfinite(s) || s < 0) s = 0;
-  long t = (long)(s + 0.5);
-  if (t >= 3600)
-    snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-  else
-    snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
-}
-
-static void format_bytes(double b, char *buf, size_t len) {
-  if (b >= 1e12) snprintf(buf, len, "%.1f TB", b / 1e12);
-  else if (b >= 1e9) snprintf(buf, len, "%.1f GB", b / 1e9);
-  else if (b >= 1e6) snprintf(buf, len, "%.1f MB", b / 1e6);
-  else snprintf(buf, len, "%.0f KB", b / 1e3);
-}
-
-static void progress_print(void *user, const drv_progress *p) {
-  const progress_state *ps = user;
-  if (!ps->tty) return;
-  int64_t finished = p->done + p->failed;
-  double rate = p->elapsed_s > 0 ? (double)finished / p->elapsed_s : 0;
-  char eta[32];
-  format_duration(rate > 0 ? (double)(p->total - finished) / rate : 0, eta, sizeof eta);
-  fprintf(stderr, "\r\033[K%lld/%lld runs (%.0f%%)  %.0f runs/s  ETA %s  metastable %lld  collapsed %lld",
-          (long long)finished, (long long)p->total,
-          p->total ? 100.0 * (double)finished / (double)p->total : 100.0, rate, eta,
-          (long long)p->outcomes[ENG_OUTCOME_METASTABLE],
-          (long long)p->outcomes[ENG_OUTCOME_COLLAPSED]);
-  if (p->failed) fprintf(stderr, "  failed %lld", (long long)p->failed);
-  fflush(stderr);
-}
-
-/* "stormsweep run a 'b c'" for the file's command_line attribute; argv
- * entries that are NULL are left out. */
-static char *command_line_join(int argc, char **argv) {
-  size_t len = 16;
-  for (int i = 0; i < argc; i++)
-    if (argv[i]) len += 4 * strlen(argv[i]) + 3;
-  char *s = malloc(len);
-  if (!s) return NULL;
-  strcpy(s, "stormsweep");
-  char *p = s + strlen(s);
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (!a) continue;
-    int plain = *a != 0;
-    for (const char *c = a; *c; c++)
-      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+%@", *c))
-        plain = 0;
-    *p++ = ' ';
-    if (plain) {
-      strcpy(p, a);
-      p += strlen(a);
-      continue;
-    }
-    *p++ = '\'';
-    for (const char *c = a; *c; c++) {
-      if (*c == '\'') {
-        memcpy(p, "'\\''", 4);
-        p += 4;
-      } else {
-        *p++ = *c;
-      }
-    }
-    *p++ = '\'';
-  }
-  *p = 0;
-  return s;
-}
-
 /* The command that finishes an interrupted file: this one without --force
  * and --resume, plus --resume (under "mpirun -np N" when it ran so). */
 static char *resume_command(int argc, char **argv, int ranks) {
@@ -377,7 +255,7 @@ static char *resume_command(int argc, char **argv, int ranks) {
     if (strcmp(argv[i], "--force") && strcmp(argv[i], "-f") && strcmp(argv[i], "--resume"))
       v[n++] = argv[i];
   v[n++] = "--resume";
-  char *cmd = command_line_join(n, v);
+  char *cmd = cli_command_line(n, v);
   free(v);
   if (cmd && ranks > 1) {
     char *m = malloc(strlen(cmd) + 32);
@@ -411,9 +289,9 @@ static int space_check(const char *output, const swp_sweep *sw, int64_t runs, in
   int rc = 0;
   if (need > avail) {
     char n[32], a[32], p[32];
-    format_bytes(need, n, sizeof n);
-    format_bytes(avail < 0 ? 0 : avail, a, sizeof a);
-    format_bytes(per_run, p, sizeof p);
+    cli_bytes_text(need, n, sizeof n);
+    cli_bytes_text(avail < 0 ? 0 : avail, a, sizeof a);
+    cli_bytes_text(per_run, p, sizeof p);
     fprintf(stderr,
             "stormsweep run: not enough disk space for %s (in %s): %lld runs need about %s "
             "(~%s per run of %d ticks, a conservative estimate%s) "
@@ -430,6 +308,7 @@ static int space_check(const char *output, const swp_sweep *sw, int64_t runs, in
 /* Everything rank 0 prepares before the runs start. */
 typedef struct run_state {
   run_args ra;
+  char **av;             /* argv, to parse (getopt reorders it); argv itself stays as typed */
   int args_ok, sweep_ok;
   swp_sweep sw;
   fmt_out *out;
@@ -443,17 +322,31 @@ static void run_state_free(run_state *st) {
   st->out = NULL;
   if (st->sweep_ok) swp_sweep_free(&st->sw);
   free(st->ra.overrides);
+  free(st->av);
 }
 
 /* Parses, loads, checks the output and creates or reopens it. Returns -1 to
  * go on, or the exit status. */
-static int run_setup(run_state *st, int argc, char **argv) {
+static int run_setup(run_state *st, int argc, char **argv, int ranks) {
   memset(st, 0, sizeof *st);
   run_args *ra = &st->ra;
-  int rc = args_parse(argc, argv, 1, 1, ra);
+  st->av = cli_argv_copy(argc, argv);
+  if (!st->av) {
+    cli_error("run", "out of memory");
+    return 1;
+  }
+  int rc = args_parse(argc, st->av, 1, ra);
   if (rc || ra->help) {
     if (ra->help) run_usage(stdout);
     return rc;
+  }
+  if (ranks > 1 && ra->refine) {
+    /* The MPI workers derive (point, replicate) from the run id; appended
+     * rows are not in that protocol yet. */
+    cli_error("run", "--refine does not run under MPI yet: run the sweep under mpirun without "
+              "--refine, then 'stormsweep refine %s' without mpirun (the file is the same)",
+              ra->output);
+    return 2;
   }
   rc = sweep_load(ra, "run", !ra->quiet, &st->sw);
   if (rc) {
@@ -530,7 +423,7 @@ static int run_setup(run_state *st, int argc, char **argv) {
     if (rc) return rc;
   }
   if (!ra->resume) {
-    char *cmdline = command_line_join(argc, argv);
+    char *cmdline = cli_command_line(argc, argv);
     int created = fmt_out_create_flags(
         &st->out, ra->output, sw, cmdline ? cmdline : "",
         (ra->force ? FMT_OUT_FORCE : 0) | (ra->no_journal ? FMT_OUT_NO_JOURNAL : 0), err,
@@ -584,57 +477,50 @@ static int run_worker(int rank) {
   if (!text) snprintf(err, sizeof err, "rank %d: out of memory", rank);
   free(text);
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset(&sa.sa_mask);
-  stop_requested = 0;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  signal(SIGXFSZ, SIG_IGN);
   drv_options opt = {0};
   opt.threads = (int)head[1];
-  opt.stop = &stop_requested;
+  opt.stop = cli_stop_install();
   int rc = drv_mpi_execute_worker(ok ? &sw : NULL, &opt, MPI_COMM_WORLD, err, sizeof err);
   swp_sweep_free(&sw);
   return rc ? 1 : 0;
 }
 #endif
 
+/* After a sweep that succeeded (rc 0): refine the file when asked
+ * (--refine, a refine option, or [sweep] refine = on). */
+static int then_refine(run_state *st, int rc, int ranks) {
+  run_args *ra = &st->ra;
+  if (rc || ra->help || !(ra->refine || (st->sweep_ok && st->sw.refine))) return rc;
+  if (ranks > 1) {
+    /* refine = on in the sweep, found after an MPI run: only say it. */
+    cli_error("run", "refine = on is not done under MPI yet: refine %s without mpirun "
+              "('stormsweep refine %s')", ra->output, ra->output);
+    return 0;
+  }
+  ra->ro.path = ra->output;
+  return cli_refine_run(&ra->ro);
+}
+
 static int run_root(int argc, char **argv, int ranks) {
   run_state st;
-  int rc = run_setup(&st, argc, argv);
+  int rc = run_setup(&st, argc, argv, ranks);
 #ifdef STORMSWEEP_MPI
   rc = workers_release(ranks, rc, &st.sw, st.ra.threads);
 #endif
   if (rc >= 0) {
+    rc = then_refine(&st, rc, ranks);
     run_state_free(&st);
     return rc;
   }
   run_args *ra = &st.ra;
-  progress_state ps = {!ra->quiet && isatty(STDERR_FILENO)};
+  int tty = cli_progress_wanted(ra->quiet);
   drv_options opt = {0};
   opt.threads = ra->threads;
-  opt.progress = ps.tty ? progress_print : NULL;
-  opt.progress_user = &ps;
+  opt.progress = tty ? cli_progress : NULL;
   opt.progress_interval_s = 0.2;
   opt.flush_interval_s = ra->commit_s;
-  opt.stop = &stop_requested;
+  opt.stop = cli_stop_install();
   opt.subset = &st.subset;
-  struct sigaction sa, old_int, old_term, old_xfsz;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
-  sigemptyset(&sa.sa_mask);
-  stop_requested = 0;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  /* A file-size limit then fails the write (EFBIG), like a full disk, rather
-   * than killing the process mid-write. */
-  sa.sa_handler = SIG_IGN;
-  sa.sa_flags = 0;
-  sigaction(SIGXFSZ, &sa, &old_xfsz);
 
   char started[32], finished[32];
   fmt_time_iso8601(started, sizeof started);
@@ -647,12 +533,10 @@ static int run_root(int argc, char **argv, int ranks) {
 #endif
     exec_rc = drv_sweep_execute(&st.sw, st.out, &opt, &res);
   fmt_time_iso8601(finished, sizeof finished);
-  int sig = stop_requested;
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  if (ps.tty) fprintf(stderr, "\r\033[K");
+  int sig = cli_stop_signal();
+  if (tty) cli_progress_end();
 
-  char *cmdline = ra->resume ? command_line_join(argc, argv) : NULL;
+  char *cmdline = ra->resume ? cli_command_line(argc, argv) : NULL;
   fmt_timing timing = {.wall_s = res.wall_s,
                        .threads = res.threads,
                        .ranks = res.ranks,
@@ -672,7 +556,7 @@ static int run_root(int argc, char **argv, int ranks) {
   st.out = NULL;
   free(cmdline);
   write_failed = write_failed || close_rc;
-  sigaction(SIGXFSZ, &old_xfsz, NULL);
+  cli_stop_restore();
 
   const drv_progress *t = &res.totals;
   if (!ra->quiet) {
@@ -748,11 +632,12 @@ static int run_root(int argc, char **argv, int ranks) {
     rc = exec_rc || close_rc ? 1 : 0;
   }
   free(again);
+  rc = then_refine(&st, rc, ranks);
   run_state_free(&st);
   return rc;
 }
 
-int cli_run_sweep(int argc, char **argv) {
+int cmd_run(int argc, char **argv) {
   /* No HDF5 shutdown at exit: after a failed write the result file is left
    * open on purpose (h5out.c, h5out_abandon), and closing it then would try
    * to write it. Every file is closed explicitly otherwise. */
@@ -815,7 +700,7 @@ static void list_usage(FILE *out) {
 
 int cmd_list(int argc, char **argv) {
   run_args ra;
-  int rc = args_parse(argc, argv, 0, 1, &ra);
+  int rc = args_parse(argc, argv, 0, &ra);
   if (rc || ra.help) {
     if (ra.help) list_usage(stdout);
     free(ra.overrides);

@@ -397,18 +397,12 @@ int cmd_sim(int argc, char **argv) {
       sets[n_sets++] = optarg;
       break;
     }
-    case O_SEED: {
-      char *end;
-      unsigned long long v = strtoull(optarg, &end, 10);
-      if (!*optarg || *end || optarg[0] == '-') {
-        fprintf(stderr, "stormsweep sim: --seed: expected a non-negative whole number, got '%s'\n",
-                optarg);
+    case O_SEED:
+      if (cli_parse_seed("sim", "--seed", optarg, &seed)) {
         free(sets);
         return 2;
       }
-      seed = v;
       break;
-    }
     default: free(sets); return 2;
     }
   }

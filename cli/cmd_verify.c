@@ -123,33 +123,6 @@ static void usage(FILE *out) {
           VERIFY_DEFAULT_MAX_RUNS);
 }
 
-static int parse_prob(const char *opt, const char *text, double *v) {
-  char *end;
-  errno = 0;
-  double x = strtod(text, &end);
-  if (!*text || *end || errno || !(x >= 0 && x <= 1)) {
-    fprintf(stderr, "stormsweep verify: %s: expected a probability in [0, 1], got '%s'\n", opt,
-            text);
-    return -1;
-  }
-  *v = x;
-  return 0;
-}
-
-static int parse_count(const char *opt, const char *text, long long lo, long long hi,
-                       long long *v) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(text, &end, 10);
-  if (!*text || *end || errno || x < lo || x > hi) {
-    fprintf(stderr, "stormsweep verify: %s: expected a whole number from %lld to %lld, got '%s'\n",
-            opt, lo, hi, text);
-    return -1;
-  }
-  *v = x;
-  return 0;
-}
-
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
   enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
@@ -206,38 +179,29 @@ static int parse_args(verify_args *a, int argc, char **argv) {
       a->grids[a->n_grids++] = optarg;
       break;
     case O_MIN_PASS:
-      if (parse_prob("--min-pass", optarg, &a->min_pass)) return 2;
+      if (cli_parse_prob("verify", "--min-pass", optarg, &a->min_pass)) return 2;
       break;
     case O_MAX_META:
-      if (parse_prob("--max-metastable", optarg, &a->max_meta)) return 2;
+      if (cli_parse_prob("verify", "--max-metastable", optarg, &a->max_meta)) return 2;
       break;
     case O_ALPHA:
-      if (parse_prob("--alpha", optarg, &a->alpha)) return 2;
+      if (cli_parse_prob("verify", "--alpha", optarg, &a->alpha)) return 2;
       break;
     case O_MAX_RUNS:
-      if (parse_count("--max-runs", optarg, 1, 1000000, &n)) return 2;
+      if (cli_parse_count("verify", "--max-runs", optarg, 1, 1000000, &n)) return 2;
       a->max_runs = n;
       break;
     case 'j':
-      if (parse_count("-j", optarg, 1, 4096, &n)) return 2;
-      a->threads = (int)n;
+      if (cli_parse_threads("verify", "-j", optarg, &a->threads)) return 2;
       break;
     case O_JUNIT: a->junit = optarg; break;
     case 'o': a->output = optarg; break;
     case O_RESUME: a->resume = 1; break;
     case 'f': a->force = 1; break;
-    case O_SEED: {
-      char *end;
-      errno = 0;
-      unsigned long long s = strtoull(optarg, &end, 0);
-      if (!*optarg || *end || errno || optarg[0] == '-') {
-        fprintf(stderr, "stormsweep verify: --seed: expected a whole number, got '%s'\n", optarg);
-        return 2;
-      }
-      a->seed = s;
+    case O_SEED:
+      if (cli_parse_seed("verify", "--seed", optarg, &a->seed)) return 2;
       a->have_seed = 1;
       break;
-    }
     case 'q': a->quiet = 1; break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -966,7 +930,11 @@ out:
 
 int cmd_verify(int argc, char **argv) {
   verify_args a;
-  int rc = parse_args(&a, argc, argv);
+  /* getopt reorders what it parses: the command line stored with -o stays as typed. */
+  memset(&a, 0, sizeof a);
+  char **av = cli_argv_copy(argc, argv);
+  int rc = av ? parse_args(&a, argc, av) : CLI_EXIT_FAIL;
+  free(av);
   if (rc >= 0) {
     free(a.sets);
     free(a.grids);

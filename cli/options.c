@@ -24,6 +24,14 @@ void cli_opts_begin(int argc, char **argv) {
   opterr = 0;
 }
 
+char **cli_argv_copy(int argc, char **argv) {
+  char **v = malloc(((size_t)argc + 1) * sizeof *v);
+  if (!v) return NULL;
+  memcpy(v, argv, (size_t)argc * sizeof *v);
+  v[argc] = NULL;
+  return v;
+}
+
 /* The long option argv names, for "did you mean". */
 static const char *nearest_option(const char *name, size_t len, const struct option *longopts) {
   const char *names[256];

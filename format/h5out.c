@@ -1801,15 +1801,17 @@ static int close_by_rebuild(fmt_out *o, const fmt_timing *t, const char *why, ch
 
 static int fmt_out_open_resume_q(fmt_out **out, const char *path, const swp_sweep *sw,
                                    int64_t slice_index, int64_t slice_count, int append,
-                                   char *err, size_t errlen) {
+                                   fmt_lock *held, char *err, size_t errlen) {
   *out = NULL;
   if (!sw->checked) {
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
     return -1;
   }
   if (slice_count <= 1) slice_index = slice_count = 0;
+  /* The writer's lock: the caller's (a refine session holds it across its
+   * rounds) or taken here and held until close. */
   fmt_lock *lock = NULL;
-  if (fmt_lock_acquire(&lock, path, err, errlen)) return -1;
+  if (!held && fmt_lock_acquire(&lock, path, err, errlen)) return -1;
   fmt_journal_id id;
   fmt_journal *j = NULL;
   int have_journal = 0;
@@ -2482,7 +2484,7 @@ int fmt_out_open_resume(fmt_out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen) {
   fmt_h5_quiet q;
   fmt_h5_quiet_begin(&q);
-  int rc = fmt_out_open_resume_q(out, path, sw, slice_index, slice_count, 0, err, errlen);
+  int rc = fmt_out_open_resume_q(out, path, sw, slice_index, slice_count, 0, NULL, err, errlen);
   fmt_h5_quiet_end(&q);
   return rc;
 }
@@ -2536,11 +2538,11 @@ double fmt_in_ticks_bytes(fmt_in *in) {
   return rc;
 }
 
-int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, char *err,
-                          size_t errlen) {
+int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, fmt_lock *held,
+                        char *err, size_t errlen) {
   fmt_h5_quiet q;
   fmt_h5_quiet_begin(&q);
-  int rc = fmt_out_open_resume_q(out, path, sw, 0, 0, 1, err, errlen);
+  int rc = fmt_out_open_resume_q(out, path, sw, 0, 0, 1, held, err, errlen);
   fmt_h5_quiet_end(&q);
   return rc;
 }

@@ -53,9 +53,9 @@ for cmd in analyze recommend report; do
   expect_one_line_error "$BIN" "$cmd" x.h5 --bogus
 done
 expect 2 "--slo-ms: expected a number" -- "$BIN" analyze x.h5 --slo-ms abc
-expect 2 "--max-metastable: expected a number in [0, 1]" -- "$BIN" recommend x.h5 --max-metastable 2
+expect 2 "--max-metastable: expected a probability from 0 to 1" -- "$BIN" recommend x.h5 --max-metastable 2
 expect 2 "--interval: expected 'wilson' or 'exact'" -- "$BIN" analyze x.h5 --interval normal
-expect 2 "option '--min-pass' needs a value" -- "$BIN" recommend x.h5 --min-pass
+expect 2 "--min-pass needs a value" -- "$BIN" recommend x.h5 --min-pass
 expect 2 "unexpected argument 'b.h5'" -- "$BIN" analyze a.h5 b.h5
 expect 0 "at least 368 runs per point" -- "$BIN" recommend --help
 

@@ -49,7 +49,7 @@ head -c 1100000 /dev/zero | tr '\0' ' ' >"$T/big.yaml"
 expect_exit 2 "$BIN" sim --client "$T/big.yaml"
 expect_in "$T/err" "big.yaml: larger than 1048576 bytes"
 expect_exit 2 "$BIN" run --client
-expect_in "$T/err" "option '--client' needs a value"
+expect_in "$T/err" "--client needs a value"
 
 # ---- the examples: the mapping is printed ----
 cd "$SRC" || exit 1

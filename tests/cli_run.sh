@@ -78,9 +78,9 @@ expect_in "$T/err" "empty axis"
 expect_exit 2 "$BIN" run small.ini --bogus
 expect_in "$T/err" "unknown option '--bogus'"
 expect_exit 2 "$BIN" run small.ini -j 0
-expect_in "$T/err" "expected a thread count"
+expect_in "$T/err" "expected a whole number from 1 to 4096"
 expect_exit 2 "$BIN" run small.ini -o
-expect_in "$T/err" "option '-o' needs a value"
+expect_in "$T/err" "-o needs a value"
 expect_exit 2 "$BIN" run small.ini other.ini
 expect_in "$T/err" "one sweep file at most"
 [ -e x.h5 ] && fail "bad options must not create the output"

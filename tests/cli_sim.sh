@@ -118,7 +118,7 @@ usage_error set_malformed "load: expected a number, got 'abc'" sim --set load=ab
 usage_error set_missing "--set needs a value" sim --set
 usage_error nonsense "unknown option '--nonsense'" sim --nonsense
 usage_error policy_bad "policy: must be one of naive, guarded, got 'careful'" sim --policy careful
-usage_error seed_bad "--seed: expected a non-negative whole number, got '-3'" sim --seed -3
+usage_error seed_bad "--seed: expected a whole number from 0 to 18446744073709551615 (or 0x hexadecimal), got '-3'" sim --seed -3
 usage_error window_past "surge: window 9800+500 ends after the horizon (horizon_ms = 10000)" sim --set surge=9800+500
 usage_error no_file "$tmp/missing.ini" sim "$tmp/missing.ini"
 

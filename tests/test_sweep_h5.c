@@ -690,7 +690,7 @@ static void test_append_rows(void **state) {
   tmp_path(bigpath, sizeof bigpath, "append_big.h5");
   run_sweep(&sw, path, 1);
   fmt_out *o;
-  assert_int_equal(fmt_out_open_append(&o, path, &sw, err, sizeof err), 0);
+  assert_int_equal(fmt_out_open_append(&o, path, &sw, NULL, err, sizeof err), 0);
   int64_t pts[3] = {1, 0, 1}, first = -1;
   int32_t reps[3] = {2, 2, 3};
   assert_int_equal(fmt_out_append(o, 3, pts, reps, &first, err, sizeof err), 0);
@@ -717,7 +717,7 @@ static void test_append_rows(void **state) {
   /* run --resume refuses it; refine's open lists the rows and runs them. */
   assert_int_equal(fmt_out_open_resume(&o, path, &sw, 0, 0, err, sizeof err), -1);
   assert_non_null(strstr(err, "refine"));
-  assert_int_equal(fmt_out_open_append(&o, path, &sw, err, sizeof err), 0);
+  assert_int_equal(fmt_out_open_append(&o, path, &sw, NULL, err, sizeof err), 0);
   fmt_run_ref *refs = NULL;
   int64_t np = 0;
   assert_int_equal(fmt_out_pending(o, &refs, &np, err, sizeof err), 0);

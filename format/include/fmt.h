@@ -26,6 +26,11 @@
 #include "eng.h"
 #include "swp.h"
 
+/* The lock every writer of a result file holds (run, resume, refine, verify,
+ * merge, analyze --write), independent of HDF5's own file locking
+ * (fmt_lock_acquire below). */
+typedef struct fmt_lock fmt_lock;
+
 #define FMT_FORMAT_NAME "stormsweep-results"
 #define FMT_FORMAT_VERSION 2          /* what this version writes */
 #define FMT_FORMAT_VERSION_MIN_READ 1 /* the oldest the readers still read */
@@ -119,10 +124,11 @@ int fmt_out_open_resume(fmt_out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, char *err, size_t errlen);
 /* Reopens a complete whole-sweep file to append runs to it (refine): like
  * open_resume, but the file may hold more rows than the sweep's own runs
- * (earlier appends). Files written before the run dimension became
- * extendable are refused with a message. */
-int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, char *err,
-                          size_t errlen);
+ * (earlier appends). held: the writer lock the caller holds for the whole
+ * session (NULL: taken here until close). Files written before the run
+ * dimension became extendable are refused with a message. */
+int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, fmt_lock *held,
+                        char *err, size_t errlen);
 /* Appends n rows (point[i], replicate[i]) at the end of every per-run
  * dataset, not done (done = 0), updates the root n_runs and commits; the
  * rows' run ids are first, first + 1, ... The driver then runs them like any
@@ -234,10 +240,6 @@ typedef struct fmt_merge_opts {
 int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err, size_t errlen);
 
 /* ---- one writer per result file (writelock.c) ---- */
-
-/* The lock every writer of a result file holds (run, resume, refine, verify,
- * merge, analyze --write), independent of HDF5's own file locking. */
-typedef struct fmt_lock fmt_lock;
 
 /* Takes the writer lock of result file path. Returns 0; 1 when another
  * process holds it (err says so: "another stormsweep process is writing
