@@ -242,8 +242,8 @@ void ana_grid2_free(ana_grid2 *g);
 /* Printing (summarize.c). */
 void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary *s);
 void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summary *s);
-int ana_summary_write_csv(const char *path, const fmt_results *r, const ana_summary *s,
-                          char *err, size_t errlen);
+/* The per-point table as CSV, one row per point, best first. */
+void ana_summary_print_csv(FILE *out, const fmt_results *r, const ana_summary *s);
 void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *s,
                             const char *recommendation);
 /* "vnodes=16 capacity_factor=1.25 ..." */

@@ -545,7 +545,10 @@ static int effects_plot_write(const fmt_results *r, const ana_summary *s, const 
     snprintf(err, errlen, "report directory name too long");
     goto fail;
   }
-  gp = fopen(path, "a");
+  /* plots.gp is ours, in the private directory: appended to, never followed. */
+  int gfd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  gp = gfd >= 0 ? fdopen(gfd, "a") : NULL;
+  if (!gp && gfd >= 0) close(gfd);
   if (!gp) {
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
     goto fail;

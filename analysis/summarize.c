@@ -690,13 +690,7 @@ static void csv_num(FILE *f, double v) {
     fprintf(f, ",%.10g", v);
 }
 
-int ana_summary_write_csv(const char *path, const fmt_results *r, const ana_summary *s,
-                          char *err, size_t errlen) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-    return -1;
-  }
+void ana_summary_print_csv(FILE *f, const fmt_results *r, const ana_summary *s) {
   fputs("point", f);
   for (size_t a = 0; a < r->n_axes; a++) {
     fputc(',', f);
@@ -741,11 +735,6 @@ int ana_summary_write_csv(const char *path, const fmt_results *r, const ana_summ
     for (size_t c = 0; c < sizeof ccols / sizeof ccols[0]; c++) csv_num(f, ccols[c]);
     fputc('\n', f);
   }
-  if (ferror(f) | (fclose(f) != 0)) {
-    snprintf(err, errlen, "%s: write failed", path);
-    return -1;
-  }
-  return 0;
 }
 
 /* JSON has no NaN or infinity: both become null (the schema says what a

@@ -116,6 +116,16 @@ void cli_progress_end(void);
 void cli_duration_text(double s, char *buf, size_t len);
 void cli_bytes_text(double b, char *buf, size_t len);
 
+/* ---- a command's output file (output.c) ---- */
+
+struct fmt_outfile;
+/* Opens path for writing as an fmt_outfile (force: replace an existing
+ * file, atomically; "-": standard output). NULL after a message. */
+FILE *cli_out_open(struct fmt_outfile *f, const char *cmd, const char *opt, const char *path,
+                   int force);
+/* Puts the file in place; -1 after a message (nothing replaced then). */
+int cli_out_close(struct fmt_outfile *f, const char *cmd, const char *opt);
+
 /* ---- messages (msg.c) ---- */
 
 /* "stormsweep CMD: MESSAGE" on stderr, one line; the message goes through

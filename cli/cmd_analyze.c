@@ -16,6 +16,7 @@
 
 #include "ana.h"
 #include "cli.h"
+#include "fmt_outfile.h"
 #include "textsafe.h"
 
 #define DEFAULT_SLO_MS 1500.0
@@ -33,7 +34,7 @@ typedef struct cli_opts {
   double max_meta, min_pass;
   ana_method method;
   const char *csv;
-  int json, write, help;
+  int json, write, help, force;
   const char *out_dir;
   const char *x_axis, *y_axis, *points;
 } cli_opts;
@@ -50,7 +51,8 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
       {"csv", required_argument, NULL, O_CSV},      {"json", no_argument, NULL, O_JSON},
       {"write", no_argument, NULL, O_WRITE},        {"output", required_argument, NULL, 'o'},
       {"x", required_argument, NULL, O_X},          {"y", required_argument, NULL, O_Y},
-      {"points", required_argument, NULL, O_POINTS}, {"help", no_argument, NULL, 'h'}};
+      {"points", required_argument, NULL, O_POINTS}, {"force", no_argument, NULL, 'f'},
+      {"help", no_argument, NULL, 'h'}};
   /* Only the options this command takes are known to it. */
   struct option opts[sizeof all / sizeof all[0] + 1];
   size_t n = 0;
@@ -59,13 +61,15 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
     int ok = v == O_SLO || v == O_META || v == O_PASS || v == 'h' ||
              (v == O_INTERVAL && (allowed & OPT_INTERVAL)) || (v == O_CSV && (allowed & OPT_CSV)) ||
              (v == O_JSON && (allowed & OPT_JSON)) || (v == O_WRITE && (allowed & OPT_WRITE)) ||
+             (v == 'f' && (allowed & OPT_CSV)) ||
              ((v == 'o' || v == O_X || v == O_Y || v == O_POINTS) && (allowed & OPT_REPORT));
     if (ok) opts[n++] = all[i];
   }
   opts[n] = (struct option){NULL, 0, NULL, 0};
   int c;
   cli_opts_begin(argc, argv);
-  while ((c = cli_getopt(o->cmd, argc, argv, allowed & OPT_REPORT ? ":o:h" : ":h", opts)) != -1) {
+  const char *shortopts = allowed & OPT_REPORT ? ":o:h" : allowed & OPT_CSV ? ":fh" : ":h";
+  while ((c = cli_getopt(o->cmd, argc, argv, shortopts, opts)) != -1) {
     switch (c) {
     case O_SLO:
       if (cli_parse_number(o->cmd, "--slo-ms", optarg, 0, 1e12, &o->slo_ms)) return 2;
@@ -87,6 +91,7 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
       }
       break;
     case O_CSV: o->csv = optarg; break;
+    case 'f': o->force = 1; break;
     case O_JSON: o->json = 1; break;
     case O_WRITE: o->write = 1; break;
     case 'o': o->out_dir = optarg; break;
@@ -192,7 +197,9 @@ static void analyze_help(void) {
       "                       seed study)\n"
       "  --interval METHOD    intervals shown: wilson (Wilson score, default) or exact\n"
       "                       (Clopper-Pearson); CSV, JSON and /analysis carry both\n"
-      "  --csv OUT            also write the per-point table to OUT as CSV\n"
+      "  --csv OUT            also write the per-point table to OUT as CSV (\"-\": standard\n"
+      "                       output); an existing OUT is replaced only with --force\n"
+      "  -f, --force          replace an existing --csv OUT\n"
       "  --json               print everything as one JSON object instead of tables\n"
       "                       (NaN and infinity are null; a null recovery quantile means\n"
       "                       not reached)\n"
@@ -228,10 +235,10 @@ int cmd_analyze(int argc, char **argv) {
     printf("\nRecommendation:\n");
     ana_term_fputs(stdout, text ? text : "(out of memory)\n", 1);
   }
-  if (o.csv && ana_summary_write_csv(o.csv, &r, &s, err, sizeof err) != 0) {
-    fprintf(stderr, "stormsweep analyze: %s\n", err);
-    rc = 1;
-  }
+  fmt_outfile csv;
+  FILE *csv_f = o.csv ? cli_out_open(&csv, "analyze", "--csv", o.csv, o.force) : NULL;
+  if (csv_f) ana_summary_print_csv(csv_f, &r, &s);
+  if (o.csv && (!csv_f || cli_out_close(&csv, "analyze", "--csv"))) rc = 1;
   if (!rc && o.write) {
     if (ana_analysis_store(o.file, &r, &s, text, err, sizeof err) != 0) {
       fprintf(stderr, "stormsweep analyze: %s\n", err);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fmt_outfile.h"
 #include "eng_config.h"
 #include "rng.h"
 #include "router.h"
@@ -31,7 +32,7 @@ typedef struct route_args {
   int64_t keys;
   uint64_t seed;
   const char *dump_ring; /* NULL: no dump */
-  int csv;
+  int csv, force;
 } route_args;
 
 static void route_usage(FILE *out) {
@@ -60,6 +61,7 @@ static void route_usage(FILE *out) {
           "  --keys N              keys to route, 1..%" PRId32 "\n"
           "  --seed S              seed of the ring and the keys, 0..2^64-1 (default 1)\n"
           "  --dump-ring FILE      also write the ring to FILE as CSV: index,hash,shard\n"
+          "  -f, --force           replace an existing --dump-ring FILE\n"
           "  --csv                 print one CSV line per key instead of the report:\n"
           "                        key,key_hash,shard,hops,cap (shard -1: refused)\n"
           "  -h, --help            show this help\n",
@@ -116,6 +118,7 @@ static int route_args_parse(route_args *a, int argc, char **argv) {
       {"keys", required_argument, NULL, O_KEYS},
       {"seed", required_argument, NULL, O_SEED},
       {"dump-ring", required_argument, NULL, O_DUMP},
+      {"force", no_argument, NULL, 'f'},
       {"csv", no_argument, NULL, O_CSV},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -130,9 +133,10 @@ static int route_args_parse(route_args *a, int argc, char **argv) {
   int have_keys = 0, c;
   int64_t v;
   cli_opts_begin(argc, argv);
-  while ((c = cli_getopt("route", argc, argv, ":h", longopts)) != -1) {
+  while ((c = cli_getopt("route", argc, argv, ":fh", longopts)) != -1) {
     switch (c) {
     case 'h': route_usage(stdout); return 1;
+    case 'f': a->force = 1; break;
     case O_CSV: a->csv = 1; break;
     case O_SHARDS:
       if (parse_int("--shards", optarg, 1, ENG_MAX_SHARDS, &v)) return 2;
@@ -178,23 +182,15 @@ static int route_args_parse(route_args *a, int argc, char **argv) {
 
 /* ---- the run ------------------------------------------------------------ */
 
-static int route_ring_dump(const eng_ring *ring, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "stormsweep route: cannot write ring to '%s': %s\n", path, strerror(errno));
-    return -1;
-  }
+static int route_ring_dump(const eng_ring *ring, const char *path, int force) {
+  fmt_outfile out;
+  FILE *f = cli_out_open(&out, "route", "--dump-ring", path, force);
+  if (!f) return -1;
   fprintf(f, "index,hash,shard\n");
   for (int32_t i = 0; i < ring->count; i++)
     fprintf(f, "%" PRId32 ",%" PRIu32 ",%" PRIu32 "\n", i, ring->points[i].hash,
             ring->points[i].shard);
-  int failed = ferror(f);
-  if (fclose(f) != 0) failed = 1;
-  if (failed) {
-    fprintf(stderr, "stormsweep route: cannot write ring to '%s': %s\n", path, strerror(errno));
-    return -1;
-  }
-  return 0;
+  return cli_out_close(&out, "route", "--dump-ring");
 }
 
 static void route_cap_print(FILE *out, int32_t cap, int width) {
@@ -309,7 +305,7 @@ int cmd_route(int argc, char **argv) {
     eng_ring_free(&ring);
     return 1;
   }
-  rc = a.dump_ring ? route_ring_dump(&ring, a.dump_ring) : 0;
+  rc = a.dump_ring ? route_ring_dump(&ring, a.dump_ring, a.force) : 0;
   if (rc == 0) rc = route_keys(&a, &ring, ring_seed, key_seed, &rng, loads);
   free(loads);
   eng_ring_free(&ring);

@@ -12,6 +12,7 @@
 
 #include "client_import.h"
 #include "cli.h"
+#include "fmt_outfile.h"
 #include "eng.h"
 #include "scenario_file.h"
 #include "textsafe.h"
@@ -38,7 +39,9 @@ static void sim_usage(FILE *out) {
           "                      docs/client-import.md)\n"
           "  --set KEY=VALUE     change one setting (repeatable; applied after the file)\n"
           "  --seed N            run seed (default 1)\n"
-          "  --ticks-csv FILE    write every per-tick metric as CSV (one row per tick)\n"
+          "  --ticks-csv FILE    write every per-tick metric as CSV (one row per tick; \"-\":\n"
+          "                      standard output); an existing FILE only with --force\n"
+          "  -f, --force         replace an existing --ticks-csv FILE\n"
           "  --json              print the summary as one JSON object (with the effective\n"
           "                      settings and where each came from)\n"
           "  --show-settings     print the effective settings, each with where it came from\n"
@@ -135,7 +138,7 @@ static void show_settings(const origins *o) {
   }
 }
 
-static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, const char *path) {
+static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) {
   fprintf(f, "tick,time_ms");
   for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%s", eng_metric_get_info(m)->name);
   /* record_shard_queues = on: one more column per shard, its queue depth. */
@@ -152,11 +155,6 @@ static int write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f, c
     for (int32_t k = 0; k < S; k++) fprintf(f, ",%d", shardq[(size_t)t * (size_t)S + (size_t)k]);
     fputc('\n', f);
   }
-  if (fclose(f)) {
-    fprintf(stderr, "stormsweep sim: --ticks-csv: cannot write '%s': %s\n", path, strerror(errno));
-    return -1;
-  }
-  return 0;
 }
 
 static void json_num(json_t *o, const char *key, double v) {
@@ -357,6 +355,7 @@ int cmd_sim(int argc, char **argv) {
       {"seed", required_argument, NULL, O_SEED},
       {"ticks-csv", required_argument, NULL, O_CSV},
       {"json", no_argument, NULL, O_JSON},
+      {"force", no_argument, NULL, 'f'},
       {"list-settings", no_argument, NULL, O_LIST},
       {"show-settings", no_argument, NULL, O_SHOW},
       {"help", no_argument, NULL, 'h'},
@@ -364,17 +363,18 @@ int cmd_sim(int argc, char **argv) {
   };
   const char *file = NULL, *csv = NULL, *policy = NULL, *client = NULL;
   uint64_t seed = 1;
-  int json = 0, list = 0, show = 0, n_sets = 0, c;
+  int json = 0, force = 0, list = 0, show = 0, n_sets = 0, c;
   char **sets = calloc((size_t)argc + 1, sizeof *sets);
   if (!sets) {
     fprintf(stderr, "stormsweep sim: out of memory\n");
     return 1;
   }
   cli_opts_begin(argc, argv);
-  while ((c = cli_getopt("sim", argc, argv, ":h", longopts)) != -1) {
+  while ((c = cli_getopt("sim", argc, argv, ":fh", longopts)) != -1) {
     switch (c) {
     case 'h': sim_usage(stdout); free(sets); return 0;
     case O_JSON: json = 1; break;
+    case 'f': force = 1; break;
     case O_LIST: list = 1; break;
     case O_SHOW: show = 1; break;
     case O_POLICY: policy = optarg; break;
@@ -439,16 +439,16 @@ int cmd_sim(int argc, char **argv) {
     return rc;
   }
   /* Opened before simulating: a bad path fails at once, not after the run. */
+  fmt_outfile csv_out;
   FILE *csv_f = NULL;
-  if (csv && !(csv_f = fopen(csv, "w"))) {
-    fprintf(stderr, "stormsweep sim: --ticks-csv: cannot write '%s': %s\n", csv, strerror(errno));
+  if (csv && !(csv_f = cli_out_open(&csv_out, "sim", "--ticks-csv", csv, force))) {
     origins_free(&o);
     return 1;
   }
   eng_run *run = eng_run_create();
   if (!run) {
     fprintf(stderr, "stormsweep sim: out of memory\n");
-    if (csv_f) fclose(csv_f);
+    if (csv_f) fmt_outfile_abandon(&csv_out);
     origins_free(&o);
     return 1;
   }
@@ -460,10 +460,7 @@ int cmd_sim(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (rc) {
     fprintf(stderr, "stormsweep sim: %s\n", err);
-    if (csv_f) {
-      fclose(csv_f);
-      remove(csv); /* created empty above */
-    }
+    if (csv_f) fmt_outfile_abandon(&csv_out);
     eng_run_destroy(run);
     origins_free(&o);
     return 2;
@@ -474,8 +471,11 @@ int cmd_sim(int argc, char **argv) {
   else
     print_text(&cfg, &sum, wall_ms);
   rc = 0;
-  fflush(stdout); /* the summary first when --ticks-csv is /dev/stdout */
-  if (csv_f && write_ticks_csv(run, &cfg, csv_f, csv)) rc = 1;
+  fflush(stdout); /* the summary first when --ticks-csv is "-" */
+  if (csv_f) {
+    write_ticks_csv(run, &cfg, csv_f);
+    if (cli_out_close(&csv_out, "sim", "--ticks-csv")) rc = 1;
+  }
   eng_run_destroy(run);
   origins_free(&o);
   return rc;

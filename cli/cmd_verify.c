@@ -36,6 +36,7 @@
 #include "ana.h"
 #include "client_import.h"
 #include "cli.h"
+#include "fmt_outfile.h"
 #include "seqtest.h"
 #include "drv.h"
 
@@ -110,11 +111,12 @@ static void usage(FILE *out) {
           "                        (default 0.05; beta 0.1 and ratio 10 as in refine)\n"
           "  -j, --threads N       OpenMP threads (default: all cores); the verdict and the\n"
           "                        run count do not depend on it\n"
-          "  --junit FILE          also write the verdict as a JUnit XML report\n"
+          "  --junit FILE          also write the verdict as a JUnit XML report (\"-\":\n"
+          "                        standard output)\n"
           "  -o, --output FILE     keep every run in a result file (as 'run' writes); an\n"
           "                        interrupted verify then continues with --resume\n"
           "  --resume              continue FILE (same arguments), rerunning nothing\n"
-          "  -f, --force           overwrite FILE\n"
+          "  -f, --force           replace an existing -o FILE or --junit FILE\n"
           "  --seed S              master seed (default: the file's, 1 for the seed study);\n"
           "                        run r has seed eng_seed_derive(S, 0, r), like 'run'\n"
           "  -q, --quiet           print only the verdict line\n\n"
@@ -636,9 +638,16 @@ static int junit_case(xmlTextWriterPtr w, const verify_state *v, const ana_sprt 
 /* Writes the JUnit XML report with libxml2's writer (it does the escaping). */
 static int write_junit(const verify_state *v, const char *path, int interrupted,
                        const char *evidence) {
-  xmlTextWriterPtr w = xmlNewTextWriterFilename(path, 0);
+  fmt_outfile out;
+  FILE *f = cli_out_open(&out, "verify", "--junit", path, v->a.force);
+  if (!f) return -1;
+  /* libxml2 writes into our stream (the buffer does not close it). */
+  xmlOutputBufferPtr buf = xmlOutputBufferCreateFile(f, NULL);
+  xmlTextWriterPtr w = buf ? xmlNewTextWriter(buf) : NULL;
   if (!w) {
-    fprintf(stderr, "stormsweep verify: --junit %s: cannot create the file\n", path);
+    if (buf) xmlOutputBufferClose(buf);
+    fmt_outfile_abandon(&out);
+    cli_error("verify", "--junit %s: out of memory", path);
     return -1;
   }
   const ana_sprt *t[2] = {&v->seq.pass, &v->seq.meta};
@@ -705,10 +714,11 @@ static int write_junit(const verify_state *v, const char *path, int interrupted,
   rc |= xmlTextWriterFlush(w) < 0;
   xmlFreeTextWriter(w);
   if (rc) {
-    fprintf(stderr, "stormsweep verify: --junit %s: writing the report failed\n", path);
+    fmt_outfile_abandon(&out);
+    cli_error("verify", "--junit %s: writing the report failed", path);
     return -1;
   }
-  return 0;
+  return cli_out_close(&out, "verify", "--junit");
 }
 
 /* ---- the command ---- */

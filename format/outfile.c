@@ -121,6 +121,11 @@ int fmt_outfile_begin(fmt_outfile *f, const char *path, unsigned flags, char *er
     swp_seterr(err, errlen, "an output file needs a name");
     return -1;
   }
+  if (!strcmp(path, "-")) { /* standard output: written as it comes */
+    f->stream = stdout;
+    f->is_stdout = 1;
+    return 0;
+  }
   if (lstat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       swp_seterr(err, errlen, "%s: is a directory", path);
@@ -165,6 +170,13 @@ FILE *fmt_outfile_stream(fmt_outfile *f) {
 const char *fmt_outfile_tmp_name(const fmt_outfile *f) { return f->tmp; }
 
 int fmt_outfile_commit(fmt_outfile *f, char *err, size_t errlen) {
+  if (f->is_stdout) {
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    f->stream = NULL;
+    f->is_stdout = 0;
+    if (bad) swp_seterr(err, errlen, "standard output: write failed");
+    return bad ? -1 : 0;
+  }
   if (!f->tmp) {
     swp_seterr(err, errlen, "%s: nothing to commit", f->final ? f->final : "output");
     return -1;
@@ -207,6 +219,7 @@ int fmt_outfile_commit(fmt_outfile *f, char *err, size_t errlen) {
 
 void fmt_outfile_abandon(fmt_outfile *f) {
   if (!f) return;
+  if (f->is_stdout) f->stream = NULL;
   if (f->stream) fclose(f->stream);
   if (f->fd >= 0) close(f->fd);
   if (f->tmp) unlink(f->tmp);

@@ -18,8 +18,9 @@ file=${1:?usage: ablation-table.sh RESULTS.h5 [STORMSWEEP_BIN]}
 bin=${2:-$here/build/stormsweep}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+tmp=$dir/table.csv
 "$bin" analyze "$file" --interval exact --csv "$tmp" >/dev/null
 "$py" - "$file" "$tmp" <<'PY'
 import csv, math, sys

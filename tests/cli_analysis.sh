@@ -106,7 +106,7 @@ fi
 if [ "$(wc -l <"$WORK/table_out.csv")" -ne 5 ]; then
   fail "CSV should have a header and 4 rows"
 fi
-expect 1 "cannot write" -- "$BIN" analyze "$RES" --csv "$WORK/no/such/dir/x.csv"
+expect 1 "cannot create a file beside it" -- "$BIN" analyze "$RES" --csv "$WORK/no/such/dir/x.csv"
 
 # --json parses (when python3 is around to parse it)
 "$BIN" analyze "$RES" --json >"$WORK/out.json" 2>"$WORK/json.err" || fail "analyze --json failed"

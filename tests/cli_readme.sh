@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 for key in $("$bin" sim --list-settings | awk '/^  [a-z_]+ +=/ {print $1}'); do
   grep -q "| \`$key\` |" "$reference" || fail "docs/reference.md does not document setting '$key' in its settings table"
 done
-header=$("$bin" sim --set horizon_ms=10 --set surge=none --set brownout=none --ticks-csv /dev/stdout --json | sed -n '/^tick,/p')
+header=$("$bin" sim --set horizon_ms=10 --set surge=none --set brownout=none --ticks-csv - --json | sed -n '/^tick,/p')
 for metric in $(tr ',' '\n' <<<"$header" | tail -n +3); do
   grep -q "\`$metric\`" "$model" || fail "docs/model.md does not document metric '$metric'"
 done

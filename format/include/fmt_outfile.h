@@ -39,11 +39,13 @@ typedef struct fmt_outfile {
   FILE *stream; /* open on tmp (fmt_outfile_stream) */
   int fd;
   unsigned flags;
+  int is_stdout; /* the output is "-": standard output, written as it comes */
 } fmt_outfile;
 
 /* Starts writing path: refuses a directory, and an existing path unless
  * FORCE ("already exists (use --force to overwrite)"); creates the fresh
- * file beside it (mode 0666 & ~umask). -1 with a message naming path. */
+ * file beside it (mode 0666 & ~umask). -1 with a message naming path.
+ * path "-" is standard output (a stream only; no rename, no sync). */
 int fmt_outfile_begin(fmt_outfile *f, const char *path, unsigned flags, char *err,
                       size_t errlen);
 /* A stdio stream on the fresh file (owned by f). NULL when out of memory. */
