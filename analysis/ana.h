@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "decision.h"
 #include "fmt_results.h"
 
 #define ANA_Z95 1.959963984540054 /* standard normal 97.5% quantile */
@@ -257,33 +258,6 @@ void ana_ms_format(double ms, double censor_ms, char *buf, size_t len);
 /* ======================================================================== */
 /* Recommendation (recommend.c)                                              */
 /* ======================================================================== */
-
-/* The cost order of a recommendation, shared by recommend and refine (its
- * candidates' ranks): mean retry amplification, then goodput lost during
- * the fault (both rounded to 0.01, so noise does not reorder near-ties),
- * then vnodes (ring memory), then the point id; NaN sorts last. */
-typedef struct ana_cost_key {
-  double amp, lost, vnodes;
-  int64_t id;
-  size_t index; /* the caller's: not compared */
-} ana_cost_key;
-ana_cost_key ana_cost_key_make(double amp, double lost, double vnodes, int64_t id, size_t index);
-int ana_cost_compare(const void *x, const void *y); /* qsort comparator on ana_cost_key */
-
-/* The grid split into tunable combinations (the values of the tunable
- * axes) and scenario combinations (the values of the scenario axes), each in
- * order of first appearance among the points. */
-typedef struct ana_split {
-  size_t n_tun, n_scen;
-  long *cell;        /* n_tun x n_scen: point index, -1 when the grid lacks it */
-  size_t *tun_of;    /* per point index */
-  size_t *scen_of;   /* per point index */
-} ana_split;
-
-/* Fills sp; n_tun = n_scen = 0 (and no allocation) when r has no scenario
- * axis. Returns 0, or -1 when out of memory. */
-int ana_split_compute(ana_split *sp, const fmt_results *r);
-void ana_split_free(ana_split *sp);
 
 typedef struct ana_reco_opts {
   double max_meta; /* exact upper bound of P(metastable) must be <= this */

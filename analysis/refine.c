@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ana.h"
+#include "decision.h"
 #include "drv.h"
 #include "fmt_store.h"
 #include "refine.h"
@@ -28,8 +29,8 @@
 
 void ana_refine_opts_init(ana_refine_opts *o) {
   memset(o, 0, sizeof *o);
-  o->d.min_pass = 0.99;
-  o->d.max_meta = 0.01;
+  o->d.min_pass = ANA_DEFAULT_MIN_PASS;
+  o->d.max_meta = ANA_DEFAULT_MAX_META;
   o->d.alpha = ANA_SEQ_ALPHA;
   o->d.beta = ANA_SEQ_BETA;
   o->d.ratio = ANA_SEQ_RATIO;
@@ -133,15 +134,14 @@ static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
   for (size_t j = 0; j < r->n_runs; j++) {
     const fmt_run *run = &r->runs[j];
     size_t pi = r->point_of_run[j];
-    /* Outcome codes >= 2 (metastable, collapsed) count as metastable. */
-    int meta = run->outcome >= ENG_OUTCOME_METASTABLE;
+    int meta = ana_outcome_counts_metastable(run->outcome);
     int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
     if (run->replicate < r0) {
       ana_rp_point *p = &e->pts[pi];
       p->n++;
       p->n_pass += pass;
       p->n_meta += meta;
-      p->n_collapsed += run->outcome >= 3;
+      p->n_collapsed += run->outcome >= ENG_OUTCOME_COLLAPSED;
       if (!isnan(run->amplification)) p->amp += run->amplification, amp_n[pi]++;
       if (!isnan(run->goodput_during)) p->lost += run->goodput_during, gp_n[pi]++;
     } else {

@@ -111,7 +111,7 @@ static int run_is_valid(const fmt_run *run) {
 }
 
 static int run_passes(const fmt_run *run, double slo_ms) {
-  return run->outcome == ENG_OUTCOME_RECOVERED && !isnan(run->recovery_ms) && run->recovery_ms <= slo_ms;
+  return ana_run_passes(run->outcome, run->recovery_ms, slo_ms);
 }
 
 /* CSR grouping of the valid runs by point index: runs of point p are

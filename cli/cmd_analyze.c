@@ -19,9 +19,6 @@
 #include "fmt_outfile.h"
 #include "textsafe.h"
 
-#define DEFAULT_SLO_MS 1500.0
-#define DEFAULT_MAX_META 0.01
-#define DEFAULT_MIN_PASS 0.99
 
 /* ------------------------------------------------------------------------ */
 /* Option parsing                                                            */
@@ -118,8 +115,8 @@ static void opts_init(cli_opts *o, const char *cmd) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
   o->slo_ms = NAN;
-  o->max_meta = DEFAULT_MAX_META;
-  o->min_pass = DEFAULT_MIN_PASS;
+  o->max_meta = ANA_DEFAULT_MAX_META;
+  o->min_pass = ANA_DEFAULT_MIN_PASS;
   o->method = ANA_INTERVAL_WILSON;
 }
 
@@ -133,7 +130,7 @@ static int load(const cli_opts *o, fmt_results *r, ana_summary *s) {
     fputc('\n', stderr);
     return 2;
   }
-  double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : DEFAULT_SLO_MS;
+  double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : ANA_DEFAULT_SLO_MS;
   if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
     fmt_results_free(r);
@@ -282,8 +279,8 @@ static void recommend_help(void) {
       "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
       "                       seed study)\n\n"
       "exit status: 0 whether or not a point qualifies, 2 bad usage or unusable FILE\n",
-      DEFAULT_MAX_META, DEFAULT_MIN_PASS,
-      (long long)ana_runs_needed(DEFAULT_MAX_META, DEFAULT_MIN_PASS, ANA_CONF));
+      ANA_DEFAULT_MAX_META, ANA_DEFAULT_MIN_PASS,
+      (long long)ana_runs_needed(ANA_DEFAULT_MAX_META, ANA_DEFAULT_MIN_PASS, ANA_CONF));
 }
 
 int cmd_recommend(int argc, char **argv) {

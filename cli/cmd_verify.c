@@ -149,8 +149,8 @@ static int parse_args(verify_args *a, int argc, char **argv) {
       {NULL, 0, NULL, 0},
   };
   memset(a, 0, sizeof *a);
-  a->min_pass = 0.99;
-  a->max_meta = 0.01;
+  a->min_pass = ANA_DEFAULT_MIN_PASS;
+  a->max_meta = ANA_DEFAULT_MAX_META;
   a->alpha = ANA_SEQ_ALPHA;
   a->max_runs = VERIFY_DEFAULT_MAX_RUNS;
   a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
@@ -337,8 +337,7 @@ static void keep_run(verify_state *v, const fmt_run_record *rec) {
   if (x->have) return;
   x->have = 1;
   x->outcome = rec->summary.outcome;
-  /* Collapsed (and any later outcome code) counts as metastable. */
-  x->meta = rec->summary.outcome >= ENG_OUTCOME_METASTABLE;
+  x->meta = ana_outcome_counts_metastable(rec->summary.outcome);
   x->passed = rec->summary.passed_slo && !x->meta;
   x->seed = rec->summary.seed;
   x->recovery_ms = rec->summary.recovery_ms;

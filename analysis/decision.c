@@ -1,0 +1,86 @@
+/*
+ * decision.c — see decision.h: the cost order of settings that meet the
+ * targets, and the split of a grid into tunable and scenario combinations
+ * (the robust answer is taken over the scenario values of each tunable
+ * combination: an intersection-union test, docs/decisions.md).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decision.h"
+
+static double round2(double v) { return isnan(v) ? INFINITY : round(v * 100.0) / 100.0; }
+
+static int cmp_double_asc(double a, double b) { return (a > b) - (a < b); }
+
+ana_cost_key ana_cost_key_make(double amp, double lost, double vnodes, int64_t id, size_t index) {
+  return (ana_cost_key){round2(amp), round2(lost), isnan(vnodes) ? INFINITY : vnodes, id, index};
+}
+
+int ana_cost_compare(const void *x, const void *y) {
+  const ana_cost_key *a = x, *b = y;
+  int c = cmp_double_asc(a->amp, b->amp);
+  if (!c) c = cmp_double_asc(a->lost, b->lost);
+  if (!c) c = cmp_double_asc(a->vnodes, b->vnodes);
+  if (!c) c = (a->id > b->id) - (a->id < b->id);
+  return c;
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* Tunable vs scenario axes                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* Whether points i and j agree on every axis of the role. */
+static int same_part(const fmt_results *r, size_t i, size_t j, int scenario) {
+  for (size_t a = 0; a < r->n_axes; a++)
+    if (fmt_axis_is_scenario(r, a) == scenario &&
+        !same_value(r->values[i * r->n_axes + a], r->values[j * r->n_axes + a]))
+      return 0;
+  return 1;
+}
+
+void ana_split_free(ana_split *sp) {
+  free(sp->cell);
+  free(sp->tun_of);
+  free(sp->scen_of);
+  memset(sp, 0, sizeof *sp);
+}
+
+int ana_split_compute(ana_split *sp, const fmt_results *r) {
+  memset(sp, 0, sizeof *sp);
+  int any = 0;
+  for (size_t a = 0; a < r->n_axes; a++) any |= fmt_axis_is_scenario(r, a);
+  if (!any || r->n_points == 0) return 0;
+  size_t n = r->n_points;
+  size_t *tun_first = malloc(n * sizeof *tun_first), *scen_first = malloc(n * sizeof *scen_first);
+  sp->tun_of = malloc(n * sizeof *sp->tun_of);
+  sp->scen_of = malloc(n * sizeof *sp->scen_of);
+  if (!tun_first || !scen_first || !sp->tun_of || !sp->scen_of) goto oom;
+  /* Quadratic in the points, which are a grid of at most thousands. */
+  for (size_t p = 0; p < n; p++) {
+    size_t t = 0, c = 0;
+    while (t < sp->n_tun && !same_part(r, p, tun_first[t], 0)) t++;
+    if (t == sp->n_tun) tun_first[sp->n_tun++] = p;
+    while (c < sp->n_scen && !same_part(r, p, scen_first[c], 1)) c++;
+    if (c == sp->n_scen) scen_first[sp->n_scen++] = p;
+    sp->tun_of[p] = t;
+    sp->scen_of[p] = c;
+  }
+  sp->cell = malloc(sp->n_tun * sp->n_scen * sizeof *sp->cell);
+  if (!sp->cell) goto oom;
+  for (size_t i = 0; i < sp->n_tun * sp->n_scen; i++) sp->cell[i] = -1;
+  for (size_t p = 0; p < n; p++) sp->cell[sp->tun_of[p] * sp->n_scen + sp->scen_of[p]] = (long)p;
+  free(tun_first);
+  free(scen_first);
+  return 0;
+oom:
+  free(tun_first);
+  free(scen_first);
+  ana_split_free(sp);
+  return -1;
+}
+

@@ -1,0 +1,66 @@
+/*
+ * decision.h — the vocabulary every decision of stormsweep is made in, owned
+ * here once: which runs count as bad and which pass, the default targets,
+ * the cost order among settings that meet them, and the split of a grid
+ * into the settings a user chooses (tunable axes) and the world they must
+ * hold in (scenario axes). analyze, recommend, refine, verify, boundary
+ * and report all take these from here, so a word means the same in each.
+ */
+#ifndef STORMSWEEP_DECISION_H
+#define STORMSWEEP_DECISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eng.h"
+#include "fmt_results.h"
+
+/* ---- targets ---- */
+
+#define ANA_DEFAULT_MIN_PASS 0.99 /* P(pass the recovery SLO) at least this */
+#define ANA_DEFAULT_MAX_META 0.01 /* P(metastable) at most this */
+#define ANA_DEFAULT_SLO_MS 1500.0 /* when the file does not say (the seed study's) */
+
+/* ---- runs ---- */
+
+/* A run that counts against the P(metastable) target of the sequential
+ * tests (refine, verify): it ended metastable, collapsed or undetermined —
+ * whatever it is, it is not a run that recovered or drains by itself. */
+static inline int ana_outcome_counts_metastable(int outcome) {
+  return outcome >= ENG_OUTCOME_METASTABLE;
+}
+/* A run that passed: it recovered within slo_ms after the last fault. */
+static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms) {
+  return outcome == ENG_OUTCOME_RECOVERED && recovery_ms == recovery_ms && recovery_ms <= slo_ms;
+}
+
+/* ---- cost ---- */
+
+/* The cost order of a recommendation, shared by recommend and refine (its
+ * candidates' ranks): mean retry amplification, then goodput lost during
+ * the fault (both rounded to 0.01, so noise does not reorder near-ties),
+ * then vnodes (ring memory), then the point id; NaN sorts last. */
+typedef struct ana_cost_key {
+  double amp, lost, vnodes;
+  int64_t id;
+  size_t index; /* the caller's: not compared */
+} ana_cost_key;
+ana_cost_key ana_cost_key_make(double amp, double lost, double vnodes, int64_t id, size_t index);
+int ana_cost_compare(const void *x, const void *y); /* qsort comparator on ana_cost_key */
+
+/* The grid split into tunable combinations (the values of the tunable
+ * axes) and scenario combinations (the values of the scenario axes), each in
+ * order of first appearance among the points. */
+typedef struct ana_split {
+  size_t n_tun, n_scen;
+  long *cell;        /* n_tun x n_scen: point index, -1 when the grid lacks it */
+  size_t *tun_of;    /* per point index */
+  size_t *scen_of;   /* per point index */
+} ana_split;
+
+/* Fills sp; n_tun = n_scen = 0 (and no allocation) when r has no scenario
+ * axis. Returns 0, or -1 when out of memory. */
+int ana_split_compute(ana_split *sp, const fmt_results *r);
+void ana_split_free(ana_split *sp);
+
+#endif
