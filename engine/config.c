@@ -228,12 +228,16 @@ static const eng_setting settings[] = {
      "measurement",
      "on: also record the queue depth of every shard at every tick (sim --ticks-csv: "
      "shard_queue_K columns; run: /ticks/shard_queue_depth)"},
+    {"memory_limit_mb", ENG_SET_DOUBLE_INF, OFF(memory_limit_mb), 1, 1e9, NULL, "measurement",
+     "a run whose attempts need more memory than this fails alone (the sweep goes on and says "
+     "so); inf: as much as the machine gives"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])
 
 void eng_config_defaults(eng_config *c) {
   memset(c, 0, sizeof *c);
+  c->memory_limit_mb = INFINITY;
   c->tick_ms = 1;
   c->horizon_ms = 10000;
   c->shards = 16;

@@ -26,6 +26,8 @@
  * compare), so no horizon or queue depth makes an event cost more.
  */
 #include <math.h>
+#include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,10 @@ enum { F_SURGE, F_BROWNOUT, F_CRASH, F_DETECT, F_OUTAGE, F_HOT, F_KINDS };
 struct eng_run {
   const eng_config *cfg;
   int32_t ticks, now;
+  /* A run that needs more memory than it may have fails alone: the grow
+   * paths jump back to eng_run_simulate, which returns the error. */
+  jmp_buf oom;
+  size_t mem_limit;    /* bytes the attempt pool and timeout queue may take */
   eng_rng r_arr, r_svc, r_cli;
   uint32_t ring_seed;
 
@@ -223,10 +229,7 @@ void eng_run_destroy(eng_run *r) {
   free(r);
 }
 
-static void fatal_oom(const eng_run *r) {
-  fprintf(stderr, "stormsweep: out of memory in a run (tick %d)\n", r->now);
-  abort();
-}
+static _Noreturn void fatal_oom(eng_run *r) { longjmp(r->oom, 1); }
 
 /* Grows *p to hold need elements (doubling); contents are kept. */
 static int ensure(void **p, size_t *cap, size_t need, size_t elem) {
@@ -243,7 +246,7 @@ static int ensure(void **p, size_t *cap, size_t need, size_t elem) {
 /* Doubles the attempt pool; new records go on the free list. */
 static void pool_grow(eng_run *r) {
   uint32_t old = r->at_cap, n = old ? old * 2 : 4096;
-  if (n > (uint32_t)1 << 31) fatal_oom(r);
+  if (n > (uint32_t)1 << 31 || (size_t)n * sizeof(attempt) > r->mem_limit) fatal_oom(r);
   attempt *p = realloc(r->at, (size_t)n * sizeof *p);
   if (!p) fatal_oom(r);
   r->at = p;
@@ -282,6 +285,7 @@ static inline void wheel_insert(eng_run *r, uint32_t i, int32_t due, int kind) {
  * line so that the push below stays a few instructions, inlined). */
 static __attribute__((noinline)) void tq_grow(eng_run *r) {
   uint32_t n = r->tq_cap ? r->tq_cap * 2 : 4096;
+  if ((size_t)n * sizeof(uint64_t) > r->mem_limit) fatal_oom(r);
   uint64_t *q = malloc((size_t)n * sizeof *q);
   if (!q) fatal_oom(r);
   for (uint32_t k = 0; k < r->tq_len; k++) q[k] = r->tq[(r->tq_head + k) & (r->tq_cap - 1)];
@@ -1466,6 +1470,15 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
 
 int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary *out, char *err,
                      size_t errlen) {
+  r->mem_limit = isinf(c->memory_limit_mb) ? SIZE_MAX : (size_t)(c->memory_limit_mb * 1048576.0);
+  r->now = 0;
+  if (setjmp(r->oom)) {
+    /* Everything the run holds belongs to r and stays freeable; the next
+     * run prepares it anew. */
+    snprintf(err, errlen, "out of memory at tick %d of %d (%s)", r->now, r->ticks,
+             isinf(c->memory_limit_mb) ? "the machine refused more" : "memory_limit_mb reached");
+    return -1;
+  }
   if (run_prepare(r, c, seed, err, errlen)) return -1;
   for (r->now = 0; r->now < r->ticks; r->now++) run_tick(r);
   run_summarize(r, seed, out);

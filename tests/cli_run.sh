@@ -169,6 +169,30 @@ for obj in /runs /points /ticks; do
   h5diff seed.h5 seed2.h5 "$obj" "$obj" >/dev/null 2>&1 || fail "built-in seed study differs from sweeps/seed.ini ($obj)"
 done
 
+# ---- a run that runs out of memory fails alone; the sweep completes ----
+# memory_limit_mb = 1 holds the calm point's runs but not the 5x surge's.
+cat >oom.ini <<'EOF'
+[sweep]
+replicates = 2
+[scenario]
+memory_limit_mb = 1
+[grid]
+surge_factor = 1, 5
+EOF
+expect_exit 1 "$BIN" run oom.ini -o oom.h5 -q -j 2
+expect_in "$T/err" "out of memory at tick"
+expect_in "$T/err" "memory_limit_mb reached"
+grep -q "seed [0-9]" "$T/err" || fail "the failed run is not named with its seed: $(head -c 300 "$T/err")"
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+  /usr/bin/python3 - oom.h5 <<'PY' || fail "the calm runs were not written, or a failed run was"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+done = list(f["runs"]["done"])
+assert done == [1, 1, 0, 0], done
+assert f.attrs["complete"] == 0
+PY
+fi
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -112,6 +112,7 @@ typedef struct eng_config {
   double drain_bound_ms;                     /* longer projected drain: not draining */
   double collapse_requests;                  /* expected new requests per collapse window */
   int32_t record_shard_queues;
+  double memory_limit_mb;                    /* a run needing more fails alone (inf: none) */
 } eng_config;
 
 typedef enum {
