@@ -639,7 +639,7 @@ static int run_root(int argc, char **argv, int ranks) {
 
 int cmd_run(int argc, char **argv) {
   /* No HDF5 shutdown at exit: after a failed write the result file is left
-   * open on purpose (h5out.c, h5out_abandon), and closing it then would try
+   * open on purpose (format/state.c, fmt__out_abandon), and closing it then would try
    * to write it. Every file is closed explicitly otherwise. */
   H5dont_atexit();
   int rank = 0, ranks = 1;

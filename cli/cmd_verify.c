@@ -6,7 +6,7 @@
  *
  * Verify is a one-point sweep with replicates = --max-runs: run r is
  * replicate r of point 0, seed eng_seed_derive(master, 0, r), simulated by
- * the sweep driver's workers (sweeps/driver.c) in parallel batches. The
+ * the driver (drv.h) in parallel batches. The
  * test is fed in replicate order, so the verdict and the run count are the
  * same for any thread count: runs of a batch beyond the deciding one are
  * ignored. Batches grow geometrically (a storm is refuted by its first run;
@@ -17,7 +17,7 @@
  * each value is verified in turn as its own configuration and the verdict
  * is the intersection of theirs (verify_across).
  *
- * With -o FILE the runs go through the sweep writer (sweeps/h5out.c), one
+ * With -o FILE the runs go through the sweep writer (fmt.h), one
  * commit per batch, so an interrupted verify keeps every finished run and
  * `--resume` reads them back and continues without rerunning any.
  */

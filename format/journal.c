@@ -6,7 +6,7 @@
  * new pages; the journal's records are each checked by a CRC, so its valid
  * prefix is exactly the runs that were committed, whatever state FILE is in.
  * `run --resume` checks FILE against it and, when FILE is damaged, rebuilds
- * FILE from it (h5out.c). The journal goes once FILE is closed cleanly and
+ * FILE from it (resume.c, close.c). The journal goes once FILE is closed cleanly and
  * synced with every run of its sweep (or slice) in it.
  *
  * Layout (native byte order, checked by a marker; the journal is only read

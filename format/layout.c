@@ -3,8 +3,8 @@
  * it: the /ticks coordinate names (format 2), the /runs row (columns, types,
  * their documentation), and reading a file back with every check of its
  * root attributes, shapes, types and storage against what this version
- * writes (layout.h says what each format version holds; h5out.c's header
- * comment documents the layout in full).
+ * writes (layout.h says what each format version holds and documents the
+ * layout in full).
  */
 #include <math.h>
 #include <stdio.h>

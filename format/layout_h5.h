@@ -1,7 +1,7 @@
 /*
  * layout_h5.h — the HDF5 side of the result file's layout (layout.c), for
  * the sweeps library only: the /runs row, and reading a file back with its
- * layout checked (shared by resume and refine in h5out.c and by merge).
+ * layout checked (shared by resume, refine, merge and the read-back).
  * Names and versions are in layout.h.
  */
 #ifndef STORMSWEEP_LAYOUT_H5_H

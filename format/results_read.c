@@ -2,7 +2,7 @@
  * reader.c — reading a stormsweep result file (SPEC §4) for the analysis.
  * This is the only analysis module that knows the HDF5 layout; the names it
  * relies on are collected below so following a layout change means editing
- * one place. The writer documents the layout in sweeps/h5out.c; this reader
+ * one place. The layout is documented in layout.h; this reader
  * needs from it:
  *
  *   /            attributes format = "stormsweep-results" (string) and
@@ -81,7 +81,7 @@
 #include "layout.h"
 #include "open.h"
 
-/* ---- layout names: owned by sweeps/layout.h ---- */
+/* ---- layout names: owned by layout.h ---- */
 #define ATTR_FORMAT FMT_ATTR_FORMAT
 #define ATTR_FORMAT_VERSION FMT_ATTR_FORMAT_VERSION
 #define ATTR_TOOL_VERSION FMT_ATTR_TOOL_VERSION
@@ -1259,7 +1259,7 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
   hsize_t chunk_ticks = 0;
   int64_t replicates = 0;
   /* refine appends fresh replicates after the sweep's own rows and records
-   * its rounds under /refine (sweeps/h5out.c). */
+   * its rounds under /refine (append.c). */
   int refined = H5Lexists(fid, "refine", H5P_DEFAULT) > 0;
   if (attr_double(root, ATTR_REPLICATES, &reps) == 0) {
     if (!(reps >= 1 && reps <= (double)SWP_MAX_RUNS && reps == floor(reps))) {

@@ -1,6 +1,6 @@
 /*
  * test_analysis.c — the analysis library on synthetic result files written
- * here with the HDF5 API in the layout of sweeps/h5out.c (format
+ * here with the HDF5 API in the layout of format/layout.h (format
  * "stormsweep-results", version 1), with outcomes chosen so every number
  * below is known by hand:
  *

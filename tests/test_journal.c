@@ -1,6 +1,6 @@
 /*
- * test_journal.c — the journal's valid prefix (sweeps/journal.c) and the
- * writer lock (sweeps/writelock.c): records read back as written; a torn
+ * test_journal.c — the journal's valid prefix (format/journal.c) and the
+ * writer lock (format/writelock.c): records read back as written; a torn
  * tail, a flipped byte or a record cut short ends the prefix there; a
  * journal of another sweep is refused; a second lock on the same file is
  * refused while the first is held and granted once it is released.

@@ -1,5 +1,5 @@
 /*
- * test_subset.c — running part of a sweep (sweeps/driver.c, h5out.c,
+ * test_subset.c — running part of a sweep (driver/, format/,
  * merge.c): the slice rule (known answers, a partition, balance where plain
  * striding fails), --slice parsing, run lists; three slices merged equal to
  * one run, byte for byte in every result dataset; a sweep stopped part-way

@@ -1,6 +1,6 @@
 /*
- * test_sweep_h5.c — the result file and the driver (sweeps/chunk.c,
- * h5out.c, driver.c): pre-encoded chunks are byte-identical to HDF5's own
+ * test_sweep_h5.c — the result file and the driver (format/chunk.c,
+ * format/, driver/): pre-encoded chunks are byte-identical to HDF5's own
  * shuffle+deflate pipeline; the writer's layout read back through the HDF5
  * API (shapes, types, fill values of unwritten runs, refuse-to-overwrite); a
  * small sweep whose every run equals a direct eng_run_simulate of its point

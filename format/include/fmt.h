@@ -8,7 +8,7 @@
  * fmt_outfile.h.
  *
  * The layout (names, versions, the /runs columns) is documented once, in
- * format/layout.h and format/h5out.c's header comment, and for users in
+ * format/layout.h's header comment, and for users in
  * docs/file-format.md.
  *
  * Threading: a writer (fmt_out) is not thread-safe: the driver calls it from

@@ -1,6 +1,6 @@
 /*
  * fuzz_resultfile.c — libFuzzer target for the result-file reader
- * (analysis/reader.c) and everything that runs on what it returns
+ * (format/results_read.c) and everything that runs on what it returns
  * (summary, effects, recommendation, JSON, bands, heat-map grids).
  *
  * An input is not an HDF5 file but a recipe for one: its bytes choose the
