@@ -23,4 +23,13 @@ int swp_axis_expand(swp_axis *ax, const char *spec, int64_t other_points, char *
 int64_t swp_axis_count(const char *key, const char *spec);
 void swp_axis_clear(swp_axis *ax);
 
+/* ---- sweeptext.c: the grammar's line rules, shared with the parser ---- */
+
+/* Whether a continuation line's text reads as "key = value" (it would then
+ * start a new entry, so a value must not wrap onto it). */
+int swp__looks_like_assignment(const char *v);
+/* Whether key = value fits the grammar's lines once wrapped (list: its items
+ * may wrap at the commas between them). */
+int swp__wrapped_fits(const char *key, const char *value, int list);
+
 #endif
