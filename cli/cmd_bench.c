@@ -504,6 +504,68 @@ static void usage(FILE *out) {
           "machine move from one minute to the next.\n");
 }
 
+/* The whole bench's figures: JSON or the text report. */
+static void report_full(int json, int decision, int threads, int runs, int replicates,
+                        const engine_figures *g, const engine_figures *n, long engine_kb,
+                        const sweep_figures *s1p, const sweep_figures *snp,
+                        const sweep_figures *sbigp, const decision_figures *decp) {
+  sweep_figures s1 = *s1p, sn = *snp, sbig = *sbigp;
+  decision_figures dec = *decp;
+  double speedup = sn.runs_per_s / s1.runs_per_s;
+  if (json) {
+    json_t *root = json_object();
+    json_object_set_new(root, "engine", engine_section(g, n, runs, engine_kb));
+    json_object_set_new(
+        root, "sweep",
+        json_pack("{s:I,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "runs",
+                  (json_int_t)s1.runs, "threads", threads, "runs_per_s_1_thread",
+                  figure(s1.runs_per_s, 2), "runs_per_s_all_threads", figure(sn.runs_per_s, 2),
+                  "speedup", figure(speedup, 3), "hdf5_write_share_1_thread",
+                  figure(s1.write_share, 4), "hdf5_write_share_all_threads",
+                  figure(sn.write_share, 4), "writer_wait_share_all_threads",
+                  figure(sn.wait_share, 4), "cpu_s_1_thread", figure(s1.cpu_s, 2),
+                  "cpu_s_all_threads", figure(sn.cpu_s, 2), "bytes_per_run",
+                  figure(sn.bytes_per_run, 0), "peak_rss_kb", (json_int_t)sn.peak_kb,
+                  "peak_rss_kb_4x_runs", (json_int_t)sbig.peak_kb, "runs_4x",
+                  (json_int_t)sbig.runs));
+    if (decision) {
+      json_object_set_new(root, "decision_s", figure(dec.decision_s, 2));
+      json_object_set_new(root, "fixed_sweep_s", figure(dec.fixed_s, 2));
+      json_object_set_new(root, "decision_ratio",
+                          figure(dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0, 3));
+      json_object_set_new(root, "decision_runs", json_integer((json_int_t)dec.decision_runs));
+      json_object_set_new(root, "fixed_sweep_runs", json_integer((json_int_t)dec.fixed_runs));
+      json_object_set_new(root, "decision_proven", json_boolean(dec.proven));
+    }
+    ana_json_print(stdout, root, 2);
+    return;
+  }
+  printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
+  print_engine(g, n, runs, engine_kb);
+  printf("\n");
+  printf("sweep: built-in seed study, %d replicates = %lld runs, output on:\n", replicates,
+         (long long)s1.runs);
+  printf("  %-10s %10s %10s %14s %14s %12s\n", "threads", "wall", "runs/s", "HDF5 write", "bytes/run",
+         "peak RSS");
+  printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", 1, s1.wall_s, s1.runs_per_s,
+         100 * s1.write_share, s1.bytes_per_run, s1.peak_kb / 1024.0);
+  printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", threads, sn.wall_s, sn.runs_per_s,
+         100 * sn.write_share, sn.bytes_per_run, sn.peak_kb / 1024.0);
+  printf("  speedup %d threads / 1 thread: %.2fx\n", threads, speedup);
+  printf("  CPU time %.1f s at 1 thread, %.1f s at %d (the work itself: same runs); threads\n"
+         "  waited for the writer %.1f%% of their time; on a loaded machine a wall-time\n"
+         "  speedup shows the load, these do not\n",
+         s1.cpu_s, sn.cpu_s, threads, 100 * sn.wait_share);
+  printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
+         sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
+  if (decision)
+    printf("\ndecision: seed study from nothing to %s: %.1f s, %lld runs; the fixed sweep: "
+           "%.1f s, %lld runs (time %.2fx)\n",
+           dec.proven ? "a proven recommendation" : "refine's answer (no point proven)",
+           dec.decision_s, (long long)dec.decision_runs, dec.fixed_s, (long long)dec.fixed_runs,
+           dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0);
+}
+
 int cmd_bench(int argc, char **argv) {
   int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0,
       decision = 1, rounds = 7, guarded_only = 0;
@@ -633,58 +695,6 @@ int cmd_bench(int argc, char **argv) {
     fprintf(stderr, "stormsweep bench: sweep failed\n");
     return 1;
   }
-  double speedup = sn.runs_per_s / s1.runs_per_s;
-  if (json) {
-    json_t *root = json_object();
-    json_object_set_new(root, "engine", engine_section(&g, &n, runs, engine_kb));
-    json_object_set_new(
-        root, "sweep",
-        json_pack("{s:I,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "runs",
-                  (json_int_t)s1.runs, "threads", threads, "runs_per_s_1_thread",
-                  figure(s1.runs_per_s, 2), "runs_per_s_all_threads", figure(sn.runs_per_s, 2),
-                  "speedup", figure(speedup, 3), "hdf5_write_share_1_thread",
-                  figure(s1.write_share, 4), "hdf5_write_share_all_threads",
-                  figure(sn.write_share, 4), "writer_wait_share_all_threads",
-                  figure(sn.wait_share, 4), "cpu_s_1_thread", figure(s1.cpu_s, 2),
-                  "cpu_s_all_threads", figure(sn.cpu_s, 2), "bytes_per_run",
-                  figure(sn.bytes_per_run, 0), "peak_rss_kb", (json_int_t)sn.peak_kb,
-                  "peak_rss_kb_4x_runs", (json_int_t)sbig.peak_kb, "runs_4x",
-                  (json_int_t)sbig.runs));
-    if (decision) {
-      json_object_set_new(root, "decision_s", figure(dec.decision_s, 2));
-      json_object_set_new(root, "fixed_sweep_s", figure(dec.fixed_s, 2));
-      json_object_set_new(root, "decision_ratio",
-                          figure(dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0, 3));
-      json_object_set_new(root, "decision_runs", json_integer((json_int_t)dec.decision_runs));
-      json_object_set_new(root, "fixed_sweep_runs", json_integer((json_int_t)dec.fixed_runs));
-      json_object_set_new(root, "decision_proven", json_boolean(dec.proven));
-    }
-    ana_json_print(stdout, root, 2);
-    return 0;
-  }
-  printf("stormsweep bench (%d cores available)\n\n", omp_get_num_procs());
-  print_engine(&g, &n, runs, engine_kb);
-  printf("\n");
-  printf("sweep: built-in seed study, %d replicates = %lld runs, output on:\n", replicates,
-         (long long)s1.runs);
-  printf("  %-10s %10s %10s %14s %14s %12s\n", "threads", "wall", "runs/s", "HDF5 write", "bytes/run",
-         "peak RSS");
-  printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", 1, s1.wall_s, s1.runs_per_s,
-         100 * s1.write_share, s1.bytes_per_run, s1.peak_kb / 1024.0);
-  printf("  %-10d %8.2f s %10.1f %13.1f%% %14.0f %9.1f MB\n", threads, sn.wall_s, sn.runs_per_s,
-         100 * sn.write_share, sn.bytes_per_run, sn.peak_kb / 1024.0);
-  printf("  speedup %d threads / 1 thread: %.2fx\n", threads, speedup);
-  printf("  CPU time %.1f s at 1 thread, %.1f s at %d (the work itself: same runs); threads\n"
-         "  waited for the writer %.1f%% of their time; on a loaded machine a wall-time\n"
-         "  speedup shows the load, these do not\n",
-         s1.cpu_s, sn.cpu_s, threads, 100 * sn.wait_share);
-  printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
-         sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
-  if (decision)
-    printf("\ndecision: seed study from nothing to %s: %.1f s, %lld runs; the fixed sweep: "
-           "%.1f s, %lld runs (time %.2fx)\n",
-           dec.proven ? "a proven recommendation" : "refine's answer (no point proven)",
-           dec.decision_s, (long long)dec.decision_runs, dec.fixed_s, (long long)dec.fixed_runs,
-           dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0);
+  report_full(json, decision, threads, runs, replicates, &g, &n, engine_kb, &s1, &sn, &sbig, &dec);
   return 0;
 }

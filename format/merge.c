@@ -297,6 +297,96 @@ static int copy_runs(fmt_in **in, const fmt_merge_opts *o, const int32_t *owner,
   return rc;
 }
 
+/* Opens every part: readable, not the output, not given twice, of one
+ * sweep with the sweep's own shape. 0, or -1 after a message. */
+static int parts_open(const fmt_merge_opts *o, fmt_in **in) {
+  char err[1024];
+  struct stat out_st;
+  int out_exists = stat(o->output, &out_st) == 0;
+  for (int p = 0; p < o->n_parts; p++) {
+    struct stat ps;
+    if (stat(o->parts[p], &ps) == 0) {
+      if (out_exists && ps.st_dev == out_st.st_dev && ps.st_ino == out_st.st_ino) {
+        say(o, "%s is one of the parts; choose another -o", o->output);
+        return -1;
+      }
+      for (int q = 0; q < p; q++) {
+        struct stat qs;
+        if (stat(o->parts[q], &qs) == 0 && qs.st_dev == ps.st_dev && qs.st_ino == ps.st_ino) {
+          say(o, "%s and %s are the same file, given twice", o->parts[q], o->parts[p]);
+          return -1;
+        }
+      }
+    }
+    if (fmt_in_open(&in[p], o->parts[p], err, sizeof err)) {
+      say(o, "%s", err);
+      return -1;
+    }
+    const fmt_info *ip = fmt_in_info(in[p]);
+    if (ip->n_runs != ip->n_points * ip->replicates) {
+      /* Rows appended by refine: merge joins the slices of one sweep. */
+      say(o, "%s holds %lld runs appended by refine; merge joins slices of a sweep before "
+             "refine (refine the merged file)",
+          o->parts[p], (long long)(ip->n_runs - ip->n_points * ip->replicates));
+      return -1;
+    }
+    if (p && parts_consistent(in, o, p)) return -1;
+  }
+  return 0;
+}
+
+/* The coverage check with its memory bound: owner[r] is the part holding
+ * run r. 0, or -1 after a message. */
+static int parts_cover(const fmt_merge_opts *o, fmt_in **in, int32_t **owner) {
+  const fmt_info *i0 = fmt_in_info(in[0]);
+  /* The analysis reader's bound, before anything is allocated: what is
+   * held per run must fit in a quarter of memory (the parts' /runs were
+   * checked to store every row they declare). */
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+  double need = (double)i0->n_runs * (double)(sizeof **owner + 1);
+  if (phys > 0 && need > phys / 4) {
+    say(o, "%s: %lld runs need about %.1f GB to merge, more than a quarter of this machine's "
+           "%.1f GB",
+        o->parts[0], (long long)i0->n_runs, need / (1024.0 * 1024.0 * 1024.0),
+        phys / (1024.0 * 1024.0 * 1024.0));
+    return -1;
+  }
+  *owner = malloc((size_t)i0->n_runs * sizeof **owner);
+  uint8_t *done = malloc((size_t)i0->n_runs);
+  int rc = 0;
+  if (!*owner || !done) {
+    say(o, "out of memory for %lld runs", (long long)i0->n_runs);
+    rc = -1;
+  } else if (coverage_check(in, o, *owner, done)) {
+    say(o, "nothing written");
+    rc = -1;
+  }
+  free(done);
+  return rc;
+}
+
+/* /timing of the merged file: the parts' sums (CPU-like totals). */
+static void merged_timing(const fmt_merge_opts *o, fmt_in **in, fmt_timing *t,
+                          const char *now) {
+  memset(t, 0, sizeof *t);
+  const char *first = NULL, *last = NULL;
+  for (int p = 0; p < o->n_parts; p++) {
+    const fmt_info *info = fmt_in_info(in[p]);
+    t->wall_s += info->wall_s;
+    t->simulate_s += info->simulate_s;
+    t->encode_s += info->encode_s;
+    t->write_s += info->write_s;
+    if (info->threads > t->threads) t->threads = info->threads;
+    if (info->started && (!first || strcmp(info->started, first) < 0)) first = info->started;
+    if (info->finished && (!last || strcmp(info->finished, last) > 0)) last = info->finished;
+  }
+  t->runs_done = fmt_in_info(in[0])->n_runs;
+  t->started = first ? first : now;
+  t->finished = last ? last : now;
+  t->sessions = o->n_parts;
+}
+
 int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err_out, size_t err_len) {
   *stopped = 0;
   if (err_out && err_len) err_out[0] = 0;
@@ -309,7 +399,6 @@ int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err_out, size_t err_l
 
   fmt_in **in = calloc((size_t)o->n_parts, sizeof *in);
   int32_t *owner = NULL;
-  uint8_t *done = NULL;
   swp_sweep sw;
   swp_sweep_init(&sw);
   const char *tmp = NULL;
@@ -325,40 +414,7 @@ int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err_out, size_t err_l
     goto done;
   }
 
-  /* ---- the parts: readable, of one sweep, not the same file twice ---- */
-  struct stat out_st;
-  int out_exists = stat(o->output, &out_st) == 0;
-  for (int p = 0; p < o->n_parts; p++) {
-    struct stat ps;
-    if (stat(o->parts[p], &ps) == 0) {
-      if (out_exists && ps.st_dev == out_st.st_dev && ps.st_ino == out_st.st_ino) {
-        say(o, "%s is one of the parts; choose another -o",
-                o->output);
-        goto done;
-      }
-      for (int q = 0; q < p; q++) {
-        struct stat qs;
-        if (stat(o->parts[q], &qs) == 0 && qs.st_dev == ps.st_dev && qs.st_ino == ps.st_ino) {
-          say(o, "%s and %s are the same file, given twice",
-                  o->parts[q], o->parts[p]);
-          goto done;
-        }
-      }
-    }
-    if (fmt_in_open(&in[p], o->parts[p], err, sizeof err)) {
-      say(o, "%s", err);
-      goto done;
-    }
-    const fmt_info *ip = fmt_in_info(in[p]);
-    if (ip->n_runs != ip->n_points * ip->replicates) {
-      /* Rows appended by refine: merge joins the slices of one sweep. */
-      say(o, "%s holds %lld runs appended by refine; merge joins "
-                      "slices of a sweep before refine (refine the merged file)",
-              o->parts[p], (long long)(ip->n_runs - ip->n_points * ip->replicates));
-      goto done;
-    }
-    if (p && parts_consistent(in, o, p)) goto done;
-  }
+  if (parts_open(o, in)) goto done;
   const fmt_info *i0 = fmt_in_info(in[0]);
 
   /* ---- the sweep, re-derived from its text ---- */
@@ -368,33 +424,11 @@ int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err_out, size_t err_l
   }
 
   /* ---- coverage ---- */
-  /* The analysis reader's bound, before anything is allocated: what is
-   * held per run must fit in a quarter of memory (the parts' /runs were
-   * checked to store every row they declare). */
-  {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double phys = pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
-    double need = (double)i0->n_runs * (double)(sizeof *owner + 1);
-    if (phys > 0 && need > phys / 4) {
-      say(o, "%s: %lld runs need about %.1f GB to merge, more than a quarter "
-              "of this machine's %.1f GB",
-              o->parts[0], (long long)i0->n_runs, need / (1024.0 * 1024.0 * 1024.0),
-              phys / (1024.0 * 1024.0 * 1024.0));
-      goto done;
-    }
-  }
-  owner = malloc((size_t)i0->n_runs * sizeof *owner);
-  done = malloc((size_t)i0->n_runs);
-  if (!owner || !done) {
-    say(o, "out of memory for %lld runs", (long long)i0->n_runs);
-    goto done;
-  }
-  if (coverage_check(in, o, owner, done)) {
-    say(o, "nothing written");
-    goto done;
-  }
+  if (parts_cover(o, in, &owner)) goto done;
 
   /* ---- the output ---- */
+  struct stat out_st;
+  int out_exists = stat(o->output, &out_st) == 0;
   if (out_exists && !o->force) {
     say(o, "%s: already exists (use --force to overwrite)",
             o->output);
@@ -458,24 +492,8 @@ int fmt_merge(const fmt_merge_opts *o, int *stopped, char *err_out, size_t err_l
     rc = copy_rc == 3 ? 1 : copy_rc;
     goto done;
   }
-  /* /timing of the merged file: the parts' sums (CPU-like totals). */
   fmt_timing t;
-  memset(&t, 0, sizeof t);
-  const char *first = NULL, *last = NULL;
-  for (int p = 0; p < o->n_parts; p++) {
-    const fmt_info *info = fmt_in_info(in[p]);
-    t.wall_s += info->wall_s;
-    t.simulate_s += info->simulate_s;
-    t.encode_s += info->encode_s;
-    t.write_s += info->write_s;
-    if (info->threads > t.threads) t.threads = info->threads;
-    if (info->started && (!first || strcmp(info->started, first) < 0)) first = info->started;
-    if (info->finished && (!last || strcmp(info->finished, last) > 0)) last = info->finished;
-  }
-  t.runs_done = i0->n_runs;
-  t.started = first ? first : started;
-  t.finished = last ? last : started;
-  t.sessions = o->n_parts;
+  merged_timing(o, in, &t, started);
   int close_rc = fmt_out_close(out, &t, err, sizeof err);
   out = NULL;
   if (close_rc) {
@@ -499,7 +517,6 @@ done:
   for (int p = 0; in && p < o->n_parts; p++) fmt_in_close(in[p]);
   free(in);
   free(owner);
-  free(done);
   swp_sweep_free(&sw);
   H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
   if (rc && err_out && !err_out[0]) swp_seterr(err_out, err_len, "%s: not merged", o->output);

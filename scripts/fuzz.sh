@@ -6,8 +6,9 @@
 # bounded time.
 #
 # Builds with clang straight from the sources the parser needs
-# (sweeps/sweepfile.c, sweeps/grid.c, engine/config.c and the embedded seed
-# study; plus analysis/*.c and HDF5 for resultfile) — no CMake build needed.
+# (sweeps/*.c but the client importer, engine/config.c and the embedded seed
+# study; the importer too for client; every library for resultfile) — no
+# CMake build needed.
 # Starts from the seed corpus in tests/fuzz/corpus (corpus_result for
 # resultfile; read-only: new inputs go to BUILD_DIR/corpus, which later runs
 # reuse) with the dictionary tests/fuzz/sweepfile.dict (sweepfile only).
@@ -72,27 +73,35 @@ out=$(cd "$out" && pwd)
 cmake -DINPUT="$src/sweeps/seed.ini" -DOUTPUT="$out/seed_study.c" -DFUNC=swp_seed_study_text \
   -P "$src/sweeps/embed.cmake"
 flags=(-std=c11 -g -O1 -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L
-  -DSTORMSWEEP_VERSION='"fuzz"' -I"$src/engine" -I"$src/sweeps"
+  -DSTORMSWEEP_VERSION='"fuzz"')
+for lib in engine sweeps format driver analysis; do
+  flags+=(-I"$src/$lib" -I"$src/$lib/include")
+done
+flags+=(
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Wall -Wextra -Werror)
 echo "fuzz.sh: building $out/fuzz_$target with $CC"
-parser=("$src/sweeps/sweepfile.c" "$src/sweeps/grid.c" "$src/engine/config.c" "$out/seed_study.c")
+parser=("$src/engine/config.c" "$out/seed_study.c")
+for f in "$src"/sweeps/*.c; do
+  case "$(basename "$f")" in client_*) ;; *) parser+=("$f") ;; esac
+done
 if [ "$target" = client ]; then
   # the --client importer (its examples join the seeds below)
   "$CC" "${flags[@]}" -o "$out/fuzz_client" "$src/tests/fuzz/fuzz_client.c" \
-    "$src/sweeps/client_import.c" "${parser[@]}" -ljansson -lyaml -linih -lm
+    "$src"/sweeps/client_*.c "${parser[@]}" -ljansson -lyaml -linih -lxxhash -lm
 elif [ "$target" = sweepfile ]; then
   "$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" "$src/tests/fuzz/fuzz_sweepfile.c" "${parser[@]}" \
-    -linih -lm
+    -linih -lxxhash -lm
 else
   read -r -a h5 <<<"$(pkg-config --cflags --libs hdf5)"
-  # The analysis library links the sweep layer (recommend reads refine's
-  # state), so the target takes every library source, as CMake links them.
-  libs=("$src"/analysis/*.c "$src"/engine/*.c "$out/seed_study.c")
-  for f in "$src"/sweeps/*.c; do
+  # The analysis library links every layer below it (recommend reads
+  # refine's state), so the target takes every library source, as CMake
+  # links them.
+  libs=("$src"/analysis/*.c "$src"/engine/*.c "$src"/sweeps/*.c "$src"/format/*.c "$out/seed_study.c")
+  for f in "$src"/driver/*.c; do
     [ "$(basename "$f")" = mpi_driver.c ] || libs+=("$f")
   done
-  "$CC" "${flags[@]}" -fopenmp -I"$src/analysis" -o "$out/fuzz_resultfile" \
+  "$CC" "${flags[@]}" -fopenmp -o "$out/fuzz_resultfile" \
     "$src/tests/fuzz/fuzz_resultfile.c" "${libs[@]}" "${h5[@]}" -lhdf5_hl -linih -lxxhash -ljansson -lyaml -lz -lm
 fi
 

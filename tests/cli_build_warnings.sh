@@ -17,7 +17,7 @@ failures=0
 flags=(-std=c11 -O3 -D_POSIX_C_SOURCE=200809L -DSTORMSWEEP_VERSION='"test"' -Wall -Wextra
   -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla -Werror
   -I"$SRC/engine" -I"$SRC/engine/include" -I"$SRC/sweeps/include" -I"$SRC/format/include"
-  -I"$SRC/analysis")
+  -I"$SRC/analysis/include")
 for san in "" "-fsanitize=address,undefined,float-cast-overflow"; do
   for f in engine/config.c analysis/textsafe.c; do
     # shellcheck disable=SC2086
