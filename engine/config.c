@@ -19,7 +19,8 @@
 static const char *const service_names[] = {"exponential", "deterministic", "lognormal", NULL};
 static const char *const key_names[] = {"uniform", "zipf", NULL};
 static const char *const discipline_names[] = {"fifo", "lifo", "adaptive_lifo", NULL};
-static const char *const backoff_names[] = {"none", "full", "equal", "decorrelated", NULL};
+static const char *const backoff_names[] = {"none",         "full", "equal",
+                                            "decorrelated", "grpc", "envoy", NULL};
 static const char *const breaker_names[] = {"off", "fail_fast", "next_shard", NULL};
 static const char *const bool_names[] = {"off", "on", NULL};
 static const char *const policy_names[] = {"naive", "guarded", NULL};
@@ -112,13 +113,15 @@ static const eng_setting settings[] = {
      "retries per request after the first attempt"},
     {"backoff", ENG_SET_ENUM, OFF(backoff), 0, 0, backoff_names, "client",
      "delay before a retry: none (immediate), full jitter U(0, min(cap, base 2^n)), equal "
-     "jitter (half fixed, half random) or decorrelated jitter min(cap, U(base, 3 prev))"},
+     "jitter (half fixed, half random), decorrelated jitter min(cap, U(base, 3 prev)), grpc "
+     "(min(cap, base 2^n) x U(0.8, 1.2), gRFC A6) or envoy (Envoy's jittered exponential "
+     "back-off in whole ms; docs/clients.md)"},
     {"backoff_base_ms", ENG_SET_DOUBLE, OFF(backoff_base_ms), 0, BIG, NULL, "client",
      "backoff base in ms"},
     {"backoff_cap_ms", ENG_SET_DOUBLE, OFF(backoff_cap_ms), 0, BIG, NULL, "client",
      "backoff cap in ms (0 = retries are immediate, whatever backoff says)"},
     {"backoff_multiplier", ENG_SET_DOUBLE, OFF(backoff_multiplier), 1e-6, 1e6, NULL, "client",
-     "growth of the full and equal jitter backoff: retry n sleeps against min(cap, base x "
+     "growth of the full, equal and grpc backoff: retry n sleeps against min(cap, base x "
      "multiplier^(n-1)) (gRPC's backoffMultiplier; 2 = the classic doubling)"},
     {"budget_ratio", ENG_SET_DOUBLE_INF, OFF(budget_ratio), 0, BIG, NULL, "client",
      "retry budget: tokens each first attempt deposits in its client's bucket; a retry "
@@ -738,6 +741,22 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
     if (users > 1e7) {
       seterr(err, errlen, "%s: %.3g users is beyond what a run can simulate (max 1e7)",
              c->concurrency > 0 ? "concurrency" : "load", users);
+      return -1;
+    }
+  }
+  if (c->backoff == ENG_BACKOFF_ENVOY && c->backoff_cap_ms > 0) {
+    if (c->backoff_base_ms < 1) {
+      seterr(err, errlen,
+             "backoff_base_ms (%g) must be at least 1 with backoff = envoy (Envoy counts whole "
+             "milliseconds and needs a base interval above 0)",
+             c->backoff_base_ms);
+      return -1;
+    }
+    if (c->backoff_cap_ms < c->backoff_base_ms) {
+      seterr(err, errlen,
+             "backoff_cap_ms (%g) must be 0 or at least backoff_base_ms (%g) with backoff = envoy "
+             "(Envoy requires max_interval >= base_interval)",
+             c->backoff_cap_ms, c->backoff_base_ms);
       return -1;
     }
   }

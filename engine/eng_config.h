@@ -20,7 +20,15 @@
 typedef enum { ENG_SERVICE_EXP, ENG_SERVICE_DET, ENG_SERVICE_LOGNORMAL } eng_service_dist;
 typedef enum { ENG_KEYS_UNIFORM, ENG_KEYS_ZIPF } eng_key_dist;
 typedef enum { ENG_QUEUE_FIFO, ENG_QUEUE_LIFO, ENG_QUEUE_ADAPTIVE_LIFO } eng_queue_discipline;
-typedef enum { ENG_BACKOFF_NONE, ENG_BACKOFF_FULL, ENG_BACKOFF_EQUAL, ENG_BACKOFF_DECORRELATED } eng_backoff;
+/* New kinds go at the end: result files store an enum axis by its index. */
+typedef enum {
+  ENG_BACKOFF_NONE,
+  ENG_BACKOFF_FULL,
+  ENG_BACKOFF_EQUAL,
+  ENG_BACKOFF_DECORRELATED,
+  ENG_BACKOFF_GRPC, /* gRFC A6 (2024): min(cap, base m^n) x U(0.8, 1.2) */
+  ENG_BACKOFF_ENVOY /* Envoy's JitteredExponentialBackOffStrategy, whole ms */
+} eng_backoff;
 typedef enum { ENG_BREAKER_OFF, ENG_BREAKER_FAIL_FAST, ENG_BREAKER_NEXT_SHARD } eng_breaker_mode;
 /* Issue 16's modelling choices; the first of each is the default. */
 typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289 } eng_codel_variant;

@@ -609,6 +609,18 @@ static void shard_crash(eng_run *r, int32_t k) {
 /* ------------------------------------------------------------------------ */
 /* clients                                                                   */
 
+/* The sleep before the retry that follows retries_made retries (backoff is
+ * on and its cap above 0): one draw from the client stream. Envoy's scheme
+ * takes a whole 64-bit number, as its random() % interval does. */
+static inline double backoff_draw(eng_run *r, int retries_made, double prev_sleep) {
+  const eng_config *c = r->cfg;
+  if (__builtin_expect(c->backoff == ENG_BACKOFF_ENVOY, 0))
+    return eng_backoff_envoy_ms(c->backoff_base_ms, c->backoff_cap_ms, retries_made,
+                                eng_rng_next(&r->r_cli));
+  return eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms, c->backoff_multiplier,
+                        retries_made, prev_sleep, eng_rng_uniform(&r->r_cli));
+}
+
 /* The client's view of a failed attempt: breaker bookkeeping, then a retry
  * (budget permitting, after backoff) or the request's failure. Returns the
  * retry to send at once, or NIL (scheduled later, or none).
@@ -640,9 +652,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
   }
   double sleep = 0;
   if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
-    sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms,
-                           c->backoff_multiplier, a->attempt_no, a->prev_sleep,
-                           eng_rng_uniform(&r->r_cli));
+    sleep = backoff_draw(r, a->attempt_no, a->prev_sleep);
   uint32_t j;
   attempt *b;
   if (reuse) {

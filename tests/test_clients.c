@@ -268,6 +268,107 @@ static void test_backoff_multiplier(void **state) {
                 eng_backoff_ms(ENG_BACKOFF_EQUAL, base, cap, 2.0, made, 0, 0.3));
 }
 
+/* ---- gRPC's and Envoy's own backoff ---- */
+
+/* gRPC C-core's BackOff tests (test/core/util/backoff_test.cc) with the
+ * retry filter's jitter of 0.2: NoJitterBackOff's sequence 2, 4, 8, 16, 32,
+ * 32, 32 ms at the middle of the jitter (u = 0.5 multiplies by exactly 1),
+ * InitialBackoffCappedByMaxBackoff, and JitterBackOff's bounds: every wait
+ * within [0.8, 1.2] x min(max, initial x multiplier^(n-1)), over the whole
+ * range of u, and a mean of the window itself. */
+static void test_backoff_grpc(void **state) {
+  (void)state;
+  const double seq[] = {2, 4, 8, 16, 32, 32, 32};
+  for (int n = 0; n < 7; n++) {
+    double w = eng_backoff_ms(ENG_BACKOFF_GRPC, 2, 32, 2, n, 0, 0.5);
+    if (w != seq[n]) {
+      print_error("grpc retry %d: %.17g ms at the middle of the jitter, want %g\n", n + 1, w,
+                  seq[n]);
+      fail();
+    }
+    assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 2, 32, 2, n, 0, 0.0) == 0.8 * seq[n]);
+  }
+  for (int n = 0; n < 5; n++) /* initial 2 s above max 1 s: the max, every time */
+    assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 2000, 1000, 1, n, 0, 0.5) == 1000);
+  eng_rng g;
+  eng_rng_seed(&g, 11, 1);
+  const double base = 10, cap = 300, mult = 1.6;
+  const int draws = 100000;
+  for (int n = 0; n < 12; n++) {
+    double v = fmin(cap, base * pow(mult, n)), sum = 0, lo = INFINITY, hi = 0;
+    for (int i = 0; i < draws; i++) {
+      double w = eng_backoff_ms(ENG_BACKOFF_GRPC, base, cap, mult, n, 0, eng_rng_uniform(&g));
+      if (!(w >= 0.8 * v && w <= 1.2 * v)) {
+        print_error("grpc retry %d: %.6f ms outside [%.6f, %.6f]\n", n + 1, w, 0.8 * v, 1.2 * v);
+        fail();
+      }
+      sum += w;
+      lo = fmin(lo, w);
+      hi = fmax(hi, w);
+    }
+    /* U(0.8 v, 1.2 v): mean v, sd 0.4 v / sqrt(12); five standard errors */
+    if (fabs(sum / draws - v) > 5 * 0.4 * v / sqrt(12.0 * draws)) {
+      print_error("grpc retry %d: mean %.4f ms, want %.4f\n", n + 1, sum / draws, v);
+      fail();
+    }
+    assert_true(lo < 0.801 * v && hi > 1.199 * v); /* the whole range is used */
+  }
+  /* the multiplier applies; the cap bounds the window, not the jittered wait */
+  assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 10, 1000, 3, 2, 0, 0.5) == 90);
+  assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 10, 50, 3, 2, 0, 0.999999) > 50);
+  assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 10, 0, 2, 1, 0, 0.5) == 0); /* cap 0: at once */
+}
+
+/* Envoy's own BackOffStrategy tests (test/common/common/backoff_strategy_test.cc),
+ * replayed with their fixed random numbers: the strategy draws random() %
+ * interval, whole milliseconds. */
+static void test_backoff_envoy(void **state) {
+  (void)state;
+  /* JitteredBackOffBasicFlow: base 25, max 30, random() = 27 */
+  assert_true(eng_backoff_envoy_ms(25, 30, 0, 27) == 2);
+  assert_true(eng_backoff_envoy_ms(25, 30, 1, 27) == 27);
+  /* JitteredBackOffWithMaxInterval (and ...Reset: a new request starts
+   * again at retry 1): base 5, max 100, random() = 9999 */
+  const double want[] = {4, 9, 19, 39, 79, 99, 99};
+  for (int pass = 0; pass < 2; pass++)
+    for (int n = 0; n < 7; n++) {
+      double w = eng_backoff_envoy_ms(5, 100, n, 9999);
+      if (w != want[n]) {
+        print_error("envoy retry %d: %g ms, want %g\n", n + 1, w, want[n]);
+        fail();
+      }
+    }
+  /* JitteredBackOffDoesntOverflow: base 1, max UINT64_MAX, random() = max - 1 */
+  for (int n = 0; n < 100; n++) {
+    uint64_t iv = eng_backoff_envoy_interval(1, UINT64_MAX, n);
+    assert_true(iv >= 1 && iv <= UINT64_MAX);
+    if (n >= 65) assert_true(iv == UINT64_MAX);
+  }
+  assert_true((UINT64_MAX - 1) % eng_backoff_envoy_interval(1, UINT64_MAX, 100) == UINT64_MAX - 1);
+  /* Doubling stops below max / 2, integer division: with max 25 the
+   * interval 12 jumps to 25, where min(max, base 2^n) would give 24 */
+  assert_int_equal(eng_backoff_envoy_interval(12, 25, 1), 25);
+  assert_int_equal(eng_backoff_envoy_interval(12, 26, 1), 24);
+  assert_int_equal(eng_backoff_envoy_interval(12, 26, 2), 26);
+  /* durations in whole ms: 25.9 ms reads as 25 */
+  assert_true(eng_backoff_envoy_ms(25.9, 30.9, 0, 27) == 2);
+  /* the distribution: U{0, ..., v - 1}, mean (v - 1) / 2 */
+  eng_rng g;
+  eng_rng_seed(&g, 5, 2);
+  const int draws = 200000;
+  double sum = 0;
+  int top = 0;
+  for (int i = 0; i < draws; i++) {
+    double w = eng_backoff_envoy_ms(25, 250, 2, eng_rng_next(&g)); /* interval 100 */
+    assert_true(w >= 0 && w <= 99 && w == floor(w));
+    sum += w;
+    top += w == 99;
+  }
+  double sd = sqrt((100.0 * 100.0 - 1) / 12.0);
+  assert_true(fabs(sum / draws - 49.5) < 5 * sd / sqrt((double)draws));
+  assert_true(top > 0);
+}
+
 /* ---- closed-loop clients ---- */
 
 static void simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary *s) {
@@ -472,6 +573,8 @@ int main(void) {
       cmocka_unit_test(test_aws_quota),
       cmocka_unit_test(test_token_bucket),
       cmocka_unit_test(test_backoff_multiplier),
+      cmocka_unit_test(test_backoff_grpc),
+      cmocka_unit_test(test_backoff_envoy),
       cmocka_unit_test(test_closed_users_from_load),
       cmocka_unit_test_setup_teardown(test_closed_response_time_law, run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_closed_surge, run_setup, run_teardown),
