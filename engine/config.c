@@ -28,6 +28,7 @@ static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", NU
 static const char *const shed_reply_names[] = {"error", "silent", NULL};
 static const char *const router_load_names[] = {"sent", "admitted", NULL};
 static const char *const breaker_reject_names[] = {"fail", "retry", NULL};
+static const char *const breaker_halfopen_names[] = {"any_failure", "failure_rate", NULL};
 static const char *const client_model_names[] = {"open", "closed", NULL};
 static const char *const limiter_names[] = {"token_bucket", "grpc",         "finagle",
                                             "envoy",        "sre_adaptive", "aws", NULL};
@@ -176,6 +177,11 @@ static const eng_setting settings[] = {
     {"breaker_reject", ENG_SET_ENUM, OFF(breaker_reject), 0, 0, breaker_reject_names, "client",
      "an open breaker's refusal: fail = the request fails (Envoy, gRPC); retry = it is a "
      "failed attempt, retried after the backoff and budget like any other (resilience4j)"},
+    {"breaker_halfopen", ENG_SET_ENUM, OFF(breaker_halfopen), 0, 0, breaker_halfopen_names,
+     "client",
+     "how a half-open breaker's breaker_probes decide: any_failure = one failed probe opens it "
+     "again, breaker_probes successes close it; failure_rate = once every probe answered, "
+     "failures / probes >= breaker_threshold opens it again, else it closes (resilience4j)"},
     /* faults */
     {"surge", ENG_SET_WINDOWS, OFF(surge), 0, 0, NULL, "faults",
      "traffic surge windows \"START+DURATION ...\" in ms, or none"},
@@ -293,6 +299,7 @@ void eng_config_defaults(eng_config *c) {
   c->shed_reply = ENG_SHED_ERROR;
   c->router_load = ENG_ROUTER_LOAD_SENT;
   c->breaker_reject = ENG_BREAKER_REJECT_FAIL;
+  c->breaker_halfopen = ENG_BREAKER_HALFOPEN_ANY_FAILURE;
   c->surge.count = 1;
   c->surge.w[0] = (eng_window){2000, 500};
   c->surge_factor = 5;

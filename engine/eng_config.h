@@ -35,6 +35,8 @@ typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289 } eng_codel_variant;
 typedef enum { ENG_SHED_ERROR, ENG_SHED_SILENT } eng_shed_reply;
 typedef enum { ENG_ROUTER_LOAD_SENT, ENG_ROUTER_LOAD_ADMITTED } eng_router_load;
 typedef enum { ENG_BREAKER_REJECT_FAIL, ENG_BREAKER_REJECT_RETRY } eng_breaker_reject;
+/* Issue 27: how a half-open breaker's probes decide (breaker.h). */
+typedef enum { ENG_BREAKER_HALFOPEN_ANY_FAILURE, ENG_BREAKER_HALFOPEN_FAILURE_RATE } eng_breaker_halfopen;
 /* Issue 12: how clients generate load, and which retry limiter they ship. */
 typedef enum { ENG_CLIENT_OPEN, ENG_CLIENT_CLOSED } eng_client_model;
 typedef enum {
@@ -103,6 +105,7 @@ typedef struct eng_config {
   int32_t breaker_window, breaker_min_calls, breaker_probes;
   double breaker_threshold, breaker_cooldown_ms;
   int32_t breaker_reject;   /* eng_breaker_reject: is an open breaker's refusal retried */
+  int32_t breaker_halfopen; /* eng_breaker_halfopen: how the half-open probes decide */
   /* faults */
   eng_windows surge;   double surge_factor;
   eng_windows brownout; double brownout_factor; int32_t brownout_shard;

@@ -1234,6 +1234,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
       .window = c->breaker_window,
       .min_calls = c->breaker_min_calls,
       .probes = c->breaker_probes,
+      .halfopen = c->breaker_halfopen,
       .cooldown = ms_to_tick(c, c->breaker_cooldown_ms),
       .threshold = c->breaker_threshold,
   };

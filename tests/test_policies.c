@@ -186,6 +186,79 @@ static void test_breaker_ignores_stale_answers_in_half_open(void **state) {
   assert_int_equal(z.probes_ok, 0);
 }
 
+/* resilience4j's half-open rule (breaker_halfopen = failure_rate): the
+ * permitted probes all answer before anything is decided, then the failure
+ * rate over them decides. The three orders of one failure in three probes,
+ * against today's any_failure rule, at thresholds on either side of 1/3. */
+static int probe_sequence(int halfopen, double threshold, const char *seq, int *decided_at) {
+  eng_breaker_params p = {.window = 10, .min_calls = 5, .probes = 3, .cooldown = 100,
+                          .halfopen = halfopen, .threshold = threshold};
+  eng_breaker b = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&b, &p, 10, 10, 1);
+  assert_int_equal(b.state, ENG_BRK_OPEN);
+  for (int i = 0; i < 3; i++) assert_true(eng_breaker_allow(&b, &p, 110));
+  assert_false(eng_breaker_allow(&b, &p, 110)); /* three permits, no more */
+  *decided_at = -1;
+  for (int i = 0; seq[i]; i++) {
+    int d = eng_breaker_record(&b, &p, 120 + i, 110, seq[i] == 'f');
+    if (*decided_at < 0 && b.state != ENG_BRK_HALF_OPEN) *decided_at = i;
+    if (d == -1) assert_int_equal(b.state, ENG_BRK_CLOSED);
+  }
+  return b.state;
+}
+
+static void test_breaker_halfopen_failure_rate(void **state) {
+  (void)state;
+  const char *seqs[] = {"fss", "sfs", "ssf"};
+  for (int k = 0; k < 3; k++) {
+    int at;
+    /* resilience4j, threshold 50 %: 1 of 3 is below it, so all close, after the third */
+    int st = probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.5, seqs[k], &at);
+    if (st != ENG_BRK_CLOSED || at != 2) {
+      print_error("failure_rate 0.5, %s: state %d decided at probe %d, want closed at 2\n",
+                  seqs[k], st, at);
+      fail();
+    }
+    /* threshold 30 %: 1 of 3 reaches it: all open again, still after the third */
+    st = probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.3, seqs[k], &at);
+    if (st != ENG_BRK_OPEN || at != 2) {
+      print_error("failure_rate 0.3, %s: state %d decided at probe %d, want open at 2\n",
+                  seqs[k], st, at);
+      fail();
+    }
+    /* any_failure: open at the failed probe itself */
+    st = probe_sequence(ENG_BREAKER_HALFOPEN_ANY_FAILURE, 0.5, seqs[k], &at);
+    if (st != ENG_BRK_OPEN || at != k) {
+      print_error("any_failure, %s: state %d decided at probe %d, want open at %d\n", seqs[k],
+                  st, at, k);
+      fail();
+    }
+  }
+  /* all three fine closes under both rules; two failures of three open both */
+  int at;
+  assert_int_equal(probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.5, "sss", &at),
+                   ENG_BRK_CLOSED);
+  assert_int_equal(probe_sequence(ENG_BREAKER_HALFOPEN_ANY_FAILURE, 0.5, "sss", &at),
+                   ENG_BRK_CLOSED);
+  assert_int_equal(probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.5, "fsf", &at),
+                   ENG_BRK_OPEN);
+  /* a released permit (a cancelled probe) lets another call probe */
+  eng_breaker_params p = {.window = 10, .min_calls = 5, .probes = 2, .cooldown = 100,
+                          .halfopen = ENG_BREAKER_HALFOPEN_FAILURE_RATE, .threshold = 0.5};
+  eng_breaker b = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&b, &p, 10, 10, 1);
+  assert_true(eng_breaker_allow(&b, &p, 110));
+  assert_true(eng_breaker_allow(&b, &p, 110));
+  assert_false(eng_breaker_allow(&b, &p, 111));
+  eng_breaker_release(&b, 110);
+  eng_breaker_release(&b, 9); /* a call from before it opened holds no permit */
+  assert_true(eng_breaker_allow(&b, &p, 112));
+  assert_false(eng_breaker_allow(&b, &p, 112));
+  assert_int_equal(eng_breaker_record(&b, &p, 113, 110, 0), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 114, 112, 0), -1);
+  assert_int_equal(b.state, ENG_BRK_CLOSED);
+}
+
 /* Issue 16, defect 2: probe counters were 8 bits, so with breaker_probes >=
  * 256 a half-open breaker never closed and probes stopped being limited. */
 static void test_breaker_many_probes(void **state) {
@@ -491,6 +564,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backoff_bounds_and_means),
       cmocka_unit_test(test_breaker_scripted),
+      cmocka_unit_test(test_breaker_halfopen_failure_rate),
       cmocka_unit_test(test_breaker_ignores_stale_answers_in_half_open),
       cmocka_unit_test(test_breaker_many_probes),
       cmocka_unit_test(test_budget_caps_retries),
