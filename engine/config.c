@@ -24,7 +24,7 @@ static const char *const backoff_names[] = {"none",         "full", "equal",
 static const char *const breaker_names[] = {"off", "fail_fast", "next_shard", NULL};
 static const char *const bool_names[] = {"off", "on", NULL};
 static const char *const policy_names[] = {"naive", "guarded", NULL};
-static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", NULL};
+static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", "folly", NULL};
 static const char *const shed_reply_names[] = {"error", "silent", NULL};
 static const char *const router_load_names[] = {"sent", "admitted", NULL};
 static const char *const breaker_reject_names[] = {"fail", "retry", NULL};
@@ -67,7 +67,9 @@ static const eng_setting settings[] = {
     {"codel_variant", ENG_SET_ENUM, OFF(codel_variant), 0, 0, codel_variant_names, "cluster",
      "fail_at_scale: then shed every queued attempt that waited codel_target_ms or more "
      "until one has not (Facebook's Fail at Scale variant); rfc8289: CoDel's control law, "
-     "shed one, then the next after codel_interval_ms / sqrt(count)"},
+     "shed one, then the next after codel_interval_ms / sqrt(count); folly: folly's Codel, "
+     "overloaded for an interval when the least delay of the previous one exceeded the target, "
+     "then shed what waited more than 2 x codel_target_ms"},
     {"deadline_drop", ENG_SET_ENUM, OFF(deadline_drop), 0, 0, bool_names, "cluster",
      "on: a shard drops, instead of serving, a queued attempt whose client already gave up"},
     {"shed_reply", ENG_SET_ENUM, OFF(shed_reply), 0, 0, shed_reply_names, "cluster",

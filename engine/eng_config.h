@@ -31,7 +31,7 @@ typedef enum {
 } eng_backoff;
 typedef enum { ENG_BREAKER_OFF, ENG_BREAKER_FAIL_FAST, ENG_BREAKER_NEXT_SHARD } eng_breaker_mode;
 /* Issue 16's modelling choices; the first of each is the default. */
-typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289 } eng_codel_variant;
+typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289, ENG_CODEL_FOLLY } eng_codel_variant;
 typedef enum { ENG_SHED_ERROR, ENG_SHED_SILENT } eng_shed_reply;
 typedef enum { ENG_ROUTER_LOAD_SENT, ENG_ROUTER_LOAD_ADMITTED } eng_router_load;
 typedef enum { ENG_BREAKER_REJECT_FAIL, ENG_BREAKER_REJECT_RETRY } eng_breaker_reject;

@@ -35,6 +35,7 @@
 #include "eng.h"
 #include "backoff.h"
 #include "breaker.h"
+#include "codel.h"
 #include "limiter.h"
 #include "recovery.h"
 #include "rng.h"
@@ -78,6 +79,7 @@ typedef struct shard {
   uint8_t crashed;
   uint8_t codel_dropping;
   uint8_t profiled;               /* the brownout shard: service follows its speed profile */
+  eng_codel_folly folly;          /* codel_variant = folly (codel.h) */
   int64_t admitted;
 } shard;
 
@@ -147,6 +149,7 @@ struct eng_run {
   eng_poisson_rate arrivals; /* the request rate now (surges change it) */
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
+  uint8_t codel_folly;    /* controlled delay is on with codel_variant = folly */
   int may_lose;           /* crashes are scheduled: work in service may be lost */
   int32_t cap_healthy;    /* the healthy-shard count cap_memo holds caps for (-1: none) */
   struct {
@@ -448,6 +451,12 @@ static __attribute__((noinline)) int codel_rfc8289(eng_run *r, shard *s, int32_t
   return 1;
 }
 
+/* folly's Codel (codel.h) is asked for every attempt that starts service,
+ * with the ticks it waited. */
+static inline int codel_folly(eng_run *r, shard *s, int32_t delay) {
+  return eng_codel_folly_shed(&s->folly, r->now, delay, r->codel_target, r->codel_interval);
+}
+
 /* Whether the queue head should be shed rather than served (deadline drop,
  * controlled delay). */
 static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
@@ -455,6 +464,7 @@ static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
   if (r->codel_target < 0) return 0;
   int32_t delay = r->now - a->sent;
   if (r->cfg->codel_variant == ENG_CODEL_RFC8289) return codel_rfc8289(r, s, delay);
+  if (r->cfg->codel_variant == ENG_CODEL_FOLLY) return codel_folly(r, s, delay);
   /* Fail at Scale's variant: after an interval of standing queue, shed all
    * stale work (no control law spacing the drops). */
   if (delay < r->codel_target) {
@@ -773,6 +783,8 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
           a->at_server = 1;
           a->epoch = s->epoch;
           if (free_worker && s->qhead == NIL) {
+            /* folly's Codel sees every start, also those that did not wait */
+            if (__builtin_expect(r->codel_folly, 0)) codel_folly(r, s, 0);
             shard_start_sent(r, s, i);
           } else {
             tq_push(r, i);
@@ -1186,6 +1198,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
     goto oom;
   for (size_t k = 0; k < ns; k++) {
     r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .speed = 1, .codel_first_above = -1};
+    eng_codel_folly_init(&r->sh[k].folly);
     r->loads[k] = 0;
     r->healthy[k] = 1;
     r->excluded[k] = 0;
@@ -1228,6 +1241,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   if (r->timeout_ticks < 1) r->timeout_ticks = 1;
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
   r->codel_interval = ms_to_tick(c, c->codel_interval_ms);
+  r->codel_folly = r->codel_target >= 0 && c->codel_variant == ENG_CODEL_FOLLY;
   r->detect_ticks = ms_to_tick(c, c->crash_detect_ms);
   if (c->key_dist == ENG_KEYS_ZIPF) eng_zipf_init(&r->zipf, c->zipf_s, (double)c->keys);
   r->brk_params = (eng_breaker_params){

@@ -16,6 +16,7 @@
 
 #include "backoff.h"
 #include "breaker.h"
+#include "codel.h"
 #include "eng.h"
 #include "rng.h"
 #include "router.h"
@@ -301,6 +302,92 @@ static void test_breaker_many_probes(void **state) {
   eng_run_destroy(r);
 }
 
+/* ---- folly's Codel ---- */
+
+/* folly's own CodelTest (folly/executors/test/CodelTest.cpp) in ticks of
+ * 1 ms, with its defaults (target 5 ms, interval 100 ms): each sleep_for
+ * becomes a jump of the clock (a real sleep overshoots, so a jump that
+ * lands exactly on an interval's end is one tick later). */
+static void test_codel_folly_sequences(void **state) {
+  (void)state;
+  eng_codel_folly c;
+  /* Basic */
+  eng_codel_folly_init(&c);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 100, 5, 100), 0); /* this interval is overloaded */
+  assert_int_equal(eng_codel_folly_shed(&c, 200, 50, 5, 100), 0); /* two requests before a drop */
+  assert_int_equal(eng_codel_folly_shed(&c, 200, 50, 5, 100), 1);
+  assert_int_equal(eng_codel_folly_shed(&c, 310, 2, 5, 100), 0);  /* 2 ms is not enough */
+  assert_int_equal(eng_codel_folly_shed(&c, 400, 20, 5, 100), 1); /* 20 > 2 x target */
+  /* mediumLoad, reducingLoad, oneRequestNoDrop */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 20, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 90, 8, 5, 100), 0);
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 20, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 90, 4, 5, 100), 0);
+  eng_codel_folly_init(&c);
+  assert_int_equal(eng_codel_folly_shed(&c, 0, 20, 5, 100), 0);
+  /* updateTargetDelay: 40 ms under a 40 ms target, then under 5 ms */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 40, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 0, 40, 40, 100), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 40, 5, 100), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 40, 5, 100), 1);
+  /* updateInterval: overloaded, then the interval becomes 200 ms */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 50, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 50, 5, 100), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 50, 5, 100), 1);
+  assert_int_equal(eng_codel_folly_shed(&c, 211, 20, 5, 200), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 211, 20, 5, 200), 1);
+  /* strictly more than twice the target, and than the target for overload */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 6, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 101, 50, 5, 100), 0); /* min 6 > 5: overloaded */
+  assert_int_equal(eng_codel_folly_shed(&c, 102, 10, 5, 100), 0); /* 10 is not > 10 */
+  assert_int_equal(eng_codel_folly_shed(&c, 103, 11, 5, 100), 1);
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 5, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 101, 50, 5, 100), 0); /* min 5 is not > 5 */
+  assert_int_equal(eng_codel_folly_shed(&c, 102, 50, 5, 100), 0);
+  /* a target above the interval counts as the interval */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 30, 50, 20);
+  eng_codel_folly_shed(&c, 21, 30, 50, 20);
+  assert_int_equal(eng_codel_folly_shed(&c, 22, 41, 50, 20), 1);
+}
+
+/* In a run: no shedding while the cluster is healthy (queueing delays stay
+ * far below the target before the fault), shedding in the storm, and the
+ * variants differ (folly keeps shedding for a whole interval, Fail at
+ * Scale's stops at the first attempt that waited less than the target). */
+static void test_codel_folly_in_a_run(void **state) {
+  (void)state;
+  eng_run *r = eng_run_create();
+  int64_t shed[2];
+  const char *variants[] = {"fail_at_scale", "folly"};
+  for (int v = 0; v < 2; v++) {
+    eng_config c;
+    eng_config_defaults(&c);
+    set(&c, "codel_target_ms", "5");
+    set(&c, "codel_variant", variants[v]);
+    set(&c, "surge_factor", "3");
+    set(&c, "horizon_ms", "5000");
+    eng_summary s;
+    simulate(r, &c, 5, &s);
+    const int32_t *m = eng_run_metric(r, ENG_M_SHED);
+    int64_t before = 0;
+    for (int32_t t = 0; t < 2000; t++) before += m[t];
+    shed[v] = metric_sum(r, ENG_M_SHED);
+    print_message("codel %s: %lld shed (%lld before the fault)\n", variants[v],
+                  (long long)shed[v], (long long)before);
+    assert_int_equal(before, 0);
+    assert_true(shed[v] > 0);
+  }
+  assert_true(shed[1] != shed[0]);
+  eng_run_destroy(r);
+}
+
 /* ---- retry budget in whole runs ---- */
 
 /* Every attempt fails (a network outage for the whole run): each request
@@ -565,6 +652,8 @@ int main(void) {
       cmocka_unit_test(test_backoff_bounds_and_means),
       cmocka_unit_test(test_breaker_scripted),
       cmocka_unit_test(test_breaker_halfopen_failure_rate),
+      cmocka_unit_test(test_codel_folly_sequences),
+      cmocka_unit_test(test_codel_folly_in_a_run),
       cmocka_unit_test(test_breaker_ignores_stale_answers_in_half_open),
       cmocka_unit_test(test_breaker_many_probes),
       cmocka_unit_test(test_budget_caps_retries),
