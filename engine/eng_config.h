@@ -48,6 +48,22 @@ typedef enum {
   ENG_LIMITER_AWS           /* AWS SDK standard-mode retry quota */
 } eng_retry_limiter;
 
+/* Issue 27: the failures an attempt can meet, by name (retry_on). Each
+ * one's gRPC status and Envoy retry_on condition are in docs/clients.md. */
+typedef enum {
+  ENG_FAIL_TIMEOUT,  /* its timeout passed with no answer (also: shed silently) */
+  ENG_FAIL_REJECTED, /* a full shard queue refused it */
+  ENG_FAIL_SHED,     /* the shard shed it and said so (shed_reply = error) */
+  ENG_FAIL_ROUTER,   /* the router refused it (cluster_capacity_exhausted) */
+  ENG_FAIL_BREAKER,  /* an open circuit breaker refused it (breaker_reject = retry) */
+  ENG_FAIL_LOST,     /* lost to a crashed shard or an outage; heard at its timeout */
+  ENG_FAIL_OVERFLOW, /* the client's own concurrency limit refused it */
+  ENG_FAIL_KINDS
+} eng_failure;
+#define ENG_RETRY_ON_ALL ((int32_t)((1u << ENG_FAIL_KINDS) - 1u))
+/* Every failure the engine has always retried; not the new overflow. */
+#define ENG_RETRY_ON_DEFAULT (ENG_RETRY_ON_ALL & ~(int32_t)(1u << ENG_FAIL_OVERFLOW))
+
 /* A fault window in ms: [start_ms, start_ms + duration_ms). */
 typedef struct eng_window {
   double start_ms, duration_ms;

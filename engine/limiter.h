@@ -10,6 +10,11 @@
  *                   it locally; every other limiter says yes);
  *   on_success      an attempt was answered in time;
  *   on_failure      an attempt failed (timeout, rejection, shed, refusal);
+ *                   `counts` says whether gRPC's throttle counts it: a
+ *                   failure the client would retry (retry_on), heard from
+ *                   the cluster — not a local refusal such as an open
+ *                   breaker's, which gRPC C-core treats as a load-balancer
+ *                   drop and never records;
  *   may_retry       the request has retries left: may it retry now? (takes
  *                   what the retry costs when yes);
  *   on_request_end  the request ended, by success or final failure.
@@ -71,7 +76,7 @@ int eng_limiter_admit(eng_limiter *l, const eng_limiter_params *p, int32_t now, 
 void eng_limiter_on_success(eng_limiter *l, const eng_limiter_params *p, int32_t now,
                             int was_retry, int after_timeout);
 void eng_limiter_on_failure(eng_limiter *l, const eng_limiter_params *p, int32_t now,
-                            int was_retry);
+                            int was_retry, int counts);
 /* after_timeout: the failure that asks for the retry was a timeout. */
 int eng_limiter_may_retry(eng_limiter *l, const eng_limiter_params *p, int32_t now,
                           int after_timeout);

@@ -65,8 +65,13 @@ typedef struct attempt {
   uint8_t abandoned;   /* the client timed it out */
   uint8_t lost_load;   /* lost, and still in the router's load until its timeout */
   uint8_t after_timeout; /* a retry sent because its predecessor timed out (aws refunds) */
+  uint8_t x;           /* X_* flags */
   float prev_sleep;    /* decorrelated jitter's previous sleep, ms */
 } attempt;
+
+enum {
+  X_LOST = 1, /* lost to a crash or an outage: its timeout is an ENG_FAIL_LOST */
+};
 
 typedef struct shard {
   uint32_t qhead, qtail;
@@ -570,8 +575,12 @@ static void on_complete(eng_run *r, uint32_t i) {
         a->lost_load = 1;
       }
     }
-    if (a->abandoned) at_free(r, i);
-    else a->at_server = 0;
+    if (a->abandoned) {
+      at_free(r, i);
+    } else {
+      a->at_server = 0;
+      a->x |= X_LOST;
+    }
     return;
   }
   s->busy--;
@@ -602,6 +611,7 @@ static void shard_crash(eng_run *r, int32_t k) {
       gone++;
     } else {
       a->lost_load = (uint8_t)keep;
+      a->x |= X_LOST;
     }
     i = next;
   }
@@ -640,13 +650,15 @@ static inline double backoff_draw(eng_run *r, int retries_made, double prev_slee
  * entry of the failed attempt goes stale as it would on a free) instead of
  * allocating one and freeing i; with no retry, i is freed here. */
 static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, uint32_t i,
-                                                                     int32_t shard_id, int reuse) {
+                                                                     int kind, int32_t shard_id,
+                                                                     int reuse) {
   const eng_config *c = r->cfg;
   attempt *a = &r->at[i];
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   if (r->lim_kind)
-    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
+    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
+                           kind != ENG_FAIL_BREAKER && kind != ENG_FAIL_OVERFLOW);
   if (a->attempt_no >= c->max_retries) {
     request_failed(r, a->client);
     if (reuse) at_free(r, i);
@@ -682,6 +694,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
   b->abandoned = 0;
   b->at_server = 0;
   b->lost_load = 0;
+  b->x = 0;
   if (sleep == 0) return j; /* no backoff: sent at once */
   /* ticks_saturate(floor(y)) for y >= 0.5, by truncation: no libm call */
   double y = sleep / c->tick_ms + 0.5;
@@ -739,17 +752,21 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
             r->cap_memo[slot].load != r->route_load || r->ring.healthy != r->cap_healthy, 0))
       cap = cap_update(r);
     eng_route rt = eng_router_route_built(&r->ring, r->loads, cap, a->keyhash, excl);
-    int32_t fail_shard = -1;
+    int32_t fail_shard = -1, fail_kind = ENG_FAIL_ROUTER;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
       if (c->breaker_reject == ENG_BREAKER_REJECT_FAIL) { /* fail fast: the request fails */
+        /* a local refusal, never retried: gRPC C-core records no failure for
+         * such a load-balancer drop; Envoy frees the retry it held */
         if (r->lim_kind)
-          eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
+          eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
+                                 0);
         request_failed(r, a->client);
         at_free(r, i);
         return;
       }
+      fail_kind = ENG_FAIL_BREAKER;
     } else {
       r->cur[ENG_M_ATTEMPTS]++;
       if (a->attempt_no) r->cur[ENG_M_RETRIES]++;
@@ -762,6 +779,7 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         if (r->fault_on[F_OUTAGE] || s->crashed) {
           r->cur[ENG_M_LOST]++;
           a->at_server = 0;
+          a->x |= X_LOST;
           if (c->router_load == ENG_ROUTER_LOAD_SENT) { /* outstanding until its timeout */
             a->lost_load = 1;
             r->loads[rt.shard]++;
@@ -796,9 +814,11 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         }
         r->cur[ENG_M_REJ_QUEUE_FULL]++;
         fail_shard = rt.shard;
+        fail_kind = ENG_FAIL_REJECTED;
       }
     }
-    i = client_failed(r, i, fail_shard, 1);
+    /* the three kinds are constants on their own paths once inlined */
+    i = client_failed(r, i, fail_kind, fail_shard, 1);
     if (i == NIL) return;
   }
 }
@@ -815,8 +835,9 @@ static void on_timeout(eng_run *r, uint32_t i) {
   }
   r->cur[ENG_M_TIMEOUTS]++;
   /* still queued or in service: the record stays until the shard is done */
-  uint32_t retry =
-      a->at_server ? client_failed(r, i, a->shard, 0) : client_failed(r, i, a->shard, 1);
+  int kind = a->x & X_LOST ? ENG_FAIL_LOST : ENG_FAIL_TIMEOUT;
+  uint32_t retry = a->at_server ? client_failed(r, i, kind, a->shard, 0)
+                                : client_failed(r, i, kind, a->shard, 1);
   if (retry != NIL) client_issue(r, retry);
 }
 
@@ -828,7 +849,7 @@ static __attribute__((noinline)) void replies_deliver(eng_run *r) {
     uint32_t i = r->reply_head;
     r->reply_head = r->at[i].next;
     if (r->reply_head == NIL) r->reply_tail = NIL;
-    uint32_t retry = client_failed(r, i, r->at[i].shard, 1);
+    uint32_t retry = client_failed(r, i, ENG_FAIL_SHED, r->at[i].shard, 1);
     if (retry != NIL) client_issue(r, retry);
   }
 }
@@ -868,6 +889,7 @@ static inline void new_request(eng_run *r, uint32_t keyhash, uint32_t client) {
   a->at_server = 0;
   a->lost_load = 0;
   a->after_timeout = 0;
+  a->x = 0;
   a->prev_sleep = 0;
   r->cur[ENG_M_NEW_REQUESTS]++;
   if (r->tb_on)

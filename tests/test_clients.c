@@ -64,7 +64,7 @@ static void test_grpc_sequence(void **state) {
   };
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     if (steps[i].ev == 'f') {
-      eng_limiter_on_failure(&l, &p, 0, 0);
+      eng_limiter_on_failure(&l, &p, 0, 0, 1);
       int ok = eng_limiter_may_retry(&l, &p, 0, 0);
       if (ok != steps[i].retry) {
         print_error("grpc step %zu: retry %d, want %d (tokens %lld)\n", i, ok, steps[i].retry,
@@ -83,6 +83,37 @@ static void test_grpc_sequence(void **state) {
   /* may_retry itself takes nothing: asking twice gives the same answer */
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(l.tokens, 2400);
+}
+
+/* tokenRatio: C-core keeps three decimals and drops the rest (gRFC A6:
+ * "0.5466 is treated as 0.546"), and a local refusal — an open breaker's,
+ * which C-core sees as a load-balancer drop — costs no token. */
+static void test_grpc_ratio_and_lb_drop(void **state) {
+  (void)state;
+  const struct {
+    const char *ratio;
+    int64_t milli;
+  } cases[] = {{"0.5466", 546}, {"0.29", 290}, {"1.6", 1600}, {"0.0019", 1}, {"0.1", 100},
+               {"2.9999", 2999}, {"7", 7000}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    eng_limiter l;
+    eng_limiter_params p;
+    const char *kv[] = {"grpc_token_ratio", cases[k].ratio, NULL};
+    limiter_make(&l, &p, "grpc", kv);
+    if (p.grpc_ratio != cases[k].milli) {
+      print_error("tokenRatio %s: %lld milli-tokens, want %lld\n", cases[k].ratio,
+                  (long long)p.grpc_ratio, (long long)cases[k].milli);
+      fail();
+    }
+  }
+  eng_limiter l;
+  eng_limiter_params p;
+  limiter_make(&l, &p, "grpc", NULL);
+  eng_limiter_on_failure(&l, &p, 0, 0, 0); /* an LB drop */
+  eng_limiter_on_failure(&l, &p, 0, 1, 0);
+  assert_int_equal(l.tokens, 10000);
+  eng_limiter_on_failure(&l, &p, 0, 0, 1);
+  assert_int_equal(l.tokens, 9000);
 }
 
 /* ---- Finagle / tower RetryBudget ---- */
@@ -148,11 +179,11 @@ static void test_envoy_concurrency(void **state) {
   for (int i = 0; i < 3; i++) assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* a retry that ends (failed here) frees its slot */
-  eng_limiter_on_failure(&l, &p, 0, 1);
+  eng_limiter_on_failure(&l, &p, 0, 1, 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* a first attempt's failure holds no slot */
-  eng_limiter_on_failure(&l, &p, 0, 0);
+  eng_limiter_on_failure(&l, &p, 0, 0, 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* 50 active requests: 20 % = 10 concurrent retries */
   for (int i = 0; i < 40; i++) eng_limiter_on_request(&l, &p, 0);
@@ -218,7 +249,7 @@ static void test_aws_quota(void **state) {
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(l.tokens, 1);
   /* failures cost nothing by themselves; refunds stop at the quota */
-  eng_limiter_on_failure(&l, &p, 0, 1);
+  eng_limiter_on_failure(&l, &p, 0, 1, 1);
   assert_int_equal(l.tokens, 1);
   for (int i = 0; i < 1000; i++) eng_limiter_on_success(&l, &p, 0, 1, 1);
   assert_int_equal(l.tokens, 500);
@@ -566,6 +597,7 @@ static int run_teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grpc_sequence),
+      cmocka_unit_test(test_grpc_ratio_and_lb_drop),
       cmocka_unit_test(test_finagle_deposits_expire),
       cmocka_unit_test(test_finagle_reserve),
       cmocka_unit_test(test_envoy_concurrency),
