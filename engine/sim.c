@@ -61,10 +61,11 @@ typedef struct attempt {
   uint16_t epoch;      /* shard epoch at admission: a crash invalidates it */
   uint16_t attempt_no; /* 0 = first try; max_retries goes up to 1000 */
   uint8_t kind;        /* wheel event kind */
+  uint8_t after_timeout; /* a retry sent because its predecessor timed out (aws refunds) */
+  /* the four a new attempt clears, side by side: one store */
   uint8_t at_server;   /* admitted and not yet finished or lost */
   uint8_t abandoned;   /* the client timed it out */
   uint8_t lost_load;   /* lost, and still in the router's load until its timeout */
-  uint8_t after_timeout; /* a retry sent because its predecessor timed out (aws refunds) */
   uint8_t x;           /* X_* flags */
   float prev_sleep;    /* decorrelated jitter's previous sleep, ms */
 } attempt;
@@ -84,7 +85,6 @@ typedef struct shard {
   uint8_t crashed;
   uint8_t codel_dropping;
   uint8_t profiled;               /* the brownout shard: service follows its speed profile */
-  eng_codel_folly folly;          /* codel_variant = folly (codel.h) */
   int64_t admitted;
 } shard;
 
@@ -155,6 +155,8 @@ struct eng_run {
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
   uint8_t codel_folly;    /* controlled delay is on with codel_variant = folly */
+  eng_codel_folly *folly; /* per shard, when codel_folly */
+  size_t folly_cap;
   int may_lose;           /* crashes are scheduled: work in service may be lost */
   int32_t cap_healthy;    /* the healthy-shard count cap_memo holds caps for (-1: none) */
   struct {
@@ -228,6 +230,7 @@ void eng_run_destroy(eng_run *r) {
   free(r->edges);
   free(r->metrics);
   free(r->shard_queues);
+  free(r->folly);
   free(r);
 }
 
@@ -459,7 +462,8 @@ static __attribute__((noinline)) int codel_rfc8289(eng_run *r, shard *s, int32_t
 /* folly's Codel (codel.h) is asked for every attempt that starts service,
  * with the ticks it waited. */
 static inline int codel_folly(eng_run *r, shard *s, int32_t delay) {
-  return eng_codel_folly_shed(&s->folly, r->now, delay, r->codel_target, r->codel_interval);
+  return eng_codel_folly_shed(&r->folly[s - r->sh], r->now, delay, r->codel_target,
+                              r->codel_interval);
 }
 
 /* Whether the queue head should be shed rather than served (deadline drop,
@@ -641,6 +645,11 @@ static inline double backoff_draw(eng_run *r, int retries_made, double prev_slee
                         retries_made, prev_sleep, eng_rng_uniform(&r->r_cli));
 }
 
+/* client_send's failures name their kind by the shard: a full queue's
+ * shard, -1 for the router's refusal, FAIL_BREAKER for an open breaker's
+ * (breaker_reject = retry); no variable for the kind on the hot path. */
+enum { FAIL_OF_SHARD = -1, FAIL_BREAKER = -2 };
+
 /* The client's view of a failed attempt: breaker bookkeeping, then a retry
  * (budget permitting, after backoff) or the request's failure. Returns the
  * retry to send at once, or NIL (scheduled later, or none).
@@ -654,6 +663,10 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
                                                                      int reuse) {
   const eng_config *c = r->cfg;
   attempt *a = &r->at[i];
+  if (kind == FAIL_OF_SHARD) /* computed only where it is used */
+    kind = shard_id >= 0 ? ENG_FAIL_REJECTED
+           : shard_id == FAIL_BREAKER ? ENG_FAIL_BREAKER
+                                      : ENG_FAIL_ROUTER;
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   if (r->lim_kind)
@@ -691,8 +704,8 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
   b->attempt_no = (uint16_t)(a->attempt_no + 1);
   b->prev_sleep = (float)sleep;
   b->after_timeout = a->abandoned;
-  b->abandoned = 0;
   b->at_server = 0;
+  b->abandoned = 0;
   b->lost_load = 0;
   b->x = 0;
   if (sleep == 0) return j; /* no backoff: sent at once */
@@ -752,7 +765,7 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
             r->cap_memo[slot].load != r->route_load || r->ring.healthy != r->cap_healthy, 0))
       cap = cap_update(r);
     eng_route rt = eng_router_route_built(&r->ring, r->loads, cap, a->keyhash, excl);
-    int32_t fail_shard = -1, fail_kind = ENG_FAIL_ROUTER;
+    int32_t fail_shard = -1;
     if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
@@ -766,7 +779,7 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         at_free(r, i);
         return;
       }
-      fail_kind = ENG_FAIL_BREAKER;
+      fail_shard = FAIL_BREAKER; /* retried like any failed attempt (resilience4j) */
     } else {
       r->cur[ENG_M_ATTEMPTS]++;
       if (a->attempt_no) r->cur[ENG_M_RETRIES]++;
@@ -814,11 +827,9 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         }
         r->cur[ENG_M_REJ_QUEUE_FULL]++;
         fail_shard = rt.shard;
-        fail_kind = ENG_FAIL_REJECTED;
       }
     }
-    /* the three kinds are constants on their own paths once inlined */
-    i = client_failed(r, i, fail_kind, fail_shard, 1);
+    i = client_failed(r, i, FAIL_OF_SHARD, fail_shard, 1);
     if (i == NIL) return;
   }
 }
@@ -885,10 +896,10 @@ static inline void new_request(eng_run *r, uint32_t keyhash, uint32_t client) {
   a->keyhash = keyhash;
   a->client = client;
   a->attempt_no = 0;
-  a->abandoned = 0;
-  a->at_server = 0;
-  a->lost_load = 0;
   a->after_timeout = 0;
+  a->at_server = 0;
+  a->abandoned = 0;
+  a->lost_load = 0;
   a->x = 0;
   a->prev_sleep = 0;
   r->cur[ENG_M_NEW_REQUESTS]++;
@@ -1220,7 +1231,6 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
     goto oom;
   for (size_t k = 0; k < ns; k++) {
     r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .speed = 1, .codel_first_above = -1};
-    eng_codel_folly_init(&r->sh[k].folly);
     r->loads[k] = 0;
     r->healthy[k] = 1;
     r->excluded[k] = 0;
@@ -1264,6 +1274,10 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
   r->codel_interval = ms_to_tick(c, c->codel_interval_ms);
   r->codel_folly = r->codel_target >= 0 && c->codel_variant == ENG_CODEL_FOLLY;
+  if (r->codel_folly) {
+    if (ensure((void **)&r->folly, &r->folly_cap, ns, sizeof *r->folly)) goto oom;
+    for (size_t k = 0; k < ns; k++) eng_codel_folly_init(&r->folly[k]);
+  }
   r->detect_ticks = ms_to_tick(c, c->crash_detect_ms);
   if (c->key_dist == ENG_KEYS_ZIPF) eng_zipf_init(&r->zipf, c->zipf_s, (double)c->keys);
   r->brk_params = (eng_breaker_params){
