@@ -32,6 +32,9 @@ static const char *const breaker_halfopen_names[] = {"any_failure", "failure_rat
 static const char *const client_model_names[] = {"open", "closed", NULL};
 static const char *const limiter_names[] = {"token_bucket", "grpc",         "finagle",
                                             "envoy",        "sre_adaptive", "aws", NULL};
+/* eng_failure, in its order */
+static const char *const failure_names[] = {"timeout", "rejected", "shed",     "router",
+                                            "breaker", "lost",     "overflow", NULL};
 
 #define OFF(f) offsetof(eng_config, f)
 #define BIG 1e15
@@ -110,8 +113,40 @@ static const eng_setting settings[] = {
      "preset: naive = no budget, no backoff, no deadline_drop; guarded = budget_ratio 0.1, "
      "full jitter backoff with base 10 ms and cap 1000 ms, deadline_drop on (sets those "
      "settings when applied)"},
-    {"timeout_ms", ENG_SET_DOUBLE, OFF(timeout_ms), 0, BIG, NULL, "client",
-     "per-attempt client timeout in ms (the server is not told)"},
+    {"timeout_ms", ENG_SET_DOUBLE_INF, OFF(timeout_ms), 0, BIG, NULL, "client",
+     "per-attempt client timeout in ms (the server is not told); inf or none = no "
+     "per-attempt timeout, the attempt waits for the rest of deadline_ms (which it needs)"},
+    {"deadline_ms", ENG_SET_DOUBLE_INF, OFF(deadline_ms), 0, BIG, NULL, "client",
+     "per-request deadline in ms over all its attempts and backoff waits (gRPC's call "
+     "deadline, Envoy's route timeout): when it passes the request fails (deadline exceeded) "
+     "and is never retried; a retry whose backoff would end after it is not sent; inf or none "
+     "= no deadline"},
+    {"deadline_propagation", ENG_SET_ENUM, OFF(deadline_propagation), 0, 0, bool_names,
+     "client",
+     "on: the server knows each request's deadline (gRPC's grpc-timeout, Envoy's "
+     "x-envoy-expected-rq-timeout-ms), so deadline_drop also drops queued work whose request "
+     "deadline passed; off: it knows only the attempt's timeout_ms"},
+    {"retry_on", ENG_SET_FLAGS, OFF(retry_on), 0, 0, failure_names, "client",
+     "the failures that are retried, NAME+NAME...: timeout, rejected (queue full), shed, router "
+     "(cluster_capacity_exhausted), breaker (with breaker_reject = retry), lost (crash or "
+     "outage), overflow (max_requests_per_client); all or none (gRPC retryableStatusCodes, "
+     "Envoy retry_on; docs/clients.md maps them); any other failure ends the request"},
+    {"hedge_attempts", ENG_SET_INT, OFF(hedge_attempts), 1, ENG_MAX_HEDGE, NULL, "client",
+     "hedging: copies of a request in flight at most (gRPC hedgingPolicy maxAttempts); "
+     "1 = no hedging. Every copy after the first counts against max_retries and the retry "
+     "limiter; the first success wins"},
+    {"hedge_delay_ms", ENG_SET_DOUBLE, OFF(hedge_delay_ms), 0, BIG, NULL, "client",
+     "hedging: send a further copy when no copy answered within this long of the last one "
+     "sent (gRPC hedgingDelay); 0 = all copies at once"},
+    {"hedge_cancel", ENG_SET_ENUM, OFF(hedge_cancel), 0, 0, bool_names, "client",
+     "on: when one copy of a request answers (or fails it), the client cancels its other "
+     "copies still in flight, and a shard drops a cancelled copy it has not started; off: "
+     "they are abandoned and served anyway (wasted). A deadline's copies: deadline_drop"},
+    {"max_requests_per_client", ENG_SET_DOUBLE_INF, OFF(max_requests_per_client), 1, 1e9, NULL,
+     "client",
+     "client-side concurrency limit: attempts in flight per client process (Envoy "
+     "circuit_breakers max_requests); one more fails at once, counted in rejected_breaker, "
+     "retried only if retry_on has overflow; inf = no limit"},
     {"max_retries", ENG_SET_INT, OFF(max_retries), 0, 1000, NULL, "client",
      "retries per request after the first attempt"},
     {"backoff", ENG_SET_ENUM, OFF(backoff), 0, 0, backoff_names, "client",
@@ -268,6 +303,13 @@ void eng_config_defaults(eng_config *c) {
   c->concurrency = 0;
   c->think_ms = 0;
   c->timeout_ms = 100;
+  c->deadline_ms = INFINITY;
+  c->deadline_propagation = 0;
+  c->retry_on = ENG_RETRY_ON_DEFAULT;
+  c->hedge_attempts = 1;
+  c->hedge_delay_ms = 0; /* gRPC's hedgingDelay when unset */
+  c->hedge_cancel = 1;   /* gRPC and Envoy cancel the other copies */
+  c->max_requests_per_client = INFINITY;
   c->max_retries = 3;
   c->backoff = ENG_BACKOFF_NONE;
   c->backoff_base_ms = 10;
@@ -401,7 +443,8 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...) {
 static int parse_double(const char *s, int allow_inf, double *out) {
   while (isspace((unsigned char)*s)) s++;
   if (!*s) return -1;
-  if (!strcmp(s, "inf") || !strcmp(s, "+inf") || !strcmp(s, "infinity")) {
+  if (!strcmp(s, "inf") || !strcmp(s, "+inf") || !strcmp(s, "infinity") ||
+      (allow_inf && !strcmp(s, "none"))) {
     if (!allow_inf) return -1;
     *out = INFINITY;
     return 0;
@@ -480,6 +523,69 @@ static void describe_names(const char *const *names, char *buf, size_t len) {
                              names[i]);
 }
 
+/* "NAME+NAME..." (or ',', '|', spaces between), "all" or "none". */
+static int parse_flags(const eng_setting *s, const char *value, int32_t *out, char *err,
+                       size_t errlen) {
+  int32_t mask = 0, all = 0;
+  int words = 0;
+  for (int i = 0; s->names[i]; i++) all |= (int32_t)(1u << i);
+  const char *p = value;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '+' || *p == ',' || *p == '|') p++;
+    if (!*p) break;
+    size_t n = 0;
+    while (p[n] && !strchr(" \t+,|", p[n])) n++;
+    int found = -1;
+    if (n == 3 && !strncmp(p, "all", 3)) {
+      mask |= all;
+      found = 0;
+    } else if (n == 4 && !strncmp(p, "none", 4)) {
+      found = 0;
+    }
+    for (int i = 0; found < 0 && s->names[i]; i++)
+      if (strlen(s->names[i]) == n && !strncmp(p, s->names[i], n)) {
+        mask |= (int32_t)(1u << i);
+        found = 0;
+      }
+    if (found < 0) {
+      char names[256];
+      describe_names(s->names, names, sizeof names);
+      seterr(err, errlen, "%s: '%.*s' is not one of %s, all or none (join names with '+')",
+             s->key, (int)(n < 64 ? n : 64), p, names);
+      return -1;
+    }
+    words++;
+    p += n;
+  }
+  if (!words) {
+    seterr(err, errlen, "%s: expected names joined with '+', all or none, got '%s'", s->key,
+           value);
+    return -1;
+  }
+  *out = mask;
+  return 0;
+}
+
+static void format_flags(const eng_setting *s, int32_t mask, char *buf, size_t len) {
+  int32_t all = 0;
+  for (int i = 0; s->names[i]; i++) all |= (int32_t)(1u << i);
+  if (!len) return;
+  buf[0] = 0;
+  if (mask == all) {
+    snprintf(buf, len, "all");
+    return;
+  }
+  if (!mask) {
+    snprintf(buf, len, "none");
+    return;
+  }
+  size_t used = 0;
+  for (int i = 0; s->names[i]; i++)
+    if (mask & (int32_t)(1u << i))
+      used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "+" : "",
+                               s->names[i]);
+}
+
 int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
   const eng_setting *s = eng_settings_find(key);
   if (!s) {
@@ -521,6 +627,8 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
   }
   case ENG_SET_WINDOWS:
     return parse_windows(value, (eng_windows *)field, err, errlen, key);
+  case ENG_SET_FLAGS:
+    return parse_flags(s, value, (int32_t *)field, err, errlen);
   default:
     break;
   }
@@ -578,6 +686,7 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   case ENG_SET_DOUBLE:
   case ENG_SET_DOUBLE_INF: format_double(*(const double *)field, buf, len); break;
   case ENG_SET_ENUM: snprintf(buf, len, "%s", s->names[*(const int32_t *)field]); break;
+  case ENG_SET_FLAGS: format_flags(s, *(const int32_t *)field, buf, len); break;
   case ENG_SET_PRESET: {
     /* A preset has no state of its own: report the name whose settings match. */
     const char *name = "custom";
@@ -612,7 +721,8 @@ double eng_config_get_number(const eng_config *c, const char *key) {
   const char *field = (const char *)c + s->offset;
   switch (s->type) {
   case ENG_SET_INT:
-  case ENG_SET_ENUM: return *(const int32_t *)field;
+  case ENG_SET_ENUM:
+  case ENG_SET_FLAGS: return *(const int32_t *)field; /* flags: the bit set */
   case ENG_SET_INT64: return (double)*(const int64_t *)field;
   case ENG_SET_DOUBLE:
   case ENG_SET_DOUBLE_INF: return *(const double *)field;
@@ -768,6 +878,23 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
              c->backoff_cap_ms, c->backoff_base_ms);
       return -1;
     }
+  }
+  if (isinf(c->timeout_ms) && isinf(c->deadline_ms)) {
+    seterr(err, errlen,
+           "timeout_ms = inf (no per-attempt timeout) needs a finite deadline_ms, or attempts "
+           "would wait forever");
+    return -1;
+  }
+  if (c->deadline_ms < c->tick_ms) {
+    seterr(err, errlen, "deadline_ms (%g) must be at least one tick (tick_ms = %g) or inf",
+           c->deadline_ms, c->tick_ms);
+    return -1;
+  }
+  if (!isinf(c->max_requests_per_client) &&
+      c->max_requests_per_client != floor(c->max_requests_per_client)) {
+    seterr(err, errlen, "max_requests_per_client: expected a whole number or inf, got %g",
+           c->max_requests_per_client);
+    return -1;
   }
   if (c->timeout_ms < c->tick_ms) {
     seterr(err, errlen, "timeout_ms (%g) must be at least one tick (tick_ms = %g)", c->timeout_ms,

@@ -16,6 +16,7 @@
 #define ENG_MAX_WINDOWS 8      /* fault windows per fault kind */
 #define ENG_MAX_SHARDS 4096
 #define ENG_MAX_VNODES 65536
+#define ENG_MAX_HEDGE 8        /* hedge_attempts at most (gRPC caps maxAttempts at 5) */
 
 typedef enum { ENG_SERVICE_EXP, ENG_SERVICE_DET, ENG_SERVICE_LOGNORMAL } eng_service_dist;
 typedef enum { ENG_KEYS_UNIFORM, ENG_KEYS_ZIPF } eng_key_dist;
@@ -103,7 +104,14 @@ typedef struct eng_config {
   int32_t concurrency;  /* closed: users per client process; 0 = from load */
   double think_ms;      /* closed: mean think time between a user's requests */
   /* client policy */
-  double timeout_ms;
+  double timeout_ms;        /* per attempt; inf = none (the remaining deadline) */
+  double deadline_ms;       /* per request, over every attempt and backoff; inf = none */
+  int32_t deadline_propagation; /* 1: the server knows the request's deadline */
+  int32_t retry_on;         /* bit set of eng_failure: the failures that are retried */
+  int32_t hedge_attempts;   /* copies of a request in flight at most; 1 = no hedging */
+  double hedge_delay_ms;    /* a further copy when none answered within this */
+  int32_t hedge_cancel;     /* 1: copies still in flight when a request ends are cancelled */
+  double max_requests_per_client; /* attempts in flight per client process; inf = no limit */
   int32_t max_retries;
   int32_t backoff; /* eng_backoff */
   double backoff_base_ms, backoff_cap_ms;
@@ -145,10 +153,13 @@ typedef enum {
   ENG_SET_INT,     /* int32 */
   ENG_SET_INT64,   /* int64 */
   ENG_SET_DOUBLE,  /* finite double */
-  ENG_SET_DOUBLE_INF, /* double, "inf" allowed */
+  ENG_SET_DOUBLE_INF, /* double, "inf" (or "none") allowed */
   ENG_SET_ENUM,    /* int32 index into a NULL-terminated name list */
   ENG_SET_WINDOWS, /* "START+DURATION ..." in ms, or "none" */
-  ENG_SET_PRESET   /* a name that sets several other settings (policy) */
+  ENG_SET_PRESET,  /* a name that sets several other settings (policy) */
+  ENG_SET_FLAGS    /* int32 bit set over a name list: "NAME+NAME...", "all" or "none"
+                      (',' and '|' also separate names; '+' is how it prints, so a
+                      value fits in a comma-separated grid axis) */
 } eng_setting_type;
 
 typedef struct eng_setting {

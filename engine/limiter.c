@@ -70,8 +70,6 @@ void eng_limiter_on_request(eng_limiter *l, const eng_limiter_params *p, int32_t
     int i = advance(l, p, now);
     l->win[i] += p->fin_deposit;
     l->sum += p->fin_deposit;
-  } else if (p->kind == ENG_LIMITER_ENVOY) {
-    l->active_requests++;
   }
 }
 
@@ -148,8 +146,8 @@ int eng_limiter_may_retry(eng_limiter *l, const eng_limiter_params *p, int32_t n
   }
 }
 
-void eng_limiter_on_request_end(eng_limiter *l, const eng_limiter_params *p) {
-  if (p->kind == ENG_LIMITER_ENVOY && l->active_requests > 0) l->active_requests--;
+void eng_limiter_on_upstream(eng_limiter *l, const eng_limiter_params *p, int delta) {
+  if (p->kind == ENG_LIMITER_ENVOY) l->active_requests += delta;
 }
 
 int64_t eng_limiter_level(eng_limiter *l, const eng_limiter_params *p, int32_t now) {

@@ -174,7 +174,10 @@ static void test_envoy_concurrency(void **state) {
   eng_limiter l;
   eng_limiter_params p;
   limiter_make(&l, &p, "envoy", NULL); /* Envoy's defaults: 20 %, at least 3 */
+  /* a request counts while an attempt of it is upstream, not per request */
   for (int i = 0; i < 10; i++) eng_limiter_on_request(&l, &p, 0);
+  assert_int_equal(l.active_requests, 0);
+  eng_limiter_on_upstream(&l, &p, 10);
   /* 20 % of 10 = 2 < 3: min_retry_concurrency rules */
   for (int i = 0; i < 3; i++) assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
@@ -186,14 +189,14 @@ static void test_envoy_concurrency(void **state) {
   eng_limiter_on_failure(&l, &p, 0, 0, 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* 50 active requests: 20 % = 10 concurrent retries */
-  for (int i = 0; i < 40; i++) eng_limiter_on_request(&l, &p, 0);
+  for (int i = 0; i < 40; i++) eng_limiter_on_upstream(&l, &p, 1);
   int n = 0;
   while (eng_limiter_may_retry(&l, &p, 0, 0)) n++;
   assert_int_equal(n, 10 - 3);
   assert_int_equal(l.active_retries, 10);
   eng_limiter_on_success(&l, &p, 0, 1, 0); /* a successful retry frees its slot too */
   assert_int_equal(eng_limiter_level(&l, &p, 0), 1);
-  for (int i = 0; i < 45; i++) eng_limiter_on_request_end(&l, &p);
+  for (int i = 0; i < 45; i++) eng_limiter_on_upstream(&l, &p, -1);
   assert_int_equal(l.active_requests, 5); /* back to the floor of 3, with 9 active */
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
 }
