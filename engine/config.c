@@ -210,7 +210,8 @@ static const eng_setting settings[] = {
     {"breaker_cooldown_ms", ENG_SET_DOUBLE, OFF(breaker_cooldown_ms), 0, BIG, NULL, "client",
      "how long an open breaker stays open before it lets probes through (half-open)"},
     {"breaker_probes", ENG_SET_INT, OFF(breaker_probes), 1, 1000, NULL, "client",
-     "successful probes in a row that close a half-open breaker"},
+     "calls a half-open breaker lets through; with breaker_halfopen = any_failure, the "
+     "successes in a row that close it"},
     {"breaker_reject", ENG_SET_ENUM, OFF(breaker_reject), 0, 0, breaker_reject_names, "client",
      "an open breaker's refusal: fail = the request fails (Envoy, gRPC); retry = it is a "
      "failed attempt, retried after the backoff and budget like any other (resilience4j)"},
