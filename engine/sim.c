@@ -9,13 +9,17 @@
  * one a stale reference meant. Each tick runs, in order:
  *   1. fault edges that start or end at this tick;
  *   2. the timing wheel's bucket: service completions and delayed retries;
- *   3. client timeouts: one FIFO, since every attempt gets the same timeout,
- *      so the oldest outstanding attempt is always at its head (O(1), no
- *      cancellation: answered attempts are skipped lazily);
- *   4. new requests: a Poisson count, then one attempt each;
+ *   3. request deadlines (request mode: one FIFO, every request gets the
+ *      same deadline after its start), then client timeouts: one FIFO,
+ *      since every attempt gets the same timeout, so the oldest outstanding
+ *      attempt is always at its head (O(1), no cancellation: answered
+ *      attempts are skipped lazily), then hedge timers (one FIFO again);
+ *   4. new requests: a Poisson count, then one attempt each (and, with a
+ *      hedge delay of 0, their further copies);
  *   5. the tick's metrics.
- * Completions come before timeouts, so an attempt answered exactly at its
- * timeout succeeds: success <=> time in system <= timeout. After every
+ * Completions come before deadlines and timeouts, so an attempt answered
+ * exactly at its timeout succeeds: success <=> time in system <= timeout
+ * (or the rest of its request's deadline, when shorter). After every
  * event, overload errors of attempts it shed reach their clients
  * (replies_drain), which may retry at once.
  *
