@@ -7,13 +7,32 @@
  *   equal jitter  v/2 + U(0, v/2)
  *   decorrelated  min(cap, U(base, 3 * previous sleep)), previous = base at first
  *                 (its factor 3 is part of the scheme; the multiplier does not apply)
+ *   grpc          v * U(0.8, 1.2)          (gRFC A6 as amended in 2024; gRPC
+ *                 C-core's BackoffJitter 0.2 and grpc-go; may exceed cap by 20 %)
+ *   envoy         Envoy's JitteredExponentialBackOffStrategy in whole
+ *                 milliseconds: the interval starts at base and doubles while
+ *                 it is below max / 2 (integer division), else becomes max;
+ *                 the wait is a 64-bit random number modulo the interval, so
+ *                 U{0, ..., interval - 1} ms. The multiplier does not apply.
  * A cap of 0 or backoff "none" retries at once. Pure: the uniform u in [0, 1)
- * comes from the caller's stream.
+ * (or Envoy's 64-bit random) comes from the caller's stream.
  */
 #ifndef STORMSWEEP_BACKOFF_H
 #define STORMSWEEP_BACKOFF_H
 
+#include <stdint.h>
+
+/* Every kind but envoy (which gives 0 here: see eng_backoff_envoy_ms). */
 double eng_backoff_ms(int kind, double base_ms, double cap_ms, double multiplier,
                       int retries_made, double prev_sleep_ms, double u);
+
+/* Envoy's interval before retry retries_made + 1, in whole ms: base, then
+ * doubled while below max / 2, else max (never above max once reached).
+ * At most 64 doublings reach any max, so this is O(1). */
+uint64_t eng_backoff_envoy_interval(uint64_t base_ms, uint64_t max_ms, int retries_made);
+
+/* Envoy's wait: random % interval (base_ms and cap_ms are truncated to whole
+ * milliseconds, as Envoy reads its durations; base must be at least 1). */
+double eng_backoff_envoy_ms(double base_ms, double cap_ms, int retries_made, uint64_t random);
 
 #endif

@@ -3,6 +3,7 @@
  * based window in one 64-bit word keeps a record O(1): shift, mask, popcount.
  */
 #include "breaker.h"
+#include "eng_config.h"
 
 static int open_now(eng_breaker *b, const eng_breaker_params *p, int32_t now) {
   int was_closed = b->state == ENG_BRK_CLOSED;
@@ -18,7 +19,7 @@ int eng_breaker_allow(eng_breaker *b, const eng_breaker_params *p, int32_t now) 
     if (now < b->open_until) return 0;
     b->state = ENG_BRK_HALF_OPEN;
     b->since = now;
-    b->probes_out = b->probes_ok = 0;
+    b->probes_out = b->probes_ok = b->probes_bad = 0;
   }
   if (b->probes_out >= p->probes) return 0;
   b->probes_out++;
@@ -35,11 +36,21 @@ int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now,
                        int failed) {
   if (b->state == ENG_BRK_OPEN || sent < b->since) return 0; /* stale */
   if (b->state == ENG_BRK_HALF_OPEN) {
-    if (failed) {
-      open_now(b, p, now);
-      return 0;
+    if (p->halfopen == ENG_BREAKER_HALFOPEN_FAILURE_RATE) {
+      if (failed) b->probes_bad++;
+      else b->probes_ok++;
+      if (b->probes_ok + b->probes_bad < p->probes) return 0; /* not all answered yet */
+      if (b->probes_bad >= p->threshold * p->probes) {
+        open_now(b, p, now);
+        return 0;
+      }
+    } else {
+      if (failed) {
+        open_now(b, p, now);
+        return 0;
+      }
+      if (++b->probes_ok < p->probes) return 0;
     }
-    if (++b->probes_ok < p->probes) return 0;
     b->state = ENG_BRK_CLOSED;
     b->since = now;
     b->calls = 0;
@@ -52,4 +63,8 @@ int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now,
   if (b->n >= p->min_calls && __builtin_popcountll(b->calls) >= p->threshold * b->n)
     return open_now(b, p, now);
   return 0;
+}
+
+void eng_breaker_release(eng_breaker *b, int32_t sent) {
+  if (b->state == ENG_BRK_HALF_OPEN && sent >= b->since && b->probes_out > 0) b->probes_out--;
 }

@@ -6,8 +6,12 @@
  * holds at least `min_calls` calls and failures / calls >= threshold, the
  * breaker opens for `cooldown` ticks (at least one). Open: calls are
  * refused. After the cool-down the next call finds it half-open: up to
- * `probes` calls go through; `probes` successes close it (with an empty
- * window), any failure opens it again.
+ * `probes` calls go through. How their answers decide (`halfopen`):
+ *   any_failure   `probes` successes close it (with an empty window), any
+ *                 failure opens it again at once (the default);
+ *   failure_rate  resilience4j's rule: nothing is decided until every
+ *                 permitted probe has answered; then failures / probes >=
+ *                 threshold opens it again, anything less closes it.
  *
  * Every state starts at a tick (`since`); an answer counts only if its call
  * was sent at or after the start of the current state. So answers to calls
@@ -25,6 +29,7 @@ enum { ENG_BRK_CLOSED = 0, ENG_BRK_OPEN = 1, ENG_BRK_HALF_OPEN = 2 };
 
 typedef struct eng_breaker_params {
   int32_t window, min_calls, probes, cooldown;
+  int32_t halfopen; /* eng_breaker_halfopen */
   double threshold;
 } eng_breaker_params;
 
@@ -33,6 +38,7 @@ typedef struct eng_breaker {
   int32_t open_until;
   int32_t since;  /* tick the current state began */
   uint16_t probes_out, probes_ok; /* probes may number up to 1000 */
+  uint16_t probes_bad;            /* failure_rate: failed probes */
   uint8_t n, state;
 } eng_breaker;
 
@@ -48,5 +54,10 @@ int eng_breaker_refuses(const eng_breaker *b, const eng_breaker_params *p, int32
  * it, 0 otherwise (the caller counts open breakers). */
 int eng_breaker_record(eng_breaker *b, const eng_breaker_params *p, int32_t now, int32_t sent,
                        int failed);
+
+/* A call sent at tick sent will never be recorded (the client cancelled it:
+ * a hedged copy that lost): a half-open probe gives its permit back, as
+ * resilience4j's releasePermission does, so that another call may probe. */
+void eng_breaker_release(eng_breaker *b, int32_t sent);
 
 #endif

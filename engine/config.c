@@ -19,17 +19,22 @@
 static const char *const service_names[] = {"exponential", "deterministic", "lognormal", NULL};
 static const char *const key_names[] = {"uniform", "zipf", NULL};
 static const char *const discipline_names[] = {"fifo", "lifo", "adaptive_lifo", NULL};
-static const char *const backoff_names[] = {"none", "full", "equal", "decorrelated", NULL};
+static const char *const backoff_names[] = {"none",         "full", "equal",
+                                            "decorrelated", "grpc", "envoy", NULL};
 static const char *const breaker_names[] = {"off", "fail_fast", "next_shard", NULL};
 static const char *const bool_names[] = {"off", "on", NULL};
 static const char *const policy_names[] = {"naive", "guarded", NULL};
-static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", NULL};
+static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", "folly", NULL};
 static const char *const shed_reply_names[] = {"error", "silent", NULL};
 static const char *const router_load_names[] = {"sent", "admitted", NULL};
 static const char *const breaker_reject_names[] = {"fail", "retry", NULL};
+static const char *const breaker_halfopen_names[] = {"any_failure", "failure_rate", NULL};
 static const char *const client_model_names[] = {"open", "closed", NULL};
 static const char *const limiter_names[] = {"token_bucket", "grpc",         "finagle",
                                             "envoy",        "sre_adaptive", "aws", NULL};
+/* eng_failure, in its order */
+static const char *const failure_names[] = {"timeout", "rejected", "shed",     "router",
+                                            "breaker", "lost",     "overflow", NULL};
 
 #define OFF(f) offsetof(eng_config, f)
 #define BIG 1e15
@@ -65,7 +70,9 @@ static const eng_setting settings[] = {
     {"codel_variant", ENG_SET_ENUM, OFF(codel_variant), 0, 0, codel_variant_names, "cluster",
      "fail_at_scale: then shed every queued attempt that waited codel_target_ms or more "
      "until one has not (Facebook's Fail at Scale variant); rfc8289: CoDel's control law, "
-     "shed one, then the next after codel_interval_ms / sqrt(count)"},
+     "shed one, then the next after codel_interval_ms / sqrt(count); folly: folly's Codel, "
+     "overloaded for an interval when the least delay of the previous one exceeded the target, "
+     "then shed what waited more than 2 x codel_target_ms"},
     {"deadline_drop", ENG_SET_ENUM, OFF(deadline_drop), 0, 0, bool_names, "cluster",
      "on: a shard drops, instead of serving, a queued attempt whose client already gave up"},
     {"shed_reply", ENG_SET_ENUM, OFF(shed_reply), 0, 0, shed_reply_names, "cluster",
@@ -106,19 +113,53 @@ static const eng_setting settings[] = {
      "preset: naive = no budget, no backoff, no deadline_drop; guarded = budget_ratio 0.1, "
      "full jitter backoff with base 10 ms and cap 1000 ms, deadline_drop on (sets those "
      "settings when applied)"},
-    {"timeout_ms", ENG_SET_DOUBLE, OFF(timeout_ms), 0, BIG, NULL, "client",
-     "per-attempt client timeout in ms (the server is not told)"},
+    {"timeout_ms", ENG_SET_DOUBLE_INF, OFF(timeout_ms), 0, BIG, NULL, "client",
+     "per-attempt client timeout in ms (the server is not told); inf or none = no "
+     "per-attempt timeout, the attempt waits for the rest of deadline_ms (which it needs)"},
+    {"deadline_ms", ENG_SET_DOUBLE_INF, OFF(deadline_ms), 0, BIG, NULL, "client",
+     "per-request deadline in ms over all its attempts and backoff waits (gRPC's call "
+     "deadline, Envoy's route timeout): when it passes the request fails (deadline exceeded) "
+     "and is never retried; a retry whose backoff would end after it is not sent; inf or none "
+     "= no deadline"},
+    {"deadline_propagation", ENG_SET_ENUM, OFF(deadline_propagation), 0, 0, bool_names,
+     "client",
+     "on: the server knows each request's deadline (gRPC's grpc-timeout, Envoy's "
+     "x-envoy-expected-rq-timeout-ms), so deadline_drop also drops queued work whose request "
+     "deadline passed; off: it knows only the attempt's timeout_ms"},
+    {"retry_on", ENG_SET_FLAGS, OFF(retry_on), 0, 0, failure_names, "client",
+     "the failures that are retried, NAME+NAME...: timeout, rejected (queue full), shed, router "
+     "(cluster_capacity_exhausted), breaker (with breaker_reject = retry), lost (crash or "
+     "outage), overflow (max_requests_per_client); all or none (gRPC retryableStatusCodes, "
+     "Envoy retry_on; docs/clients.md maps them); any other failure ends the request"},
+    {"hedge_attempts", ENG_SET_INT, OFF(hedge_attempts), 1, ENG_MAX_HEDGE, NULL, "client",
+     "hedging: copies of a request in flight at most (gRPC hedgingPolicy maxAttempts); "
+     "1 = no hedging. Every copy after the first counts against max_retries and the retry "
+     "limiter; the first success wins"},
+    {"hedge_delay_ms", ENG_SET_DOUBLE, OFF(hedge_delay_ms), 0, BIG, NULL, "client",
+     "hedging: send a further copy when no copy answered within this long of the last one "
+     "sent (gRPC hedgingDelay); 0 = all copies at once"},
+    {"hedge_cancel", ENG_SET_ENUM, OFF(hedge_cancel), 0, 0, bool_names, "client",
+     "on: when one copy of a request answers (or fails it), the client cancels its other "
+     "copies still in flight, and a shard drops a cancelled copy it has not started; off: "
+     "they are abandoned and served anyway (wasted). A deadline's copies: deadline_drop"},
+    {"max_requests_per_client", ENG_SET_DOUBLE_INF, OFF(max_requests_per_client), 1, 1e9, NULL,
+     "client",
+     "client-side concurrency limit: attempts in flight per client process (Envoy "
+     "circuit_breakers max_requests); one more fails at once, counted in rejected_breaker, "
+     "retried only if retry_on has overflow; inf = no limit"},
     {"max_retries", ENG_SET_INT, OFF(max_retries), 0, 1000, NULL, "client",
      "retries per request after the first attempt"},
     {"backoff", ENG_SET_ENUM, OFF(backoff), 0, 0, backoff_names, "client",
      "delay before a retry: none (immediate), full jitter U(0, min(cap, base 2^n)), equal "
-     "jitter (half fixed, half random) or decorrelated jitter min(cap, U(base, 3 prev))"},
+     "jitter (half fixed, half random), decorrelated jitter min(cap, U(base, 3 prev)), grpc "
+     "(min(cap, base 2^n) x U(0.8, 1.2), gRFC A6) or envoy (Envoy's jittered exponential "
+     "back-off in whole ms; docs/clients.md)"},
     {"backoff_base_ms", ENG_SET_DOUBLE, OFF(backoff_base_ms), 0, BIG, NULL, "client",
      "backoff base in ms"},
     {"backoff_cap_ms", ENG_SET_DOUBLE, OFF(backoff_cap_ms), 0, BIG, NULL, "client",
      "backoff cap in ms (0 = retries are immediate, whatever backoff says)"},
     {"backoff_multiplier", ENG_SET_DOUBLE, OFF(backoff_multiplier), 1e-6, 1e6, NULL, "client",
-     "growth of the full and equal jitter backoff: retry n sleeps against min(cap, base x "
+     "growth of the full, equal and grpc backoff: retry n sleeps against min(cap, base x "
      "multiplier^(n-1)) (gRPC's backoffMultiplier; 2 = the classic doubling)"},
     {"budget_ratio", ENG_SET_DOUBLE_INF, OFF(budget_ratio), 0, BIG, NULL, "client",
      "retry budget: tokens each first attempt deposits in its client's bucket; a retry "
@@ -169,10 +210,16 @@ static const eng_setting settings[] = {
     {"breaker_cooldown_ms", ENG_SET_DOUBLE, OFF(breaker_cooldown_ms), 0, BIG, NULL, "client",
      "how long an open breaker stays open before it lets probes through (half-open)"},
     {"breaker_probes", ENG_SET_INT, OFF(breaker_probes), 1, 1000, NULL, "client",
-     "successful probes in a row that close a half-open breaker"},
+     "calls a half-open breaker lets through; with breaker_halfopen = any_failure, the "
+     "successes in a row that close it"},
     {"breaker_reject", ENG_SET_ENUM, OFF(breaker_reject), 0, 0, breaker_reject_names, "client",
      "an open breaker's refusal: fail = the request fails (Envoy, gRPC); retry = it is a "
      "failed attempt, retried after the backoff and budget like any other (resilience4j)"},
+    {"breaker_halfopen", ENG_SET_ENUM, OFF(breaker_halfopen), 0, 0, breaker_halfopen_names,
+     "client",
+     "how a half-open breaker's breaker_probes decide: any_failure = one failed probe opens it "
+     "again, breaker_probes successes close it; failure_rate = once every probe answered, "
+     "failures / probes >= breaker_threshold opens it again, else it closes (resilience4j)"},
     /* faults */
     {"surge", ENG_SET_WINDOWS, OFF(surge), 0, 0, NULL, "faults",
      "traffic surge windows \"START+DURATION ...\" in ms, or none"},
@@ -261,6 +308,13 @@ void eng_config_defaults(eng_config *c) {
   c->concurrency = 0;
   c->think_ms = 0;
   c->timeout_ms = 100;
+  c->deadline_ms = INFINITY;
+  c->deadline_propagation = 0;
+  c->retry_on = ENG_RETRY_ON_DEFAULT;
+  c->hedge_attempts = 1;
+  c->hedge_delay_ms = 0; /* gRPC's hedgingDelay when unset */
+  c->hedge_cancel = 1;   /* gRPC and Envoy cancel the other copies */
+  c->max_requests_per_client = INFINITY;
   c->max_retries = 3;
   c->backoff = ENG_BACKOFF_NONE;
   c->backoff_base_ms = 10;
@@ -294,6 +348,7 @@ void eng_config_defaults(eng_config *c) {
   c->shed_reply = ENG_SHED_ERROR;
   c->router_load = ENG_ROUTER_LOAD_SENT;
   c->breaker_reject = ENG_BREAKER_REJECT_FAIL;
+  c->breaker_halfopen = ENG_BREAKER_HALFOPEN_ANY_FAILURE;
   c->surge.count = 1;
   c->surge.w[0] = (eng_window){2000, 500};
   c->surge_factor = 5;
@@ -401,7 +456,8 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...) {
 static int parse_double(const char *s, int allow_inf, double *out) {
   while (isspace((unsigned char)*s)) s++;
   if (!*s) return -1;
-  if (!strcmp(s, "inf") || !strcmp(s, "+inf") || !strcmp(s, "infinity")) {
+  if (!strcmp(s, "inf") || !strcmp(s, "+inf") || !strcmp(s, "infinity") ||
+      (allow_inf && !strcmp(s, "none"))) {
     if (!allow_inf) return -1;
     *out = INFINITY;
     return 0;
@@ -480,6 +536,69 @@ static void describe_names(const char *const *names, char *buf, size_t len) {
                              names[i]);
 }
 
+/* "NAME+NAME..." (or ',', '|', spaces between), "all" or "none". */
+static int parse_flags(const eng_setting *s, const char *value, int32_t *out, char *err,
+                       size_t errlen) {
+  int32_t mask = 0, all = 0;
+  int words = 0;
+  for (int i = 0; s->names[i]; i++) all |= (int32_t)(1u << i);
+  const char *p = value;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '+' || *p == ',' || *p == '|') p++;
+    if (!*p) break;
+    size_t n = 0;
+    while (p[n] && !strchr(" \t+,|", p[n])) n++;
+    int found = -1;
+    if (n == 3 && !strncmp(p, "all", 3)) {
+      mask |= all;
+      found = 0;
+    } else if (n == 4 && !strncmp(p, "none", 4)) {
+      found = 0;
+    }
+    for (int i = 0; found < 0 && s->names[i]; i++)
+      if (strlen(s->names[i]) == n && !strncmp(p, s->names[i], n)) {
+        mask |= (int32_t)(1u << i);
+        found = 0;
+      }
+    if (found < 0) {
+      char names[256];
+      describe_names(s->names, names, sizeof names);
+      seterr(err, errlen, "%s: '%.*s' is not one of %s, all or none (join names with '+')",
+             s->key, (int)(n < 64 ? n : 64), p, names);
+      return -1;
+    }
+    words++;
+    p += n;
+  }
+  if (!words) {
+    seterr(err, errlen, "%s: expected names joined with '+', all or none, got '%s'", s->key,
+           value);
+    return -1;
+  }
+  *out = mask;
+  return 0;
+}
+
+static void format_flags(const eng_setting *s, int32_t mask, char *buf, size_t len) {
+  int32_t all = 0;
+  for (int i = 0; s->names[i]; i++) all |= (int32_t)(1u << i);
+  if (!len) return;
+  buf[0] = 0;
+  if (mask == all) {
+    snprintf(buf, len, "all");
+    return;
+  }
+  if (!mask) {
+    snprintf(buf, len, "none");
+    return;
+  }
+  size_t used = 0;
+  for (int i = 0; s->names[i]; i++)
+    if (mask & (int32_t)(1u << i))
+      used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? "+" : "",
+                               s->names[i]);
+}
+
 int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
   const eng_setting *s = eng_settings_find(key);
   if (!s) {
@@ -521,6 +640,8 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
   }
   case ENG_SET_WINDOWS:
     return parse_windows(value, (eng_windows *)field, err, errlen, key);
+  case ENG_SET_FLAGS:
+    return parse_flags(s, value, (int32_t *)field, err, errlen);
   default:
     break;
   }
@@ -578,6 +699,7 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   case ENG_SET_DOUBLE:
   case ENG_SET_DOUBLE_INF: format_double(*(const double *)field, buf, len); break;
   case ENG_SET_ENUM: snprintf(buf, len, "%s", s->names[*(const int32_t *)field]); break;
+  case ENG_SET_FLAGS: format_flags(s, *(const int32_t *)field, buf, len); break;
   case ENG_SET_PRESET: {
     /* A preset has no state of its own: report the name whose settings match. */
     const char *name = "custom";
@@ -612,7 +734,8 @@ double eng_config_get_number(const eng_config *c, const char *key) {
   const char *field = (const char *)c + s->offset;
   switch (s->type) {
   case ENG_SET_INT:
-  case ENG_SET_ENUM: return *(const int32_t *)field;
+  case ENG_SET_ENUM:
+  case ENG_SET_FLAGS: return *(const int32_t *)field; /* flags: the bit set */
   case ENG_SET_INT64: return (double)*(const int64_t *)field;
   case ENG_SET_DOUBLE:
   case ENG_SET_DOUBLE_INF: return *(const double *)field;
@@ -752,6 +875,39 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
              c->concurrency > 0 ? "concurrency" : "load", users);
       return -1;
     }
+  }
+  if (c->backoff == ENG_BACKOFF_ENVOY && c->backoff_cap_ms > 0) {
+    if (c->backoff_base_ms < 1) {
+      seterr(err, errlen,
+             "backoff_base_ms (%g) must be at least 1 with backoff = envoy (Envoy counts whole "
+             "milliseconds and needs a base interval above 0)",
+             c->backoff_base_ms);
+      return -1;
+    }
+    if (c->backoff_cap_ms < c->backoff_base_ms) {
+      seterr(err, errlen,
+             "backoff_cap_ms (%g) must be 0 or at least backoff_base_ms (%g) with backoff = envoy "
+             "(Envoy requires max_interval >= base_interval)",
+             c->backoff_cap_ms, c->backoff_base_ms);
+      return -1;
+    }
+  }
+  if (isinf(c->timeout_ms) && isinf(c->deadline_ms)) {
+    seterr(err, errlen,
+           "timeout_ms = inf (no per-attempt timeout) needs a finite deadline_ms, or attempts "
+           "would wait forever");
+    return -1;
+  }
+  if (c->deadline_ms < c->tick_ms) {
+    seterr(err, errlen, "deadline_ms (%g) must be at least one tick (tick_ms = %g) or inf",
+           c->deadline_ms, c->tick_ms);
+    return -1;
+  }
+  if (!isinf(c->max_requests_per_client) &&
+      c->max_requests_per_client != floor(c->max_requests_per_client)) {
+    seterr(err, errlen, "max_requests_per_client: expected a whole number or inf, got %g",
+           c->max_requests_per_client);
+    return -1;
   }
   if (c->timeout_ms < c->tick_ms) {
     seterr(err, errlen, "timeout_ms (%g) must be at least one tick (tick_ms = %g)", c->timeout_ms,

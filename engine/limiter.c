@@ -14,9 +14,12 @@ static int64_t ticks_of(const eng_config *c, double ms) {
 
 void eng_limiter_params_init(eng_limiter_params *p, const eng_config *c) {
   *p = (eng_limiter_params){.kind = c->retry_limiter};
-  /* gRPC keeps milli-tokens (tokenRatio has at most 3 decimals). */
+  /* gRPC keeps milli-tokens. C-core reads at most three decimals of
+   * tokenRatio and drops the rest (gRFC A6: 0.5466 is 0.546): truncation,
+   * nudged by a relative 1e-12 so that a ratio written with three decimals
+   * (0.29 is 0.28999999999999998 as a double) keeps its last one. */
   p->grpc_max = (int64_t)floor(c->grpc_max_tokens * 1000 + 0.5);
-  p->grpc_ratio = (int64_t)floor(c->grpc_token_ratio * 1000 + 0.5);
+  p->grpc_ratio = (int64_t)floor(c->grpc_token_ratio * 1000 * (1 + 1e-12));
   /* Finagle: deposits of 1000, withdrawals of 1000 / percentCanRetry, and a
    * reserve of minRetriesPerSec x whole seconds of ttl withdrawals; with
    * percentCanRetry = 0 only the reserve pays, a withdrawal costing 1. */
@@ -67,8 +70,6 @@ void eng_limiter_on_request(eng_limiter *l, const eng_limiter_params *p, int32_t
     int i = advance(l, p, now);
     l->win[i] += p->fin_deposit;
     l->sum += p->fin_deposit;
-  } else if (p->kind == ENG_LIMITER_ENVOY) {
-    l->active_requests++;
   }
 }
 
@@ -107,9 +108,9 @@ void eng_limiter_on_success(eng_limiter *l, const eng_limiter_params *p, int32_t
 }
 
 void eng_limiter_on_failure(eng_limiter *l, const eng_limiter_params *p, int32_t now,
-                            int was_retry) {
+                            int was_retry, int counts) {
   (void)now;
-  if (p->kind == ENG_LIMITER_GRPC)
+  if (p->kind == ENG_LIMITER_GRPC && counts)
     l->tokens = l->tokens > 1000 ? l->tokens - 1000 : 0;
   else if (p->kind == ENG_LIMITER_ENVOY && was_retry && l->active_retries > 0)
     l->active_retries--;
@@ -145,8 +146,8 @@ int eng_limiter_may_retry(eng_limiter *l, const eng_limiter_params *p, int32_t n
   }
 }
 
-void eng_limiter_on_request_end(eng_limiter *l, const eng_limiter_params *p) {
-  if (p->kind == ENG_LIMITER_ENVOY && l->active_requests > 0) l->active_requests--;
+void eng_limiter_on_upstream(eng_limiter *l, const eng_limiter_params *p, int delta) {
+  if (p->kind == ENG_LIMITER_ENVOY) l->active_requests += delta;
 }
 
 int64_t eng_limiter_level(eng_limiter *l, const eng_limiter_params *p, int32_t now) {

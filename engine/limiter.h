@@ -10,9 +10,18 @@
  *                   it locally; every other limiter says yes);
  *   on_success      an attempt was answered in time;
  *   on_failure      an attempt failed (timeout, rejection, shed, refusal);
+ *                   `counts` says whether gRPC's throttle counts it: a
+ *                   failure the client would retry (retry_on), heard from
+ *                   the cluster — not a local refusal such as an open
+ *                   breaker's, which gRPC C-core treats as a load-balancer
+ *                   drop and never records;
  *   may_retry       the request has retries left: may it retry now? (takes
  *                   what the retry costs when yes);
- *   on_request_end  the request ended, by success or final failure.
+ *   on_upstream     an attempt of this client went out (+1) or ended (-1):
+ *                   sent and not yet answered, failed or given up (Envoy's
+ *                   budget counts these upstream requests, not requests
+ *                   sleeping in a backoff; the engine calls it in request
+ *                   mode, which the envoy limiter turns on).
  * Every call is O(1) and allocates nothing; time is in ticks and only moves
  * forward. Windowed limiters (finagle, sre_adaptive) count in ENG_LIM_SLOTS
  * slices of their window, as Finagle's WindowedAdder and tower's bucket do.
@@ -54,7 +63,7 @@ typedef struct eng_limiter {
   int64_t win2[ENG_LIM_SLOTS];   /* sre: accepts */
   int64_t sum, sum2;             /* sums of win and win2 */
   int64_t slice;                 /* the slice the windows were last advanced to */
-  int32_t active_requests;       /* envoy */
+  int32_t active_requests;       /* envoy: attempts in flight (upstream requests) */
   int32_t active_retries;        /* envoy */
 } eng_limiter;
 
@@ -71,11 +80,11 @@ int eng_limiter_admit(eng_limiter *l, const eng_limiter_params *p, int32_t now, 
 void eng_limiter_on_success(eng_limiter *l, const eng_limiter_params *p, int32_t now,
                             int was_retry, int after_timeout);
 void eng_limiter_on_failure(eng_limiter *l, const eng_limiter_params *p, int32_t now,
-                            int was_retry);
+                            int was_retry, int counts);
 /* after_timeout: the failure that asks for the retry was a timeout. */
 int eng_limiter_may_retry(eng_limiter *l, const eng_limiter_params *p, int32_t now,
                           int after_timeout);
-void eng_limiter_on_request_end(eng_limiter *l, const eng_limiter_params *p);
+void eng_limiter_on_upstream(eng_limiter *l, const eng_limiter_params *p, int delta);
 
 /* The limiter's level for the budget_tokens metric: grpc whole tokens, aws
  * quota tokens, finagle retries affordable now, envoy free retry slots;

@@ -9,13 +9,17 @@
  * one a stale reference meant. Each tick runs, in order:
  *   1. fault edges that start or end at this tick;
  *   2. the timing wheel's bucket: service completions and delayed retries;
- *   3. client timeouts: one FIFO, since every attempt gets the same timeout,
- *      so the oldest outstanding attempt is always at its head (O(1), no
- *      cancellation: answered attempts are skipped lazily);
- *   4. new requests: a Poisson count, then one attempt each;
+ *   3. request deadlines (request mode: one FIFO, every request gets the
+ *      same deadline after its start), then client timeouts: one FIFO,
+ *      since every attempt gets the same timeout, so the oldest outstanding
+ *      attempt is always at its head (O(1), no cancellation: answered
+ *      attempts are skipped lazily), then hedge timers (one FIFO again);
+ *   4. new requests: a Poisson count, then one attempt each (and, with a
+ *      hedge delay of 0, their further copies);
  *   5. the tick's metrics.
- * Completions come before timeouts, so an attempt answered exactly at its
- * timeout succeeds: success <=> time in system <= timeout. After every
+ * Completions come before deadlines and timeouts, so an attempt answered
+ * exactly at its timeout succeeds: success <=> time in system <= timeout
+ * (or the rest of its request's deadline, when shorter). After every
  * event, overload errors of attempts it shed reach their clients
  * (replies_drain), which may retry at once.
  *
@@ -37,8 +41,10 @@
 #include "eng.h"
 #include "backoff.h"
 #include "breaker.h"
+#include "codel.h"
 #include "limiter.h"
 #include "recovery.h"
+#include "request.h"
 #include "rng.h"
 #include "router.h"
 #include "variates.h"
@@ -48,7 +54,7 @@
 #define WHEEL_SIZE (1u << WHEEL_BITS)
 #define WHEEL_MASK (WHEEL_SIZE - 1)
 
-enum { EV_COMPLETE = 0, EV_RETRY = 1, EV_USER = 2 };
+enum { EV_COMPLETE = 0, EV_RETRY = 1, EV_USER = 2, EV_REQ_RETRY = 3 };
 enum { STREAM_ARRIVALS = 1, STREAM_SERVICE = 2, STREAM_CLIENT = 3, STREAM_RING = 4, STREAM_USERS = 5 };
 
 typedef struct attempt {
@@ -62,12 +68,24 @@ typedef struct attempt {
   uint16_t epoch;      /* shard epoch at admission: a crash invalidates it */
   uint16_t attempt_no; /* 0 = first try; max_retries goes up to 1000 */
   uint8_t kind;        /* wheel event kind */
+  uint8_t after_timeout; /* a retry sent because its predecessor timed out (aws refunds) */
+  /* the four a new attempt clears, side by side: one store */
   uint8_t at_server;   /* admitted and not yet finished or lost */
   uint8_t abandoned;   /* the client timed it out */
   uint8_t lost_load;   /* lost, and still in the router's load until its timeout */
-  uint8_t after_timeout; /* a retry sent because its predecessor timed out (aws refunds) */
-  float prev_sleep;    /* decorrelated jitter's previous sleep, ms */
+  uint8_t x;           /* X_* flags */
+  union {
+    float prev_sleep;  /* decorrelated jitter's previous sleep, ms */
+    uint32_t req;      /* request mode: its request record (which keeps prev_sleep) */
+  };
 } attempt;
+
+enum {
+  X_LOST = 1,   /* lost to a crash or an outage: its timeout is an ENG_FAIL_LOST */
+  X_STALE = 2,  /* request mode: the server knows its deadline passed (deadline_drop) */
+  X_CANCEL = 4, /* request mode: the client cancelled it (hedge_cancel) */
+  X_REPLY = 8,  /* on the reply list: its overload error is on the way to the client */
+};
 
 typedef struct shard {
   uint32_t qhead, qtail;
@@ -153,6 +171,9 @@ struct eng_run {
   eng_poisson_rate arrivals; /* the request rate now (surges change it) */
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
+  uint8_t codel_folly;    /* controlled delay is on with codel_variant = folly */
+  eng_codel_folly *folly; /* per shard, when codel_folly */
+  size_t folly_cap;
   int may_lose;           /* crashes are scheduled: work in service may be lost */
   int32_t cap_healthy;    /* the healthy-shard count cap_memo holds caps for (-1: none) */
   struct {
@@ -197,6 +218,18 @@ struct eng_run {
   int64_t users_base, users_surge; /* users over all clients, outside / inside a surge */
   uint32_t ready_head, ready_tail; /* users whose next request goes out this tick */
   double think_ticks, cycle_ticks; /* cycle: the start spread without think time */
+
+  /* Issue 27: request mode (request.h), for deadlines, hedging, retry_on,
+   * the client concurrency limit and Envoy's budget; off by default. */
+  uint8_t reqs;
+  uint8_t drop_abandoned; /* deadline_drop, or request mode (cancelled copies) */
+  uint64_t seed;
+  eng_request_pool rp;
+  eng_timer_fifo dl, hq;  /* deadlines, hedge timers */
+  int32_t *live;          /* per client: copies in flight */
+  size_t live_cap;
+  int32_t deadline_ticks; /* 0: no deadline */
+  int32_t hedge_ticks, hedges, max_live;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -226,6 +259,11 @@ void eng_run_destroy(eng_run *r) {
   free(r->edges);
   free(r->metrics);
   free(r->shard_queues);
+  free(r->folly);
+  eng_request_pool_free(&r->rp);
+  eng_timer_fifo_free(&r->dl);
+  eng_timer_fifo_free(&r->hq);
+  free(r->live);
   free(r);
 }
 
@@ -367,6 +405,13 @@ static void client_issue(eng_run *r, uint32_t i);
 static void hook_success(eng_run *r, const attempt *a);
 static void hook_request_end(eng_run *r, uint32_t client);
 static void user_wake(eng_run *r, uint32_t u);
+static uint32_t req_failed(eng_run *r, uint32_t i, int kind, int32_t shard_id, int reuse);
+static void req_refused(eng_run *r, uint32_t i);
+static void req_start(eng_run *r, uint32_t i);
+static void req_sent(eng_run *r, uint32_t i);
+static void req_succeeded(eng_run *r, uint32_t i);
+static void req_retry_due(eng_run *r, uint32_t i);
+static void replies_drain(eng_run *r);
 
 /* A request ended without success. */
 static inline void request_failed(eng_run *r, uint32_t client) {
@@ -410,6 +455,7 @@ static __attribute__((noinline)) void attempt_shed(eng_run *r, uint32_t i) {
      * current event (replies_drain), not here: its retry could be shed by
      * this same shard, and recursion would grow with the queue. */
     a->next = NIL;
+    a->x |= X_REPLY;
     if (r->reply_tail == NIL) r->reply_head = i;
     else r->at[r->reply_tail].next = i;
     r->reply_tail = i;
@@ -452,13 +498,27 @@ static __attribute__((noinline)) int codel_rfc8289(eng_run *r, shard *s, int32_t
   return 1;
 }
 
+/* folly's Codel (codel.h) is asked for every attempt that starts service,
+ * with the ticks it waited. */
+static inline int codel_folly(eng_run *r, shard *s, int32_t delay) {
+  return eng_codel_folly_shed(&r->folly[s - r->sh], r->now, delay, r->codel_target,
+                              r->codel_interval);
+}
+
 /* Whether the queue head should be shed rather than served (deadline drop,
  * controlled delay). */
 static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
-  if (a->abandoned && r->cfg->deadline_drop) return 1;
+  if (a->abandoned && r->drop_abandoned) {
+    /* request mode: a cancelled copy is dropped (2: no shed counted), and
+     * deadline_drop sheds what the server knows to be past its deadline */
+    if (!r->reqs) return 1;
+    int d = a->x & X_CANCEL ? 2 : r->cfg->deadline_drop && (a->x & X_STALE);
+    if (d) return d;
+  }
   if (r->codel_target < 0) return 0;
   int32_t delay = r->now - a->sent;
   if (r->cfg->codel_variant == ENG_CODEL_RFC8289) return codel_rfc8289(r, s, delay);
+  if (r->cfg->codel_variant == ENG_CODEL_FOLLY) return codel_folly(r, s, delay);
   /* Fail at Scale's variant: after an interval of standing queue, shed all
    * stale work (no control law spacing the drops). */
   if (delay < r->codel_target) {
@@ -492,8 +552,14 @@ static void shard_pump(eng_run *r, shard *s) {
     else __builtin_prefetch(&r->at[s->qhead]);
     s->qlen--;
     r->total_queued--;
-    if (shard_should_shed(r, s, a)) {
-      attempt_shed(r, i);
+    int shed = shard_should_shed(r, s, a);
+    if (shed) {
+      if (shed == 2) { /* a cancelled copy leaves unserved and unshed */
+        shard_release(r, a);
+        at_free(r, i);
+      } else {
+        attempt_shed(r, i);
+      }
       continue;
     }
     shard_start(r, s, i);
@@ -564,8 +630,12 @@ static void on_complete(eng_run *r, uint32_t i) {
         a->lost_load = 1;
       }
     }
-    if (a->abandoned) at_free(r, i);
-    else a->at_server = 0;
+    if (a->abandoned) {
+      at_free(r, i);
+    } else {
+      a->at_server = 0;
+      a->x |= X_LOST;
+    }
     return;
   }
   s->busy--;
@@ -596,6 +666,7 @@ static void shard_crash(eng_run *r, int32_t k) {
       gone++;
     } else {
       a->lost_load = (uint8_t)keep;
+      a->x |= X_LOST;
     }
     i = next;
   }
@@ -613,6 +684,26 @@ static void shard_crash(eng_run *r, int32_t k) {
 /* ------------------------------------------------------------------------ */
 /* clients                                                                   */
 
+/* The sleep before the retry that follows retries_made retries (backoff is
+ * on and its cap above 0): one draw from the client stream. Envoy's scheme
+ * takes a whole 64-bit number, as its random() % interval does. */
+static inline double backoff_draw(eng_run *r, int retries_made, double prev_sleep) {
+  const eng_config *c = r->cfg;
+  if (__builtin_expect(c->backoff == ENG_BACKOFF_ENVOY, 0))
+    return eng_backoff_envoy_ms(c->backoff_base_ms, c->backoff_cap_ms, retries_made,
+                                eng_rng_next(&r->r_cli));
+  return eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms, c->backoff_multiplier,
+                        retries_made, prev_sleep, eng_rng_uniform(&r->r_cli));
+}
+
+/* client_send's failures name their kind by the shard: a full queue's
+ * shard, -1 for the router's refusal, FAIL_BREAKER for an open breaker's
+ * (breaker_reject = retry), FAIL_OVERFLOW for the client's concurrency
+ * limit; no variable for the kind on the hot path. */
+enum { FAIL_OF_SHARD = -1, FAIL_BREAKER = -2, FAIL_OVERFLOW = -3 };
+/* on_timeout's kind: a timeout, or lost when the attempt was (X_LOST) */
+enum { FAIL_TIMED_OUT = -4 };
+
 /* The client's view of a failed attempt: breaker bookkeeping, then a retry
  * (budget permitting, after backoff) or the request's failure. Returns the
  * retry to send at once, or NIL (scheduled later, or none).
@@ -622,13 +713,21 @@ static void shard_crash(eng_run *r, int32_t k) {
  * entry of the failed attempt goes stale as it would on a free) instead of
  * allocating one and freeing i; with no retry, i is freed here. */
 static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, uint32_t i,
-                                                                     int32_t shard_id, int reuse) {
+                                                                     int kind, int32_t shard_id,
+                                                                     int reuse) {
   const eng_config *c = r->cfg;
   attempt *a = &r->at[i];
+  if (kind == FAIL_OF_SHARD) /* computed only where it is used */
+    kind = shard_id >= 0 ? ENG_FAIL_REJECTED
+           : shard_id == FAIL_BREAKER ? ENG_FAIL_BREAKER
+                                      : ENG_FAIL_ROUTER;
+  else if (kind == FAIL_TIMED_OUT)
+    kind = a->x & X_LOST ? ENG_FAIL_LOST : ENG_FAIL_TIMEOUT;
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   if (r->lim_kind)
-    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
+    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
+                           kind != ENG_FAIL_BREAKER && kind != ENG_FAIL_OVERFLOW);
   if (a->attempt_no >= c->max_retries) {
     request_failed(r, a->client);
     if (reuse) at_free(r, i);
@@ -644,9 +743,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
   }
   double sleep = 0;
   if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
-    sleep = eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms,
-                           c->backoff_multiplier, a->attempt_no, a->prev_sleep,
-                           eng_rng_uniform(&r->r_cli));
+    sleep = backoff_draw(r, a->attempt_no, a->prev_sleep);
   uint32_t j;
   attempt *b;
   if (reuse) {
@@ -663,9 +760,10 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
   b->attempt_no = (uint16_t)(a->attempt_no + 1);
   b->prev_sleep = (float)sleep;
   b->after_timeout = a->abandoned;
-  b->abandoned = 0;
   b->at_server = 0;
+  b->abandoned = 0;
   b->lost_load = 0;
+  b->x = 0;
   if (sleep == 0) return j; /* no backoff: sent at once */
   /* ticks_saturate(floor(y)) for y >= 0.5, by truncation: no libm call */
   double y = sleep / c->tick_ms + 0.5;
@@ -696,8 +794,13 @@ static __attribute__((noinline)) int32_t cap_update(eng_run *r) {
  * refusal, full queue) goes straight back to the client, whose immediate
  * retry is sent by the same loop rather than by recursion. Inlined into
  * new_request, which sends most attempts; client_issue is the out-of-line
- * copy for the other callers. */
-static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32_t i) {
+ * copy for the other callers.
+ *
+ * rq (a constant): the request-mode copy (client_send_req), which also
+ * applies the client's concurrency limit and tells its request about each
+ * copy sent; the default copy has none of that code, not even a test. */
+static inline __attribute__((always_inline)) void client_send_t(eng_run *r, uint32_t i,
+                                                                 const int rq) {
   const eng_config *c = r->cfg;
   for (;;) {
     attempt *a = &r->at[i];
@@ -706,9 +809,20 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         !eng_limiter_admit(&r->lim[a->client], &r->lim_params, r->now, eng_rng_uniform(&r->r_cli))) {
       /* adaptive throttling refuses locally: the request fails unsent */
       r->cur[ENG_M_REJ_BUDGET]++;
+      if (rq) {
+        req_refused(r, i);
+        return;
+      }
       request_failed(r, a->client);
       at_free(r, i);
       return;
+    }
+    if (rq && r->live[a->client] >= r->max_live) {
+      /* the client's own concurrency limit (Envoy's max_requests) fails it at once */
+      r->cur[ENG_M_REJ_BREAKER]++;
+      i = req_failed(r, i, FAIL_OF_SHARD, FAIL_OVERFLOW, 1);
+      if (i == NIL) return;
+      continue;
     }
     const uint8_t *excl = NULL;
     if (c->breaker == ENG_BREAKER_NEXT_SHARD && r->client_open[a->client]) {
@@ -728,15 +842,24 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
       if (c->breaker_reject == ENG_BREAKER_REJECT_FAIL) { /* fail fast: the request fails */
+        /* a local refusal, never retried: gRPC C-core records no failure for
+         * such a load-balancer drop; Envoy frees the retry it held */
         if (r->lim_kind)
-          eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0);
+          eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
+                                 0);
+        if (rq) {
+          req_refused(r, i);
+          return;
+        }
         request_failed(r, a->client);
         at_free(r, i);
         return;
       }
+      fail_shard = FAIL_BREAKER; /* retried like any failed attempt (resilience4j) */
     } else {
       r->cur[ENG_M_ATTEMPTS]++;
       if (a->attempt_no) r->cur[ENG_M_RETRIES]++;
+      if (rq) req_sent(r, i);
       if (rt.shard < 0) {
         r->cur[ENG_M_REJ_ROUTER]++;
       } else {
@@ -746,6 +869,7 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         if (r->fault_on[F_OUTAGE] || s->crashed) {
           r->cur[ENG_M_LOST]++;
           a->at_server = 0;
+          a->x |= X_LOST;
           if (c->router_load == ENG_ROUTER_LOAD_SENT) { /* outstanding until its timeout */
             a->lost_load = 1;
             r->loads[rt.shard]++;
@@ -767,6 +891,8 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
           a->at_server = 1;
           a->epoch = s->epoch;
           if (free_worker && s->qhead == NIL) {
+            /* folly's Codel sees every start, also those that did not wait */
+            if (__builtin_expect(r->codel_folly, 0)) codel_folly(r, s, 0);
             shard_start_sent(r, s, i);
           } else {
             tq_push(r, i);
@@ -780,14 +906,26 @@ static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32
         fail_shard = rt.shard;
       }
     }
-    i = client_failed(r, i, fail_shard, 1);
+    i = rq ? req_failed(r, i, FAIL_OF_SHARD, fail_shard, 1)
+           : client_failed(r, i, FAIL_OF_SHARD, fail_shard, 1);
     if (i == NIL) return;
   }
 }
 
+static inline __attribute__((always_inline)) void client_send(eng_run *r, uint32_t i) {
+  client_send_t(r, i, 0);
+}
+
+static __attribute__((noinline)) void client_send_req(eng_run *r, uint32_t i) {
+  client_send_t(r, i, 1);
+}
+
+/* The out-of-line send of the default engine (a retry after its backoff,
+ * or after a timeout); request mode sends through client_send_req. */
 static __attribute__((noinline)) void client_issue(eng_run *r, uint32_t i) { client_send(r, i); }
 
-static void on_timeout(eng_run *r, uint32_t i) {
+/* on_timeout's work, as a constant-mode copy. */
+static inline __attribute__((always_inline)) void timeout_t(eng_run *r, uint32_t i, const int rq) {
   attempt *a = &r->at[i];
   a->abandoned = 1;
   if (a->lost_load) {
@@ -797,9 +935,27 @@ static void on_timeout(eng_run *r, uint32_t i) {
   }
   r->cur[ENG_M_TIMEOUTS]++;
   /* still queued or in service: the record stays until the shard is done */
-  uint32_t retry =
-      a->at_server ? client_failed(r, i, a->shard, 0) : client_failed(r, i, a->shard, 1);
-  if (retry != NIL) client_issue(r, retry);
+  uint32_t retry;
+  if (rq)
+    retry = req_failed(r, i, FAIL_TIMED_OUT, a->shard, !a->at_server);
+  else
+    retry = a->at_server ? client_failed(r, i, FAIL_TIMED_OUT, a->shard, 0)
+                         : client_failed(r, i, FAIL_TIMED_OUT, a->shard, 1);
+  if (retry == NIL) return;
+  if (rq) client_send_req(r, retry);
+  else client_issue(r, retry);
+}
+
+static __attribute__((noinline)) void on_timeout_req(eng_run *r, uint32_t i) {
+  timeout_t(r, i, 1);
+}
+
+static void on_timeout(eng_run *r, uint32_t i) {
+  if (__builtin_expect(r->reqs, 0)) {
+    on_timeout_req(r, i);
+    return;
+  }
+  timeout_t(r, i, 0);
 }
 
 /* Overload errors from shed attempts (shed_reply = error), in shed order;
@@ -810,13 +966,337 @@ static __attribute__((noinline)) void replies_deliver(eng_run *r) {
     uint32_t i = r->reply_head;
     r->reply_head = r->at[i].next;
     if (r->reply_head == NIL) r->reply_tail = NIL;
-    uint32_t retry = client_failed(r, i, r->at[i].shard, 1);
+    r->at[i].x &= (uint8_t)~X_REPLY;
+    if (r->at[i].abandoned) { /* request mode: its request gave it up meanwhile */
+      at_free(r, i);
+      continue;
+    }
+    if (r->reqs) {
+      uint32_t retry = req_failed(r, i, ENG_FAIL_SHED, r->at[i].shard, 1);
+      if (retry != NIL) client_send_req(r, retry);
+      continue;
+    }
+    uint32_t retry = client_failed(r, i, ENG_FAIL_SHED, r->at[i].shard, 1);
     if (retry != NIL) client_issue(r, retry);
   }
 }
 
 static inline void replies_drain(eng_run *r) {
   if (r->reply_head != NIL) replies_deliver(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* request mode: deadlines, hedging, retry_on, the client concurrency limit  */
+/*
+ * With deadline_ms, hedge_attempts > 1, a retry_on other than the default,
+ * max_requests_per_client or the envoy limiter, every attempt points at a
+ * request record (request.h) and the client's decisions go through the
+ * functions below; without them none of this runs and the engine is the
+ * one above, bit for bit. Request mode with none of its features binding
+ * gives the same numbers as the default engine (tests/test_requests.c
+ * checks that on the pinned runs).
+ *
+ * A request ends exactly once: its first success, a failure it does not
+ * retry (a failure retry_on does not name; a retry limit or the limiter's
+ * refusal when nothing else of it is in flight), or its deadline. When it
+ * ends, its copies still in flight are given up: the client stops waiting
+ * (abandoned). Copies that lost to another copy's answer or failure are
+ * cancelled with hedge_cancel, so a shard drops a queued one unserved (one
+ * already in service finishes, its answer wasted). A deadline gives its
+ * copies up as timeouts (their timeout is the rest of the deadline), which
+ * the server learns only with deadline_propagation.
+ * A retry whose backoff would end at or after the deadline is not sent; if
+ * nothing else of the request is in flight, it waits for its deadline, as a
+ * gRPC call sleeping in a backoff does.
+ */
+
+enum { END_SUCCESS, END_FAILED, END_DEADLINE };
+
+static __attribute__((noreturn, noinline)) void req_broken(const eng_run *r, uint32_t q,
+                                                          const char *what) {
+  fprintf(stderr, "stormsweep: request %u: %s (tick %d, seed %llu)\n", q, what, r->now,
+          (unsigned long long)r->seed);
+  abort();
+}
+
+/* A copy goes out (+1) or stops being in flight (-1) for its client: the
+ * concurrency limit counts these, and so does Envoy's budget (upstream
+ * requests, not requests sleeping in a backoff). */
+static inline void live_add(eng_run *r, uint32_t client, int d) {
+  r->live[client] += d;
+  if (r->lim_kind == ENG_LIMITER_ENVOY)
+    eng_limiter_on_upstream(&r->lim[client], &r->lim_params, d);
+}
+
+/* A new request's record, for attempt i (new_request has set it up). */
+static __attribute__((noinline)) void req_start(eng_run *r, uint32_t i) {
+  uint32_t qi = eng_request_alloc(&r->rp);
+  if (qi == ENG_REQ_NIL) fatal_oom(r);
+  eng_request *q = &r->rp.rq[qi];
+  attempt *a = &r->at[i];
+  q->client = a->client;
+  q->keyhash = a->keyhash;
+  q->made = 1;
+  a->req = qi;
+  if (r->deadline_ticks) {
+    q->deadline = r->now + r->deadline_ticks;
+    if (eng_timer_fifo_push(&r->dl, qi, q->gen, q->deadline)) fatal_oom(r);
+  }
+}
+
+/* Attempt i went to the router: it is a copy in flight until it is
+ * answered, fails or is given up. Every way of sending checks that the
+ * request has fewer than hedge_attempts copies out; a run that breaks that
+ * stops here. With hedging its timer is armed (a later copy replaces it). */
+static __attribute__((noinline)) void req_sent(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  eng_request *q = &r->rp.rq[a->req];
+  if (q->out >= r->hedges || q->done) req_broken(r, a->req, "a copy beyond hedge_attempts");
+  eng_request_copy_add(q, i, a->gen);
+  live_add(r, a->client, 1);
+  if (r->hedges > 1) {
+    q->hedge_due = r->now + r->hedge_ticks;
+    if (eng_timer_fifo_push(&r->hq, a->req, q->gen, q->hedge_due)) fatal_oom(r);
+  }
+}
+
+/* Copy i of a request that ended: the client stops waiting for it. */
+static void copy_give_up(eng_run *r, uint32_t i, uint32_t gen, int how) {
+  const eng_config *c = r->cfg;
+  attempt *a = &r->at[i];
+  if (a->gen != gen || a->abandoned) req_broken(r, a->req, "lost track of a copy");
+  a->abandoned = 1;
+  live_add(r, a->client, -1);
+  /* no token for gRPC (the call ended, nothing is retried); Envoy frees
+   * the retry it held */
+  if (r->lim_kind)
+    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0, 0);
+  if (how == END_DEADLINE) {
+    r->cur[ENG_M_TIMEOUTS]++; /* its timeout was the rest of the deadline */
+    if (c->deadline_propagation) a->x |= X_STALE;
+    if (c->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 1);
+  } else if (c->breaker != ENG_BREAKER_OFF) {
+    /* a cancelled call is never recorded; a probe gives its permit back */
+    eng_breaker_release(brk_get(r, a->client, a->shard), a->sent);
+  }
+  if (how != END_DEADLINE && c->hedge_cancel) a->x |= X_CANCEL; /* a hedge that lost */
+  if (a->lost_load) { /* as its timeout would have: the router stops counting it */
+    r->loads[a->shard]--;
+    r->route_load--;
+    a->lost_load = 0;
+  }
+  /* nothing else holds a copy that is neither at a shard nor on the reply
+   * list (lost, or shed silently): its timeout entry goes stale */
+  if (!a->at_server && !(a->x & X_REPLY)) at_free(r, i);
+}
+
+/* Request qi ends: its copies in flight are given up, the user (closed
+ * model) hears of it, and the record goes unless a retry still sleeps. */
+static void req_end(eng_run *r, uint32_t qi, int how) {
+  eng_request *q = &r->rp.rq[qi];
+  q->done = 1;
+  while (q->out) {
+    q->out--;
+    copy_give_up(r, q->copy[q->out], q->copy_gen[q->out], how);
+  }
+  /* Envoy holds the retries a request scheduled until the request is
+   * destroyed: those asleep in a backoff, and those whose backoff outlived
+   * the deadline (never sent) */
+  if (r->lim_kind == ENG_LIMITER_ENVOY)
+    for (int k = q->held + q->pending; k > 0; k--)
+      eng_limiter_on_failure(&r->lim[q->client], &r->lim_params, r->now, 1, 0);
+  q->held = 0;
+  if (how == END_SUCCESS) hook_request_end(r, q->client);
+  else request_failed(r, q->client);
+  if (!q->pending) eng_request_release(&r->rp, qi);
+}
+
+/* An attempt of request qi ended and brings no retry: the request fails
+ * when nothing of it is left in flight or asleep in a backoff. */
+static void req_attempt_gone(eng_run *r, uint32_t qi) {
+  const eng_request *q = &r->rp.rq[qi];
+  if (!q->done && !q->out && !q->pending) req_end(r, qi, END_FAILED);
+}
+
+/* Attempt i was refused before it went out (sre_adaptive, an open breaker
+ * with breaker_reject = fail): counted by the caller. */
+static __attribute__((noinline)) void req_refused(eng_run *r, uint32_t i) {
+  uint32_t qi = r->at[i].req;
+  at_free(r, i);
+  req_attempt_gone(r, qi);
+}
+
+/* Copy i was answered in time (hook_success): the first success wins. */
+static __attribute__((noinline)) void req_succeeded(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  uint32_t qi = a->req;
+  if (!eng_request_copy_remove(&r->rp.rq[qi], i, a->gen))
+    req_broken(r, qi, "an answer to a copy it did not send");
+  live_add(r, a->client, -1);
+  req_end(r, qi, END_SUCCESS);
+}
+
+/* client_failed in request mode (same contract): retry_on decides whether
+ * the failure is retried at all; then the retry limit (attempts made, hedges
+ * included), the limiter, the backoff and the deadline. */
+static __attribute__((noinline)) uint32_t req_failed(eng_run *r, uint32_t i, int kind,
+                                                     int32_t shard_id, int reuse) {
+  const eng_config *c = r->cfg;
+  attempt *a = &r->at[i];
+  if (kind == FAIL_OF_SHARD)
+    kind = shard_id >= 0               ? ENG_FAIL_REJECTED
+           : shard_id == FAIL_BREAKER  ? ENG_FAIL_BREAKER
+           : shard_id == FAIL_OVERFLOW ? ENG_FAIL_OVERFLOW
+                                       : ENG_FAIL_ROUTER;
+  else if (kind == FAIL_TIMED_OUT)
+    kind = a->x & X_LOST ? ENG_FAIL_LOST : ENG_FAIL_TIMEOUT;
+  uint32_t qi = a->req;
+  eng_request *q = &r->rp.rq[qi];
+  int local = kind == ENG_FAIL_BREAKER || kind == ENG_FAIL_OVERFLOW; /* never went out */
+  if (!local) {
+    if (!eng_request_copy_remove(q, i, a->gen)) req_broken(r, qi, "a failure of a copy it did not send");
+    live_add(r, a->client, -1);
+    if (a->abandoned) a->x |= X_STALE; /* its own timeout passed: the server knows that much */
+  }
+  if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
+    brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
+  int retryable = (c->retry_on >> kind) & 1;
+  if (r->lim_kind)
+    eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
+                           retryable && !local);
+  if (!retryable && !local) { /* gRPC's fatal status, a condition Envoy's retry_on lacks */
+    if (reuse) at_free(r, i);
+    req_end(r, qi, END_FAILED);
+    return NIL;
+  }
+  if (!retryable || q->made > c->max_retries) {
+    if (reuse) at_free(r, i);
+    req_attempt_gone(r, qi);
+    return NIL;
+  }
+  if (r->tb_on ? !eng_limiter_tb_spend(&r->tokens[a->client], &r->tokens_total)
+               : r->lim_kind && !eng_limiter_may_retry(&r->lim[a->client], &r->lim_params,
+                                                       r->now, a->abandoned)) {
+    r->cur[ENG_M_REJ_BUDGET]++;
+    if (reuse) at_free(r, i);
+    req_attempt_gone(r, qi);
+    return NIL;
+  }
+  double sleep = 0;
+  if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
+    sleep = backoff_draw(r, q->backoffs, q->prev_sleep);
+  q->backoffs++;
+  int32_t delay = 0;
+  if (sleep > 0) {
+    double y = sleep / c->tick_ms + 0.5;
+    delay = y >= 1e9 ? 1000000000 : (int32_t)y;
+  }
+  if ((int64_t)r->now + delay >= q->deadline) {
+    /* it would wake at or after the deadline: never sent; with nothing else
+     * in flight the request waits for its deadline */
+    if (r->lim_kind == ENG_LIMITER_ENVOY) q->held++;
+    if (reuse) at_free(r, i);
+    return NIL;
+  }
+  uint32_t j;
+  attempt *b;
+  if (reuse) {
+    j = i;
+    b = a;
+    b->gen++;
+  } else {
+    j = at_alloc(r);
+    a = &r->at[i]; /* the pool may have moved */
+    b = &r->at[j];
+    b->keyhash = a->keyhash;
+    b->client = a->client;
+    b->req = qi;
+  }
+  b->attempt_no = q->made++;
+  q->prev_sleep = (float)sleep;
+  b->after_timeout = a->abandoned;
+  b->at_server = 0;
+  b->abandoned = 0;
+  b->lost_load = 0;
+  b->x = 0;
+  if (delay <= 0) return j; /* sent at once */
+  wheel_insert(r, j, r->now + delay, EV_REQ_RETRY);
+  q->pending++;
+  return NIL;
+}
+
+/* A retry's backoff is over (EV_REQ_RETRY). It goes out unless its request
+ * ended meanwhile, or hedges filled its copies in flight. */
+static __attribute__((noinline)) void req_retry_due(eng_run *r, uint32_t i) {
+  uint32_t qi = r->at[i].req;
+  eng_request *q = &r->rp.rq[qi];
+  q->pending--;
+  if (q->done || q->out >= r->hedges) {
+    /* Envoy frees the retry it held (at the request's end if it ended) */
+    if (!q->done && r->lim_kind)
+      eng_limiter_on_failure(&r->lim[q->client], &r->lim_params, r->now, 1, 0);
+    at_free(r, i);
+    if (q->done && !q->pending) eng_request_release(&r->rp, qi);
+    return;
+  }
+  client_send_req(r, i);
+}
+
+/* Deadlines due at this tick (stale entries at the head go too). */
+static __attribute__((noinline)) void req_deadlines(eng_run *r) {
+  const eng_timer *e;
+  while ((e = eng_timer_fifo_head(&r->dl))) {
+    uint32_t qi = e->ref, gen = e->gen;
+    const eng_request *q = &r->rp.rq[qi];
+    int stale = q->gen != gen || q->done;
+    if (!stale && e->due > r->now) break;
+    eng_timer_fifo_pop(&r->dl);
+    if (stale) continue;
+    r->events++;
+    req_end(r, qi, END_DEADLINE);
+    replies_drain(r);
+  }
+}
+
+/* Hedge timers due at this tick: a request whose latest copy has waited
+ * hedge_delay_ms without an answer sends another one, if it has fewer than
+ * hedge_attempts in flight, attempts left and the limiter's leave (gRPC's
+ * throttling applies to hedges). A copy sent here arms the next timer. */
+static __attribute__((noinline)) void req_hedges(eng_run *r) {
+  const eng_config *c = r->cfg;
+  const eng_timer *e;
+  while ((e = eng_timer_fifo_head(&r->hq))) {
+    uint32_t qi = e->ref, gen = e->gen;
+    int32_t due = e->due;
+    eng_request *q = &r->rp.rq[qi];
+    int stale = q->gen != gen || q->done || q->hedge_due != due;
+    if (!stale && due > r->now) break;
+    eng_timer_fifo_pop(&r->hq);
+    if (stale) continue;
+    q->hedge_due = -1;
+    if (!q->out || q->out >= r->hedges || q->made > c->max_retries || r->now >= q->deadline)
+      continue;
+    if (r->tb_on ? !eng_limiter_tb_spend(&r->tokens[q->client], &r->tokens_total)
+                 : r->lim_kind &&
+                       !eng_limiter_may_retry(&r->lim[q->client], &r->lim_params, r->now, 0)) {
+      r->cur[ENG_M_REJ_BUDGET]++;
+      continue;
+    }
+    uint32_t j = at_alloc(r);
+    attempt *b = &r->at[j];
+    b->keyhash = q->keyhash;
+    b->client = q->client;
+    b->req = qi;
+    b->attempt_no = q->made++;
+    b->after_timeout = 0;
+    b->at_server = 0;
+    b->abandoned = 0;
+    b->lost_load = 0;
+    b->x = 0;
+    r->events++;
+    client_send_req(r, j);
+    replies_drain(r);
+  }
 }
 
 /* A new request's key hash and client: all its draws from the arrivals
@@ -839,24 +1319,41 @@ static inline void request_draw(eng_run *r, uint32_t *keyhash, uint32_t *client)
   *client = (uint32_t)(((x & 0xFFFFFFFFu) * (uint64_t)c->clients) >> 32);
 }
 
-static inline void new_request(eng_run *r, uint32_t keyhash, uint32_t client) {
+/* rq (a constant): request mode, whose copy is new_request_req. */
+static inline __attribute__((always_inline)) void new_request_t(eng_run *r, uint32_t keyhash,
+                                                                 uint32_t client, const int rq) {
   const eng_config *c = r->cfg;
   uint32_t i = at_alloc(r);
   attempt *a = &r->at[i];
   a->keyhash = keyhash;
   a->client = client;
   a->attempt_no = 0;
-  a->abandoned = 0;
-  a->at_server = 0;
-  a->lost_load = 0;
   a->after_timeout = 0;
+  a->at_server = 0;
+  a->abandoned = 0;
+  a->lost_load = 0;
+  a->x = 0;
   a->prev_sleep = 0;
   r->cur[ENG_M_NEW_REQUESTS]++;
   if (r->tb_on)
     eng_limiter_tb_deposit(&r->tokens[a->client], &r->tokens_total, c->budget_ratio,
                            c->budget_max_tokens);
   if (r->lim_kind) eng_limiter_on_request(&r->lim[a->client], &r->lim_params, r->now);
+  if (rq) {
+    req_start(r, i);
+    client_send_req(r, i);
+    return;
+  }
   client_send(r, i);
+}
+
+static inline void new_request(eng_run *r, uint32_t keyhash, uint32_t client) {
+  new_request_t(r, keyhash, client, 0);
+}
+
+static __attribute__((noinline)) void new_request_req(eng_run *r, uint32_t keyhash,
+                                                      uint32_t client) {
+  new_request_t(r, keyhash, client, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -866,6 +1363,10 @@ static __attribute__((noinline)) void hook_success(eng_run *r, const attempt *a)
   if (r->lim_kind)
     eng_limiter_on_success(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
                            a->after_timeout);
+  if (r->reqs) {
+    req_succeeded(r, (uint32_t)(a - r->at)); /* ends the request */
+    return;
+  }
   hook_request_end(r, a->client);
 }
 
@@ -892,7 +1393,6 @@ static int32_t think_draw(eng_run *r) {
 
 /* A request of client k ended: one of its users starts thinking. */
 static __attribute__((noinline)) void hook_request_end(eng_run *r, uint32_t k) {
-  if (r->lim_kind) eng_limiter_on_request_end(&r->lim[k], &r->lim_params);
   if (!r->closed) return;
   uint32_t u = r->idle[k];
   if (u == NIL) {
@@ -937,7 +1437,8 @@ static void closed_request(eng_run *r, uint32_t k) {
     key = eng_zipf_draw(&r->zipf, &r->r_arr) - 1;
   else
     key = eng_rng_below64(&r->r_arr, (uint64_t)c->keys);
-  new_request(r, eng_key_hash(key, r->ring_seed), k);
+  if (r->reqs) new_request_req(r, eng_key_hash(key, r->ring_seed), k);
+  else new_request(r, eng_key_hash(key, r->ring_seed), k);
 }
 
 /* A user's think time is over: it sends its next request, or leaves when
@@ -1200,7 +1701,27 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->lim_kind = c->retry_limiter;
   r->tb_on = r->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !isinf(c->budget_ratio);
   r->closed = c->client_model == ENG_CLIENT_CLOSED;
-  r->hooks = r->closed || r->lim_kind != ENG_LIMITER_TOKEN_BUCKET;
+  r->seed = seed;
+  r->deadline_ticks = 0;
+  if (!isinf(c->deadline_ms)) {
+    r->deadline_ticks = ms_to_tick(c, c->deadline_ms);
+    if (r->deadline_ticks < 1) r->deadline_ticks = 1;
+  }
+  r->hedges = c->hedge_attempts;
+  r->hedge_ticks = ms_to_tick(c, c->hedge_delay_ms);
+  r->max_live = isinf(c->max_requests_per_client) ? INT32_MAX
+                                                  : (int32_t)c->max_requests_per_client;
+  r->reqs = r->deadline_ticks > 0 || r->hedges > 1 || c->retry_on != ENG_RETRY_ON_DEFAULT ||
+            r->max_live != INT32_MAX || r->lim_kind == ENG_LIMITER_ENVOY;
+  if (r->reqs) {
+    eng_request_pool_reset(&r->rp);
+    r->dl.head = r->dl.len = 0;
+    r->hq.head = r->hq.len = 0;
+    if (ensure((void **)&r->live, &r->live_cap, (size_t)c->clients, sizeof *r->live)) goto oom;
+    memset(r->live, 0, (size_t)c->clients * sizeof *r->live);
+  }
+  r->hooks = r->closed || r->lim_kind != ENG_LIMITER_TOKEN_BUCKET || r->reqs;
+  r->drop_abandoned = c->deadline_drop || r->reqs;
   for (int32_t k = 0; k < c->clients; k++) {
     r->client_open[k] = 0;
     r->tokens[k] = r->tb_on ? c->budget_max_tokens : 0;
@@ -1222,12 +1743,18 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   if (r->timeout_ticks < 1) r->timeout_ticks = 1;
   r->codel_target = isinf(c->codel_target_ms) ? -1 : ms_to_tick(c, c->codel_target_ms);
   r->codel_interval = ms_to_tick(c, c->codel_interval_ms);
+  r->codel_folly = r->codel_target >= 0 && c->codel_variant == ENG_CODEL_FOLLY;
+  if (r->codel_folly) {
+    if (ensure((void **)&r->folly, &r->folly_cap, ns, sizeof *r->folly)) goto oom;
+    for (size_t k = 0; k < ns; k++) eng_codel_folly_init(&r->folly[k]);
+  }
   r->detect_ticks = ms_to_tick(c, c->crash_detect_ms);
   if (c->key_dist == ENG_KEYS_ZIPF) eng_zipf_init(&r->zipf, c->zipf_s, (double)c->keys);
   r->brk_params = (eng_breaker_params){
       .window = c->breaker_window,
       .min_calls = c->breaker_min_calls,
       .probes = c->breaker_probes,
+      .halfopen = c->breaker_halfopen,
       .cooldown = ms_to_tick(c, c->breaker_cooldown_ms),
       .threshold = c->breaker_threshold,
   };
@@ -1276,6 +1803,36 @@ oom:
   return -1;
 }
 
+/* The tick's n new requests of the open model. Keys are drawn two requests
+ * ahead (in the same order as one by one), so that the ring's lookup table
+ * entry and then its points are fetched while earlier requests go out: the
+ * router's two dependent loads miss the L1 cache for many keys. (The ring
+ * changes only at fault edges.) rq: request mode (arrivals_req). */
+static inline __attribute__((always_inline)) void arrivals_t(eng_run *r, int64_t n, const int rq) {
+  const uint32_t *lut = r->ring.lut;
+  const eng_ring_point *pts = r->ring.points;
+  const int shift = 32 - r->ring.lut_bits;
+  uint32_t h0 = 0, c0 = 0, h1 = 0, c1 = 0, h2 = 0, c2 = 0;
+  if (n > 0) request_draw(r, &h0, &c0);
+  if (n > 1) {
+    request_draw(r, &h1, &c1);
+    __builtin_prefetch(&lut[h1 >> shift]);
+  }
+  for (int64_t k = 0; k < n; k++) {
+    if (k + 2 < n) {
+      request_draw(r, &h2, &c2);
+      __builtin_prefetch(&lut[h2 >> shift]);
+    }
+    if (k + 1 < n) __builtin_prefetch(&pts[lut[h1 >> shift]]);
+    if (rq) new_request_req(r, h0, c0);
+    else new_request(r, h0, c0);
+    replies_drain(r);
+    h0 = h1, c0 = c1, h1 = h2, c1 = c2;
+  }
+}
+
+static __attribute__((noinline)) void arrivals_req(eng_run *r, int64_t n) { arrivals_t(r, n, 1); }
+
 static void run_tick(eng_run *r) {
   const eng_config *c = r->cfg;
   int32_t t = r->now;
@@ -1302,12 +1859,16 @@ static void run_tick(eng_run *r) {
         on_complete(r, i);
       else if (a->kind == EV_RETRY)
         client_issue(r, i);
-      else
+      else if (a->kind == EV_USER)
         user_wake(r, i);
+      else
+        req_retry_due(r, i);
       replies_drain(r);
     }
     i = next;
   }
+
+  if (r->reqs) req_deadlines(r);
 
   int32_t deadline = t - r->timeout_ticks;
   while (r->tq_len) {
@@ -1327,32 +1888,14 @@ static void run_tick(eng_run *r) {
     }
   }
 
+  if (r->reqs && r->hedges > 1) req_hedges(r);
+
   int64_t n = eng_poisson_draw(&r->r_arr, &r->arrivals);
   r->events += n;
-  /* Keys are drawn two requests ahead (in the same order as one by one), so
-   * that the ring's lookup table entry and then its points are fetched
-   * while earlier requests go out: the router's two dependent loads miss
-   * the L1 cache for many keys. (The ring changes only at fault edges.) */
-  const uint32_t *lut = r->ring.lut;
-  const eng_ring_point *pts = r->ring.points;
-  const int shift = 32 - r->ring.lut_bits;
-  uint32_t h0 = 0, c0 = 0, h1 = 0, c1 = 0, h2 = 0, c2 = 0;
-  if (n > 0) request_draw(r, &h0, &c0);
-  if (n > 1) {
-    request_draw(r, &h1, &c1);
-    __builtin_prefetch(&lut[h1 >> shift]);
-  }
-  for (int64_t k = 0; k < n; k++) {
-    if (k + 2 < n) {
-      request_draw(r, &h2, &c2);
-      __builtin_prefetch(&lut[h2 >> shift]);
-    }
-    if (k + 1 < n) __builtin_prefetch(&pts[lut[h1 >> shift]]);
-    new_request(r, h0, c0);
-    replies_drain(r);
-    h0 = h1, c0 = c1, h1 = h2, c1 = c2;
-  }
+  if (__builtin_expect(r->reqs, 0)) arrivals_req(r, n);
+  else arrivals_t(r, n, 0);
   if (r->closed && r->ready_head != NIL) users_ready_drain(r);
+  if (r->reqs && r->hedges > 1) req_hedges(r); /* copies of this tick's requests, delay 0 */
 
   /* metrics */
   r->cur[ENG_M_QUEUE_DEPTH] = (int32_t)r->total_queued;

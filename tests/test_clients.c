@@ -64,7 +64,7 @@ static void test_grpc_sequence(void **state) {
   };
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     if (steps[i].ev == 'f') {
-      eng_limiter_on_failure(&l, &p, 0, 0);
+      eng_limiter_on_failure(&l, &p, 0, 0, 1);
       int ok = eng_limiter_may_retry(&l, &p, 0, 0);
       if (ok != steps[i].retry) {
         print_error("grpc step %zu: retry %d, want %d (tokens %lld)\n", i, ok, steps[i].retry,
@@ -83,6 +83,37 @@ static void test_grpc_sequence(void **state) {
   /* may_retry itself takes nothing: asking twice gives the same answer */
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(l.tokens, 2400);
+}
+
+/* tokenRatio: C-core keeps three decimals and drops the rest (gRFC A6:
+ * "0.5466 is treated as 0.546"), and a local refusal — an open breaker's,
+ * which C-core sees as a load-balancer drop — costs no token. */
+static void test_grpc_ratio_and_lb_drop(void **state) {
+  (void)state;
+  const struct {
+    const char *ratio;
+    int64_t milli;
+  } cases[] = {{"0.5466", 546}, {"0.29", 290}, {"1.6", 1600}, {"0.0019", 1}, {"0.1", 100},
+               {"2.9999", 2999}, {"7", 7000}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    eng_limiter l;
+    eng_limiter_params p;
+    const char *kv[] = {"grpc_token_ratio", cases[k].ratio, NULL};
+    limiter_make(&l, &p, "grpc", kv);
+    if (p.grpc_ratio != cases[k].milli) {
+      print_error("tokenRatio %s: %lld milli-tokens, want %lld\n", cases[k].ratio,
+                  (long long)p.grpc_ratio, (long long)cases[k].milli);
+      fail();
+    }
+  }
+  eng_limiter l;
+  eng_limiter_params p;
+  limiter_make(&l, &p, "grpc", NULL);
+  eng_limiter_on_failure(&l, &p, 0, 0, 0); /* an LB drop */
+  eng_limiter_on_failure(&l, &p, 0, 1, 0);
+  assert_int_equal(l.tokens, 10000);
+  eng_limiter_on_failure(&l, &p, 0, 0, 1);
+  assert_int_equal(l.tokens, 9000);
 }
 
 /* ---- Finagle / tower RetryBudget ---- */
@@ -143,26 +174,29 @@ static void test_envoy_concurrency(void **state) {
   eng_limiter l;
   eng_limiter_params p;
   limiter_make(&l, &p, "envoy", NULL); /* Envoy's defaults: 20 %, at least 3 */
+  /* a request counts while an attempt of it is upstream, not per request */
   for (int i = 0; i < 10; i++) eng_limiter_on_request(&l, &p, 0);
+  assert_int_equal(l.active_requests, 0);
+  eng_limiter_on_upstream(&l, &p, 10);
   /* 20 % of 10 = 2 < 3: min_retry_concurrency rules */
   for (int i = 0; i < 3; i++) assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* a retry that ends (failed here) frees its slot */
-  eng_limiter_on_failure(&l, &p, 0, 1);
+  eng_limiter_on_failure(&l, &p, 0, 1, 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* a first attempt's failure holds no slot */
-  eng_limiter_on_failure(&l, &p, 0, 0);
+  eng_limiter_on_failure(&l, &p, 0, 0, 1);
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
   /* 50 active requests: 20 % = 10 concurrent retries */
-  for (int i = 0; i < 40; i++) eng_limiter_on_request(&l, &p, 0);
+  for (int i = 0; i < 40; i++) eng_limiter_on_upstream(&l, &p, 1);
   int n = 0;
   while (eng_limiter_may_retry(&l, &p, 0, 0)) n++;
   assert_int_equal(n, 10 - 3);
   assert_int_equal(l.active_retries, 10);
   eng_limiter_on_success(&l, &p, 0, 1, 0); /* a successful retry frees its slot too */
   assert_int_equal(eng_limiter_level(&l, &p, 0), 1);
-  for (int i = 0; i < 45; i++) eng_limiter_on_request_end(&l, &p);
+  for (int i = 0; i < 45; i++) eng_limiter_on_upstream(&l, &p, -1);
   assert_int_equal(l.active_requests, 5); /* back to the floor of 3, with 9 active */
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 0);
 }
@@ -218,7 +252,7 @@ static void test_aws_quota(void **state) {
   assert_int_equal(eng_limiter_may_retry(&l, &p, 0, 0), 1);
   assert_int_equal(l.tokens, 1);
   /* failures cost nothing by themselves; refunds stop at the quota */
-  eng_limiter_on_failure(&l, &p, 0, 1);
+  eng_limiter_on_failure(&l, &p, 0, 1, 1);
   assert_int_equal(l.tokens, 1);
   for (int i = 0; i < 1000; i++) eng_limiter_on_success(&l, &p, 0, 1, 1);
   assert_int_equal(l.tokens, 500);
@@ -266,6 +300,107 @@ static void test_backoff_multiplier(void **state) {
   for (int made = 0; made < 8; made++)
     assert_true(eng_backoff_ms(ENG_BACKOFF_EQUAL, base, cap, 2, made, 0, 0.3) ==
                 eng_backoff_ms(ENG_BACKOFF_EQUAL, base, cap, 2.0, made, 0, 0.3));
+}
+
+/* ---- gRPC's and Envoy's own backoff ---- */
+
+/* gRPC C-core's BackOff tests (test/core/util/backoff_test.cc) with the
+ * retry filter's jitter of 0.2: NoJitterBackOff's sequence 2, 4, 8, 16, 32,
+ * 32, 32 ms at the middle of the jitter (u = 0.5 multiplies by exactly 1),
+ * InitialBackoffCappedByMaxBackoff, and JitterBackOff's bounds: every wait
+ * within [0.8, 1.2] x min(max, initial x multiplier^(n-1)), over the whole
+ * range of u, and a mean of the window itself. */
+static void test_backoff_grpc(void **state) {
+  (void)state;
+  const double seq[] = {2, 4, 8, 16, 32, 32, 32};
+  for (int n = 0; n < 7; n++) {
+    double w = eng_backoff_ms(ENG_BACKOFF_GRPC, 2, 32, 2, n, 0, 0.5);
+    if (w != seq[n]) {
+      print_error("grpc retry %d: %.17g ms at the middle of the jitter, want %g\n", n + 1, w,
+                  seq[n]);
+      fail();
+    }
+    assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 2, 32, 2, n, 0, 0.0) == 0.8 * seq[n]);
+  }
+  for (int n = 0; n < 5; n++) /* initial 2 s above max 1 s: the max, every time */
+    assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 2000, 1000, 1, n, 0, 0.5) == 1000);
+  eng_rng g;
+  eng_rng_seed(&g, 11, 1);
+  const double base = 10, cap = 300, mult = 1.6;
+  const int draws = 100000;
+  for (int n = 0; n < 12; n++) {
+    double v = fmin(cap, base * pow(mult, n)), sum = 0, lo = INFINITY, hi = 0;
+    for (int i = 0; i < draws; i++) {
+      double w = eng_backoff_ms(ENG_BACKOFF_GRPC, base, cap, mult, n, 0, eng_rng_uniform(&g));
+      if (!(w >= 0.8 * v && w <= 1.2 * v)) {
+        print_error("grpc retry %d: %.6f ms outside [%.6f, %.6f]\n", n + 1, w, 0.8 * v, 1.2 * v);
+        fail();
+      }
+      sum += w;
+      lo = fmin(lo, w);
+      hi = fmax(hi, w);
+    }
+    /* U(0.8 v, 1.2 v): mean v, sd 0.4 v / sqrt(12); five standard errors */
+    if (fabs(sum / draws - v) > 5 * 0.4 * v / sqrt(12.0 * draws)) {
+      print_error("grpc retry %d: mean %.4f ms, want %.4f\n", n + 1, sum / draws, v);
+      fail();
+    }
+    assert_true(lo < 0.801 * v && hi > 1.199 * v); /* the whole range is used */
+  }
+  /* the multiplier applies; the cap bounds the window, not the jittered wait */
+  assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 10, 1000, 3, 2, 0, 0.5) == 90);
+  assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 10, 50, 3, 2, 0, 0.999999) > 50);
+  assert_true(eng_backoff_ms(ENG_BACKOFF_GRPC, 10, 0, 2, 1, 0, 0.5) == 0); /* cap 0: at once */
+}
+
+/* Envoy's own BackOffStrategy tests (test/common/common/backoff_strategy_test.cc),
+ * replayed with their fixed random numbers: the strategy draws random() %
+ * interval, whole milliseconds. */
+static void test_backoff_envoy(void **state) {
+  (void)state;
+  /* JitteredBackOffBasicFlow: base 25, max 30, random() = 27 */
+  assert_true(eng_backoff_envoy_ms(25, 30, 0, 27) == 2);
+  assert_true(eng_backoff_envoy_ms(25, 30, 1, 27) == 27);
+  /* JitteredBackOffWithMaxInterval (and ...Reset: a new request starts
+   * again at retry 1): base 5, max 100, random() = 9999 */
+  const double want[] = {4, 9, 19, 39, 79, 99, 99};
+  for (int pass = 0; pass < 2; pass++)
+    for (int n = 0; n < 7; n++) {
+      double w = eng_backoff_envoy_ms(5, 100, n, 9999);
+      if (w != want[n]) {
+        print_error("envoy retry %d: %g ms, want %g\n", n + 1, w, want[n]);
+        fail();
+      }
+    }
+  /* JitteredBackOffDoesntOverflow: base 1, max UINT64_MAX, random() = max - 1 */
+  for (int n = 0; n < 100; n++) {
+    uint64_t iv = eng_backoff_envoy_interval(1, UINT64_MAX, n);
+    assert_true(iv >= 1 && iv <= UINT64_MAX);
+    if (n >= 65) assert_true(iv == UINT64_MAX);
+  }
+  assert_true((UINT64_MAX - 1) % eng_backoff_envoy_interval(1, UINT64_MAX, 100) == UINT64_MAX - 1);
+  /* Doubling stops below max / 2, integer division: with max 25 the
+   * interval 12 jumps to 25, where min(max, base 2^n) would give 24 */
+  assert_int_equal(eng_backoff_envoy_interval(12, 25, 1), 25);
+  assert_int_equal(eng_backoff_envoy_interval(12, 26, 1), 24);
+  assert_int_equal(eng_backoff_envoy_interval(12, 26, 2), 26);
+  /* durations in whole ms: 25.9 ms reads as 25 */
+  assert_true(eng_backoff_envoy_ms(25.9, 30.9, 0, 27) == 2);
+  /* the distribution: U{0, ..., v - 1}, mean (v - 1) / 2 */
+  eng_rng g;
+  eng_rng_seed(&g, 5, 2);
+  const int draws = 200000;
+  double sum = 0;
+  int top = 0;
+  for (int i = 0; i < draws; i++) {
+    double w = eng_backoff_envoy_ms(25, 250, 2, eng_rng_next(&g)); /* interval 100 */
+    assert_true(w >= 0 && w <= 99 && w == floor(w));
+    sum += w;
+    top += w == 99;
+  }
+  double sd = sqrt((100.0 * 100.0 - 1) / 12.0);
+  assert_true(fabs(sum / draws - 49.5) < 5 * sd / sqrt((double)draws));
+  assert_true(top > 0);
 }
 
 /* ---- closed-loop clients ---- */
@@ -465,6 +600,7 @@ static int run_teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grpc_sequence),
+      cmocka_unit_test(test_grpc_ratio_and_lb_drop),
       cmocka_unit_test(test_finagle_deposits_expire),
       cmocka_unit_test(test_finagle_reserve),
       cmocka_unit_test(test_envoy_concurrency),
@@ -472,6 +608,8 @@ int main(void) {
       cmocka_unit_test(test_aws_quota),
       cmocka_unit_test(test_token_bucket),
       cmocka_unit_test(test_backoff_multiplier),
+      cmocka_unit_test(test_backoff_grpc),
+      cmocka_unit_test(test_backoff_envoy),
       cmocka_unit_test(test_closed_users_from_load),
       cmocka_unit_test_setup_teardown(test_closed_response_time_law, run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_closed_surge, run_setup, run_teardown),

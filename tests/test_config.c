@@ -98,7 +98,7 @@ static void test_defaults_are_the_seed_study(void **state) {
   assert_int_equal(old.codel_variant, ENG_CODEL_FAIL_AT_SCALE);
   expect_set_ok(&old, "codel_variant", "rfc8289");
   assert_int_equal(old.codel_variant, ENG_CODEL_RFC8289);
-  expect_set_error("codel_variant", "codel", "codel_variant: must be one of fail_at_scale, rfc8289, got 'codel'");
+  expect_set_error("codel_variant", "codel", "codel_variant: must be one of fail_at_scale, rfc8289, folly, got 'codel'");
   expect_set_error("shed_reply", "drop", "shed_reply: must be one of error, silent, got 'drop'");
   expect_set_error("router_load", "x", "router_load: must be one of sent, admitted, got 'x'");
   expect_set_error("breaker_reject", "next", "breaker_reject: must be one of fail, retry, got 'next'");
@@ -172,6 +172,14 @@ static void fill_awkward(eng_config *c) {
   expect_set_ok(c, "crash", "3000+1000");
   expect_set_ok(c, "outage", "5000+10;6000+20");
   expect_set_ok(c, "record_shard_queues", "on");
+  expect_set_ok(c, "deadline_ms", "250.5");
+  expect_set_ok(c, "deadline_propagation", "on");
+  expect_set_ok(c, "retry_on", "rejected+lost+overflow");
+  expect_set_ok(c, "hedge_attempts", "3");
+  expect_set_ok(c, "hedge_delay_ms", "0.25");
+  expect_set_ok(c, "hedge_cancel", "off");
+  expect_set_ok(c, "max_requests_per_client", "17");
+  expect_set_ok(c, "breaker_halfopen", "failure_rate");
 }
 
 static void test_every_setting_roundtrips(void **state) {
@@ -289,14 +297,14 @@ static void test_out_of_range(void **state) {
   expect_set_error("vnodes", "65537", "vnodes: must be between 1 and 65536, got 65537");
   expect_set_error("shards", "0", "shards: must be between 1 and 4096, got 0");
   expect_set_error("shards", "1e10", "shards: must be between 1 and 4096, got 1e10");
-  expect_set_error("timeout_ms", "-0.5", "timeout_ms: must be >= 0, got -0.5");
+  expect_set_error("timeout_ms", "-0.5", "timeout_ms: must be >= 0 or inf, got -0.5");
   expect_set_error("max_retries", "-1", "max_retries: must be between 0 and 1000, got -1");
   expect_set_error("brownout_factor", "1.5", "brownout_factor: must be between 0 and 1, got 1.5");
   expect_set_error("budget_ratio", "-0.1", "budget_ratio: must be >= 0 or inf, got -0.1");
   expect_set_error("tick_ms", "0", "tick_ms: must be between 0.001 and 10000, got 0");
   /* a huge upper bound is only named when it is crossed */
   expect_set_error("keys", "1e19", "keys: must be between 1 and 4e+18, got 1e19");
-  expect_set_error("timeout_ms", "1e16", "timeout_ms: must be between 0 and 1e+15, got 1e16");
+  expect_set_error("timeout_ms", "1e16", "timeout_ms: must be between 0 and 1e+15 or inf, got 1e16");
   /* the bounds are inclusive */
   eng_config c;
   eng_config_defaults(&c);
@@ -357,12 +365,85 @@ static void test_inf_only_where_allowed(void **state) {
   expect_set_error("capacity_factor", "-inf", "capacity_factor: expected a number or inf, got '-inf'");
 }
 
+/* retry_on is a set of failure names: '+', ',', '|' or spaces join them,
+ * all and none are words too; it prints with '+' (a value of a grid axis
+ * is comma-separated) and reads back what it printed. */
+static void test_retry_on_names(void **state) {
+  (void)state;
+  eng_config c;
+  eng_config_defaults(&c);
+  char buf[256];
+  assert_int_equal(c.retry_on, ENG_RETRY_ON_DEFAULT);
+  eng_config_get(&c, "retry_on", buf, sizeof buf);
+  assert_string_equal(buf, "timeout+rejected+shed+router+breaker+lost");
+  expect_set_ok(&c, "retry_on", "rejected");
+  assert_int_equal(c.retry_on, 1 << ENG_FAIL_REJECTED);
+  expect_set_ok(&c, "retry_on", " shed, rejected | lost ");
+  assert_int_equal(c.retry_on, (1 << ENG_FAIL_SHED) | (1 << ENG_FAIL_REJECTED) | (1 << ENG_FAIL_LOST));
+  eng_config_get(&c, "retry_on", buf, sizeof buf);
+  assert_string_equal(buf, "rejected+shed+lost");
+  expect_set_ok(&c, "retry_on", "all");
+  assert_int_equal(c.retry_on, ENG_RETRY_ON_ALL);
+  eng_config_get(&c, "retry_on", buf, sizeof buf);
+  assert_string_equal(buf, "all");
+  expect_set_ok(&c, "retry_on", "none");
+  assert_int_equal(c.retry_on, 0);
+  eng_config_get(&c, "retry_on", buf, sizeof buf);
+  assert_string_equal(buf, "none");
+  assert_true(eng_config_get_number(&c, "retry_on") == 0);
+  expect_set_error("retry_on", "rejected+5xx",
+                   "retry_on: '5xx' is not one of timeout, rejected, shed, router, breaker, lost, "
+                   "overflow, all or none (join names with '+')");
+  expect_set_error("retry_on", " ", "retry_on: expected names joined with '+', all or none, got ' '");
+  expect_set_error("retry_on", "Timeout",
+                   "retry_on: 'Timeout' is not one of timeout, rejected, shed, router, breaker, "
+                   "lost, overflow, all or none (join names with '+')");
+  /* "none" is inf where inf is allowed: no deadline, no per-attempt timeout */
+  expect_set_ok(&c, "deadline_ms", "none");
+  assert_true(isinf(c.deadline_ms));
+  expect_set_ok(&c, "deadline_ms", "300");
+  expect_set_ok(&c, "timeout_ms", "none");
+  assert_true(isinf(c.timeout_ms));
+  expect_set_error("hedge_attempts", "9", "hedge_attempts: must be between 1 and 8, got 9");
+  expect_set_error("hedge_attempts", "0", "hedge_attempts: must be between 1 and 8, got 0");
+  expect_set_error("max_requests_per_client", "0",
+                   "max_requests_per_client: must be between 1 and 1e+09 or inf, got 0");
+}
+
+/* Combinations that cannot run are refused with the settings named. */
+static void test_client_combinations(void **state) {
+  (void)state;
+  eng_config c;
+  eng_config_defaults(&c);
+  expect_set_ok(&c, "timeout_ms", "inf");
+  expect_validate_error(&c, "timeout_ms = inf (no per-attempt timeout) needs a finite "
+                            "deadline_ms, or attempts would wait forever");
+  expect_set_ok(&c, "deadline_ms", "0.5");
+  expect_validate_error(&c, "deadline_ms (0.5) must be at least one tick (tick_ms = 1) or inf");
+  expect_set_ok(&c, "deadline_ms", "200");
+  char err[256];
+  assert_int_equal(eng_config_validate(&c, err, sizeof err), 0);
+  expect_set_ok(&c, "max_requests_per_client", "2.5");
+  expect_validate_error(&c, "max_requests_per_client: expected a whole number or inf, got 2.5");
+  eng_config_defaults(&c);
+  expect_set_ok(&c, "backoff", "envoy");
+  expect_set_ok(&c, "backoff_base_ms", "0.5");
+  expect_validate_error(&c, "backoff_base_ms (0.5) must be at least 1 with backoff = envoy (Envoy "
+                            "counts whole milliseconds and needs a base interval above 0)");
+  expect_set_ok(&c, "backoff_base_ms", "25");
+  expect_set_ok(&c, "backoff_cap_ms", "20");
+  expect_validate_error(&c, "backoff_cap_ms (20) must be 0 or at least backoff_base_ms (25) with "
+                            "backoff = envoy (Envoy requires max_interval >= base_interval)");
+  expect_set_ok(&c, "backoff_cap_ms", "0"); /* cap 0: immediate retries, as for every backoff */
+  assert_int_equal(eng_config_validate(&c, err, sizeof err), 0);
+}
+
 static void test_enum_values(void **state) {
   (void)state;
   expect_set_error("service", "gamma",
                    "service: must be one of exponential, deterministic, lognormal, got 'gamma'");
   expect_set_error("backoff", "Full",
-                   "backoff: must be one of none, full, equal, decorrelated, got 'Full'");
+                   "backoff: must be one of none, full, equal, decorrelated, grpc, envoy, got 'Full'");
   expect_set_error("policy", "careful", "policy: must be one of naive, guarded, got 'careful'");
   expect_set_error("record_shard_queues", "1",
                    "record_shard_queues: must be one of off, on, got '1'");
@@ -545,6 +626,8 @@ int main(void) {
       cmocka_unit_test(test_malformed_numbers),
       cmocka_unit_test(test_inf_only_where_allowed),
       cmocka_unit_test(test_enum_values),
+      cmocka_unit_test(test_retry_on_names),
+      cmocka_unit_test(test_client_combinations),
       cmocka_unit_test(test_enum_trailing_junk_rejected),
       cmocka_unit_test(test_windows_syntax),
       cmocka_unit_test(test_validate),

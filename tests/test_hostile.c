@@ -785,7 +785,7 @@ static void test_rows_out_of_range(void **state) {
   cell_write(f, "/points", 1, "backoff", H5T_NATIVE_DOUBLE, &d);
   damage_end(f);
   snprintf(want, sizeof want,
-           "%s: /points row 1: backoff = 1e+300 is not the index of one of its 4 names", path);
+           "%s: /points row 1: backoff = 1e+300 is not the index of one of its 6 names", path);
   expect_refused_exact(path, want);
 }
 

@@ -16,6 +16,7 @@
 
 #include "backoff.h"
 #include "breaker.h"
+#include "codel.h"
 #include "eng.h"
 #include "rng.h"
 #include "router.h"
@@ -186,6 +187,79 @@ static void test_breaker_ignores_stale_answers_in_half_open(void **state) {
   assert_int_equal(z.probes_ok, 0);
 }
 
+/* resilience4j's half-open rule (breaker_halfopen = failure_rate): the
+ * permitted probes all answer before anything is decided, then the failure
+ * rate over them decides. The three orders of one failure in three probes,
+ * against today's any_failure rule, at thresholds on either side of 1/3. */
+static int probe_sequence(int halfopen, double threshold, const char *seq, int *decided_at) {
+  eng_breaker_params p = {.window = 10, .min_calls = 5, .probes = 3, .cooldown = 100,
+                          .halfopen = halfopen, .threshold = threshold};
+  eng_breaker b = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&b, &p, 10, 10, 1);
+  assert_int_equal(b.state, ENG_BRK_OPEN);
+  for (int i = 0; i < 3; i++) assert_true(eng_breaker_allow(&b, &p, 110));
+  assert_false(eng_breaker_allow(&b, &p, 110)); /* three permits, no more */
+  *decided_at = -1;
+  for (int i = 0; seq[i]; i++) {
+    int d = eng_breaker_record(&b, &p, 120 + i, 110, seq[i] == 'f');
+    if (*decided_at < 0 && b.state != ENG_BRK_HALF_OPEN) *decided_at = i;
+    if (d == -1) assert_int_equal(b.state, ENG_BRK_CLOSED);
+  }
+  return b.state;
+}
+
+static void test_breaker_halfopen_failure_rate(void **state) {
+  (void)state;
+  const char *seqs[] = {"fss", "sfs", "ssf"};
+  for (int k = 0; k < 3; k++) {
+    int at;
+    /* resilience4j, threshold 50 %: 1 of 3 is below it, so all close, after the third */
+    int st = probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.5, seqs[k], &at);
+    if (st != ENG_BRK_CLOSED || at != 2) {
+      print_error("failure_rate 0.5, %s: state %d decided at probe %d, want closed at 2\n",
+                  seqs[k], st, at);
+      fail();
+    }
+    /* threshold 30 %: 1 of 3 reaches it: all open again, still after the third */
+    st = probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.3, seqs[k], &at);
+    if (st != ENG_BRK_OPEN || at != 2) {
+      print_error("failure_rate 0.3, %s: state %d decided at probe %d, want open at 2\n",
+                  seqs[k], st, at);
+      fail();
+    }
+    /* any_failure: open at the failed probe itself */
+    st = probe_sequence(ENG_BREAKER_HALFOPEN_ANY_FAILURE, 0.5, seqs[k], &at);
+    if (st != ENG_BRK_OPEN || at != k) {
+      print_error("any_failure, %s: state %d decided at probe %d, want open at %d\n", seqs[k],
+                  st, at, k);
+      fail();
+    }
+  }
+  /* all three fine closes under both rules; two failures of three open both */
+  int at;
+  assert_int_equal(probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.5, "sss", &at),
+                   ENG_BRK_CLOSED);
+  assert_int_equal(probe_sequence(ENG_BREAKER_HALFOPEN_ANY_FAILURE, 0.5, "sss", &at),
+                   ENG_BRK_CLOSED);
+  assert_int_equal(probe_sequence(ENG_BREAKER_HALFOPEN_FAILURE_RATE, 0.5, "fsf", &at),
+                   ENG_BRK_OPEN);
+  /* a released permit (a cancelled probe) lets another call probe */
+  eng_breaker_params p = {.window = 10, .min_calls = 5, .probes = 2, .cooldown = 100,
+                          .halfopen = ENG_BREAKER_HALFOPEN_FAILURE_RATE, .threshold = 0.5};
+  eng_breaker b = {0};
+  for (int i = 0; i < 5; i++) eng_breaker_record(&b, &p, 10, 10, 1);
+  assert_true(eng_breaker_allow(&b, &p, 110));
+  assert_true(eng_breaker_allow(&b, &p, 110));
+  assert_false(eng_breaker_allow(&b, &p, 111));
+  eng_breaker_release(&b, 110);
+  eng_breaker_release(&b, 9); /* a call from before it opened holds no permit */
+  assert_true(eng_breaker_allow(&b, &p, 112));
+  assert_false(eng_breaker_allow(&b, &p, 112));
+  assert_int_equal(eng_breaker_record(&b, &p, 113, 110, 0), 0);
+  assert_int_equal(eng_breaker_record(&b, &p, 114, 112, 0), -1);
+  assert_int_equal(b.state, ENG_BRK_CLOSED);
+}
+
 /* Issue 16, defect 2: probe counters were 8 bits, so with breaker_probes >=
  * 256 a half-open breaker never closed and probes stopped being limited. */
 static void test_breaker_many_probes(void **state) {
@@ -225,6 +299,92 @@ static void test_breaker_many_probes(void **state) {
       fail();
     }
   }
+  eng_run_destroy(r);
+}
+
+/* ---- folly's Codel ---- */
+
+/* folly's own CodelTest (folly/executors/test/CodelTest.cpp) in ticks of
+ * 1 ms, with its defaults (target 5 ms, interval 100 ms): each sleep_for
+ * becomes a jump of the clock (a real sleep overshoots, so a jump that
+ * lands exactly on an interval's end is one tick later). */
+static void test_codel_folly_sequences(void **state) {
+  (void)state;
+  eng_codel_folly c;
+  /* Basic */
+  eng_codel_folly_init(&c);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 100, 5, 100), 0); /* this interval is overloaded */
+  assert_int_equal(eng_codel_folly_shed(&c, 200, 50, 5, 100), 0); /* two requests before a drop */
+  assert_int_equal(eng_codel_folly_shed(&c, 200, 50, 5, 100), 1);
+  assert_int_equal(eng_codel_folly_shed(&c, 310, 2, 5, 100), 0);  /* 2 ms is not enough */
+  assert_int_equal(eng_codel_folly_shed(&c, 400, 20, 5, 100), 1); /* 20 > 2 x target */
+  /* mediumLoad, reducingLoad, oneRequestNoDrop */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 20, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 90, 8, 5, 100), 0);
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 20, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 90, 4, 5, 100), 0);
+  eng_codel_folly_init(&c);
+  assert_int_equal(eng_codel_folly_shed(&c, 0, 20, 5, 100), 0);
+  /* updateTargetDelay: 40 ms under a 40 ms target, then under 5 ms */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 40, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 0, 40, 40, 100), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 40, 5, 100), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 40, 5, 100), 1);
+  /* updateInterval: overloaded, then the interval becomes 200 ms */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 50, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 50, 5, 100), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 110, 50, 5, 100), 1);
+  assert_int_equal(eng_codel_folly_shed(&c, 211, 20, 5, 200), 0);
+  assert_int_equal(eng_codel_folly_shed(&c, 211, 20, 5, 200), 1);
+  /* strictly more than twice the target, and than the target for overload */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 6, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 101, 50, 5, 100), 0); /* min 6 > 5: overloaded */
+  assert_int_equal(eng_codel_folly_shed(&c, 102, 10, 5, 100), 0); /* 10 is not > 10 */
+  assert_int_equal(eng_codel_folly_shed(&c, 103, 11, 5, 100), 1);
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 5, 5, 100);
+  assert_int_equal(eng_codel_folly_shed(&c, 101, 50, 5, 100), 0); /* min 5 is not > 5 */
+  assert_int_equal(eng_codel_folly_shed(&c, 102, 50, 5, 100), 0);
+  /* a target above the interval counts as the interval */
+  eng_codel_folly_init(&c);
+  eng_codel_folly_shed(&c, 0, 30, 50, 20);
+  eng_codel_folly_shed(&c, 21, 30, 50, 20);
+  assert_int_equal(eng_codel_folly_shed(&c, 22, 41, 50, 20), 1);
+}
+
+/* In a run: no shedding while the cluster is healthy (queueing delays stay
+ * far below the target before the fault), shedding in the storm, and the
+ * variants differ (folly keeps shedding for a whole interval, Fail at
+ * Scale's stops at the first attempt that waited less than the target). */
+static void test_codel_folly_in_a_run(void **state) {
+  (void)state;
+  eng_run *r = eng_run_create();
+  int64_t shed[2];
+  const char *variants[] = {"fail_at_scale", "folly"};
+  for (int v = 0; v < 2; v++) {
+    eng_config c;
+    eng_config_defaults(&c);
+    set(&c, "codel_target_ms", "5");
+    set(&c, "codel_variant", variants[v]);
+    set(&c, "surge_factor", "3");
+    set(&c, "horizon_ms", "5000");
+    eng_summary s;
+    simulate(r, &c, 5, &s);
+    const int32_t *m = eng_run_metric(r, ENG_M_SHED);
+    int64_t before = 0;
+    for (int32_t t = 0; t < 2000; t++) before += m[t];
+    shed[v] = metric_sum(r, ENG_M_SHED);
+    print_message("codel %s: %lld shed (%lld before the fault)\n", variants[v],
+                  (long long)shed[v], (long long)before);
+    assert_int_equal(before, 0);
+    assert_true(shed[v] > 0);
+  }
+  assert_true(shed[1] != shed[0]);
   eng_run_destroy(r);
 }
 
@@ -491,6 +651,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backoff_bounds_and_means),
       cmocka_unit_test(test_breaker_scripted),
+      cmocka_unit_test(test_breaker_halfopen_failure_rate),
+      cmocka_unit_test(test_codel_folly_sequences),
+      cmocka_unit_test(test_codel_folly_in_a_run),
       cmocka_unit_test(test_breaker_ignores_stale_answers_in_half_open),
       cmocka_unit_test(test_breaker_many_probes),
       cmocka_unit_test(test_budget_caps_retries),

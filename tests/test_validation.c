@@ -166,7 +166,7 @@ static void test_malformed_numbers(void **state) {
   expect_error("[scenario]\nsurge = 1e400+10\n",
                "t.ini:2: surge: window start and duration must be finite numbers of ms");
   expect_error("[grid]\nbackoff = full, sometimes\n",
-               "t.ini:2: backoff: must be one of none, full, equal, decorrelated, got 'sometimes'");
+               "t.ini:2: backoff: must be one of none, full, equal, decorrelated, grpc, envoy, got 'sometimes'");
   expect_error("[grid]\nload = lin(0.5, 0.9)\n",
                "t.ini:2: load: expected lin(START, STOP, N) with three numbers, got 'lin(0.5, "
                "0.9)'");
@@ -192,7 +192,7 @@ static void test_out_of_range(void **state) {
   expect_error("[scenario]\nrate_rps = -5\n",
                "t.ini:2: rate_rps: must be between 0 and 1e+12, got -5");
   expect_error("[scenario]\nload = -0.1\n", "t.ini:2: load: must be between 0 and 1e+06, got -0.1");
-  expect_error("[scenario]\ntimeout_ms = -1\n", "t.ini:2: timeout_ms: must be >= 0, got -1");
+  expect_error("[scenario]\ntimeout_ms = -1\n", "t.ini:2: timeout_ms: must be >= 0 or inf, got -1");
   expect_error("[scenario]\nbackoff_cap_ms = -1\n",
                "t.ini:2: backoff_cap_ms: must be >= 0, got -1");
   expect_error("[scenario]\nhorizon_ms = -10\n",

@@ -22,16 +22,16 @@
 typedef enum eng_metric {
   ENG_M_NEW_REQUESTS,   /* requests created by the clients (open or closed loop) */
   ENG_M_ATTEMPTS,       /* attempts sent to the router (first tries + retries) */
-  ENG_M_RETRIES,        /* attempts that were retries */
+  ENG_M_RETRIES,        /* attempts that were retries (hedged copies too) */
   ENG_M_SUCCESSES,      /* attempts answered within the client timeout (goodput) */
-  ENG_M_TIMEOUTS,       /* attempts abandoned by the client at its timeout */
+  ENG_M_TIMEOUTS,       /* attempts abandoned by the client at its timeout (or deadline) */
   ENG_M_REJ_QUEUE_FULL, /* attempts rejected by a full shard queue */
   ENG_M_REJ_ROUTER,     /* attempts refused by the router (cluster_capacity_exhausted) */
-  ENG_M_REJ_BREAKER,    /* attempts failed fast by an open circuit breaker */
+  ENG_M_REJ_BREAKER,    /* attempts failed fast by an open breaker or the concurrency limit */
   ENG_M_REJ_BUDGET,     /* retries refused by the retry limiter (sre_adaptive: any attempt) */
   ENG_M_SHED,           /* queued attempts dropped by the shard (controlled delay, deadline drop) */
   ENG_M_LOST,           /* attempts lost to a crashed shard or a network outage */
-  ENG_M_FAILED,         /* requests that ended without success */
+  ENG_M_FAILED,         /* requests that ended without success (deadline exceeded too) */
   ENG_M_WASTED,         /* completions of attempts the client had abandoned */
   ENG_M_QUEUE_DEPTH,    /* attempts waiting in shard queues, summed over shards */
   ENG_M_MAX_SHARD_QUEUE,/* the longest shard queue */

@@ -16,17 +16,28 @@
 #define ENG_MAX_WINDOWS 8      /* fault windows per fault kind */
 #define ENG_MAX_SHARDS 4096
 #define ENG_MAX_VNODES 65536
+#define ENG_MAX_HEDGE 8        /* hedge_attempts at most (gRPC caps maxAttempts at 5) */
 
 typedef enum { ENG_SERVICE_EXP, ENG_SERVICE_DET, ENG_SERVICE_LOGNORMAL } eng_service_dist;
 typedef enum { ENG_KEYS_UNIFORM, ENG_KEYS_ZIPF } eng_key_dist;
 typedef enum { ENG_QUEUE_FIFO, ENG_QUEUE_LIFO, ENG_QUEUE_ADAPTIVE_LIFO } eng_queue_discipline;
-typedef enum { ENG_BACKOFF_NONE, ENG_BACKOFF_FULL, ENG_BACKOFF_EQUAL, ENG_BACKOFF_DECORRELATED } eng_backoff;
+/* New kinds go at the end: result files store an enum axis by its index. */
+typedef enum {
+  ENG_BACKOFF_NONE,
+  ENG_BACKOFF_FULL,
+  ENG_BACKOFF_EQUAL,
+  ENG_BACKOFF_DECORRELATED,
+  ENG_BACKOFF_GRPC, /* gRFC A6 (2024): min(cap, base m^n) x U(0.8, 1.2) */
+  ENG_BACKOFF_ENVOY /* Envoy's JitteredExponentialBackOffStrategy, whole ms */
+} eng_backoff;
 typedef enum { ENG_BREAKER_OFF, ENG_BREAKER_FAIL_FAST, ENG_BREAKER_NEXT_SHARD } eng_breaker_mode;
 /* Issue 16's modelling choices; the first of each is the default. */
-typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289 } eng_codel_variant;
+typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289, ENG_CODEL_FOLLY } eng_codel_variant;
 typedef enum { ENG_SHED_ERROR, ENG_SHED_SILENT } eng_shed_reply;
 typedef enum { ENG_ROUTER_LOAD_SENT, ENG_ROUTER_LOAD_ADMITTED } eng_router_load;
 typedef enum { ENG_BREAKER_REJECT_FAIL, ENG_BREAKER_REJECT_RETRY } eng_breaker_reject;
+/* Issue 27: how a half-open breaker's probes decide (breaker.h). */
+typedef enum { ENG_BREAKER_HALFOPEN_ANY_FAILURE, ENG_BREAKER_HALFOPEN_FAILURE_RATE } eng_breaker_halfopen;
 /* Issue 12: how clients generate load, and which retry limiter they ship. */
 typedef enum { ENG_CLIENT_OPEN, ENG_CLIENT_CLOSED } eng_client_model;
 typedef enum {
@@ -37,6 +48,22 @@ typedef enum {
   ENG_LIMITER_SRE,          /* SRE book adaptive client throttling */
   ENG_LIMITER_AWS           /* AWS SDK standard-mode retry quota */
 } eng_retry_limiter;
+
+/* Issue 27: the failures an attempt can meet, by name (retry_on). Each
+ * one's gRPC status and Envoy retry_on condition are in docs/clients.md. */
+typedef enum {
+  ENG_FAIL_TIMEOUT,  /* its timeout passed with no answer (also: shed silently) */
+  ENG_FAIL_REJECTED, /* a full shard queue refused it */
+  ENG_FAIL_SHED,     /* the shard shed it and said so (shed_reply = error) */
+  ENG_FAIL_ROUTER,   /* the router refused it (cluster_capacity_exhausted) */
+  ENG_FAIL_BREAKER,  /* an open circuit breaker refused it (breaker_reject = retry) */
+  ENG_FAIL_LOST,     /* lost to a crashed shard or an outage; heard at its timeout */
+  ENG_FAIL_OVERFLOW, /* the client's own concurrency limit refused it */
+  ENG_FAIL_KINDS
+} eng_failure;
+#define ENG_RETRY_ON_ALL ((int32_t)((1u << ENG_FAIL_KINDS) - 1u))
+/* Every failure the engine has always retried; not the new overflow. */
+#define ENG_RETRY_ON_DEFAULT (ENG_RETRY_ON_ALL & ~(int32_t)(1u << ENG_FAIL_OVERFLOW))
 
 /* A fault window in ms: [start_ms, start_ms + duration_ms). */
 typedef struct eng_window {
@@ -77,7 +104,14 @@ typedef struct eng_config {
   int32_t concurrency;  /* closed: users per client process; 0 = from load */
   double think_ms;      /* closed: mean think time between a user's requests */
   /* client policy */
-  double timeout_ms;
+  double timeout_ms;        /* per attempt; inf = none (the remaining deadline) */
+  double deadline_ms;       /* per request, over every attempt and backoff; inf = none */
+  int32_t deadline_propagation; /* 1: the server knows the request's deadline */
+  int32_t retry_on;         /* bit set of eng_failure: the failures that are retried */
+  int32_t hedge_attempts;   /* copies of a request in flight at most; 1 = no hedging */
+  double hedge_delay_ms;    /* a further copy when none answered within this */
+  int32_t hedge_cancel;     /* 1: copies still in flight when a request ends are cancelled */
+  double max_requests_per_client; /* attempts in flight per client process; inf = no limit */
   int32_t max_retries;
   int32_t backoff; /* eng_backoff */
   double backoff_base_ms, backoff_cap_ms;
@@ -95,6 +129,7 @@ typedef struct eng_config {
   int32_t breaker_window, breaker_min_calls, breaker_probes;
   double breaker_threshold, breaker_cooldown_ms;
   int32_t breaker_reject;   /* eng_breaker_reject: is an open breaker's refusal retried */
+  int32_t breaker_halfopen; /* eng_breaker_halfopen: how the half-open probes decide */
   /* faults */
   eng_windows surge;   double surge_factor;
   eng_windows brownout; double brownout_factor; int32_t brownout_shard;
@@ -119,10 +154,13 @@ typedef enum {
   ENG_SET_INT,     /* int32 */
   ENG_SET_INT64,   /* int64 */
   ENG_SET_DOUBLE,  /* finite double */
-  ENG_SET_DOUBLE_INF, /* double, "inf" allowed */
+  ENG_SET_DOUBLE_INF, /* double, "inf" (or "none") allowed */
   ENG_SET_ENUM,    /* int32 index into a NULL-terminated name list */
   ENG_SET_WINDOWS, /* "START+DURATION ..." in ms, or "none" */
-  ENG_SET_PRESET   /* a name that sets several other settings (policy) */
+  ENG_SET_PRESET,  /* a name that sets several other settings (policy) */
+  ENG_SET_FLAGS    /* int32 bit set over a name list: "NAME+NAME...", "all" or "none"
+                      (',' and '|' also separate names; '+' is how it prints, so a
+                      value fits in a comma-separated grid axis) */
 } eng_setting_type;
 
 typedef struct eng_setting {
