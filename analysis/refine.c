@@ -299,6 +299,7 @@ static int run_rows(session *ss, int64_t n, const int64_t *point, const int32_t 
     say(o, "%s", err);
     return 2;
   }
+  if (fmt_out_note(out)[0]) say(o, "%s", fmt_out_note(out));
   fmt_run_ref *refs = NULL;
   int64_t np = 0;
   int64_t first = 0;
@@ -442,6 +443,15 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
   char err[1024];
   swp_sweep sw;
   int64_t rows = 0;
+  /* A file torn so badly that its sweep cannot be read comes back from its
+   * journal first: refine takes everything else from the file. */
+  char note[1024];
+  int salvaged = fmt_out_salvage(o->path, NULL, note, sizeof note, err, sizeof err);
+  if (salvaged < 0) {
+    say(o, "%s", err);
+    return 2;
+  }
+  if (salvaged == 0) say(o, "%s", note);
   if (sweep_of_file(o->path, &sw, &rows, err, sizeof err)) {
     say(o, "%s", err);
     swp_sweep_free(&sw);
@@ -524,6 +534,12 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
     say(o, "%lld runs in %.1f s this session", (long long)ss.done,
             omp_get_wtime() - t0);
   *stopped = ss.stopped;
+  /* Every write of the session closed: the file is durable, its journal
+   * no longer needed. After a failure the journal is what saves it. */
+  if (!rc && fmt_out_session_end(o->path, err, sizeof err)) {
+    say(o, "%s", err);
+    rc = 1;
+  }
   fmt_lock_release(ss.lock);
   swp_sweep_free(&sw);
   (void)rows;

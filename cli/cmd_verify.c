@@ -401,52 +401,54 @@ static int64_t runs_to_decide(const ana_seq *s) {
   return need;
 }
 
-/* Reads the runs an interrupted file holds (before the writer reopens it,
- * which checks the file is this same sweep). */
-static int read_back(verify_state *v, const char *path) {
+/* Checks, when the interrupted file still reads, that it is a verify of
+ * this length: a clearer message than the writer's "another sweep". */
+static int check_shape(verify_state *v, const char *path) {
   char err[1024];
   fmt_in *in;
-  if (fmt_in_open(&in, path, err, sizeof err)) {
-    fprintf(stderr, "stormsweep verify: %s\n", err);
-    return -1;
-  }
+  if (fmt_in_open(&in, path, err, sizeof err)) return 0; /* torn: the writer rebuilds it */
   const fmt_info *info = fmt_in_info(in);
-  int rc = -1;
-  uint8_t *done = NULL;
-  int64_t *list = NULL;
-  fmt_run_record *recs = NULL;
+  int rc = 0;
   if (info->n_runs != v->a.max_runs || info->n_points != 1) {
     fprintf(stderr,
             "stormsweep verify: %s holds %lld runs of %lld points, not a verify of %lld runs: "
             "resume with the same --max-runs\n",
             path, (long long)info->n_runs, (long long)info->n_points, (long long)v->a.max_runs);
-    goto out;
+    rc = -1;
   }
-  done = calloc((size_t)info->n_runs, 1);
-  list = calloc((size_t)info->n_runs, sizeof *list);
-  if (!done || !list) goto oom;
-  if (fmt_in_read_done(in, done, err, sizeof err)) goto fail;
+  fmt_in_close(in);
+  return rc;
+}
+
+/* The runs the reopened file holds (the writer's open has checked it is
+ * this sweep and rebuilt it from its journal if it was torn). */
+static int read_back(verify_state *v, const char *path) {
+  char err[1024];
+  const uint8_t *done = fmt_out_done(v->out);
+  int64_t rows = fmt_out_rows(v->out);
+  int64_t *list = calloc((size_t)(rows > 0 ? rows : 1), sizeof *list);
   size_t n = 0;
-  for (int64_t r = 0; r < info->n_runs; r++)
+  fmt_run_record *recs = NULL;
+  int rc = -1;
+  if (!list) goto oom;
+  for (int64_t r = 0; r < rows; r++)
     if (done[r]) list[n++] = r;
   if (n) {
     recs = calloc(n, sizeof *recs);
     if (!recs) goto oom;
-    if (fmt_in_read_records(in, list, n, recs, err, sizeof err)) goto fail;
+    if (fmt_out_read_records(v->out, list, n, recs, err, sizeof err)) goto fail;
     for (size_t i = 0; i < n; i++) keep_run(v, &recs[i]);
   }
   v->resumed = (int64_t)n;
   rc = 0;
   goto out;
 oom:
-  snprintf(err, sizeof err, "out of memory");
+  snprintf(err, sizeof err, "%s: out of memory", path);
 fail:
-  fprintf(stderr, "stormsweep verify: %s: %s\n", path, err);
+  fprintf(stderr, "stormsweep verify: %s\n", err);
 out:
-  free(done);
   free(list);
   free(recs);
-  fmt_in_close(in);
   return rc;
 }
 
@@ -461,12 +463,14 @@ static int open_output(verify_state *v, int argc, char **argv) {
       fprintf(stderr, "stormsweep verify: %s: no such file to resume\n", a->output);
       return 2;
     }
-    if (read_back(v, a->output)) return 1;
+    if (check_shape(v, a->output)) return 1;
     if (fmt_out_open_resume(&v->out, a->output, &v->sw, 0, 0, err, sizeof err)) {
       fprintf(stderr, "stormsweep verify: %s\n", err);
       return 1;
     }
-    return 0;
+    if (fmt_out_note(v->out)[0])
+      fprintf(stderr, "stormsweep verify: %s\n", fmt_out_note(v->out));
+    return read_back(v, a->output) ? 1 : 0;
   }
   if (exists && !a->force) {
     fprintf(stderr,

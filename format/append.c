@@ -100,7 +100,16 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
     rows[i].run = ids[i] = n0 + i;
     rows[i].point = point[i];
     rows[i].replicate = replicate[i];
-    rows[i].s.seed = eng_seed_derive(o->master_seed, (uint64_t)point[i], (uint64_t)replicate[i]);
+    rows[i].s.seed = swp_run_seed(o->master_seed, o->sw->crn, point[i], replicate[i]);
+  }
+  /* The journal first, durably: a file cut off after its append then still
+   * has a journal that knows every row it holds. */
+  if (o->journal && !o->replaying &&
+      fmt_journal_append_rows(o->journal, n0, n, point, replicate, err, errlen)) {
+    free(rows);
+    free(ids);
+    fmt__out_fail(o);
+    return -1;
   }
   hsize_t dim = (hsize_t)n1, dims2[2] = {(hsize_t)n1, (hsize_t)o->ticks_n};
   hsize_t start = (hsize_t)n0, cnt = (hsize_t)n;

@@ -13,6 +13,7 @@
  * compression itself on mostly-zero metrics. An encoder keeps one stream per
  * thread and deflateResets it, which yields the very same bytes.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -66,4 +67,24 @@ size_t fmt_chunk_encode(fmt_chunk_encoder *e, const int32_t *values, uint8_t *ou
   e->z.avail_out = (uInt)outcap;
   if (deflate(&e->z, Z_FINISH) != Z_STREAM_END) return 0;
   return (size_t)e->z.total_out;
+}
+
+int fmt_chunk_check(const uint8_t *data, size_t size, size_t n) {
+  /* Inflated into a small window and thrown away: what matters is that the
+   * stream is whole and holds exactly n values, not what they are. */
+  uint8_t sink[16384];
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit(&z) != Z_OK) return -1;
+  z.next_in = (Bytef *)(uintptr_t)data;
+  z.avail_in = (uInt)size;
+  int rc;
+  do {
+    z.next_out = sink;
+    z.avail_out = sizeof sink;
+    rc = inflate(&z, Z_FINISH);
+  } while (rc == Z_BUF_ERROR && z.avail_out == 0 && z.total_out <= 4 * (uLong)n);
+  int ok = rc == Z_STREAM_END && z.total_out == 4 * (uLong)n && z.avail_in == 0;
+  inflateEnd(&z);
+  return ok ? 0 : -1;
 }

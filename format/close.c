@@ -80,7 +80,8 @@ static int fmt_out_close_q(fmt_out *o, const fmt_timing *t, char *err, size_t er
    * chunks over older ones its index still uses. So a resumed file is made
    * complete only once every run reads back as its journal record; if one
    * does not, the journal (which now holds every run) rebuilds it. */
-  if (o->resumed && o->journal && o->done_before + o->committed >= o->finish_runs) {
+  if (o->resumed && o->journal && !o->keep_journal &&
+      o->done_before + o->committed >= o->finish_runs) {
     char why[512] = "";
     if (!file_matches_journal(o, why, sizeof why)) return close_by_rebuild(o, t, why, err, errlen);
   }
@@ -107,7 +108,7 @@ static int fmt_out_close_q(fmt_out *o, const fmt_timing *t, char *err, size_t er
    * disk, and no other writer may come in between. */
   fmt_journal *journal = o->journal;
   fmt_lock *lock = o->lock;
-  int finished = o->done_before + o->committed >= o->finish_runs;
+  int finished = o->done_before + o->committed >= o->finish_runs && !o->keep_journal;
   o->journal = NULL;
   o->lock = NULL;
   if (fmt__out_free(o)) {
@@ -203,8 +204,55 @@ int fmt__run_matches(fmt_out *o, int64_t r, const fmt_run_record *rec, uint8_t *
   return 1;
 }
 
-/* Writes a fresh file of sw holding the journal's runs, and renames it over
- * path (the damaged file). */
+/* Writes into the new file o the journal's runs of rows [from, to), each
+ * checked to be the run it claims to be. */
+static int rebuild_runs(fmt_out *o, fmt_journal *j, int64_t from, int64_t to, uint8_t **buf,
+                        size_t *cap, char *err, size_t errlen) {
+  fmt_record_rules rules = fmt__out_rules(o);
+  for (int64_t r = from; r < to; r++) {
+    if (!fmt_journal_has(j, r)) continue;
+    fmt_run_record rec;
+    int64_t point;
+    int32_t rep;
+    char why[512];
+    if (fmt_journal_read(j, r, &rec, buf, cap, err, errlen)) return -1;
+    if (fmt__row_coords(o, r, &point, &rep) ||
+        fmt__record_check(&rules, &rec, point, rep, 1, why, sizeof why)) {
+      swp_seterr(err, errlen, "%s: its journal holds a record that is not the run it claims to "
+                 "be (%s): it is damaged or was not written by stormsweep; nothing was rebuilt "
+                 "from it", o->path, why);
+      return -1;
+    }
+    if (fmt__out_write_run(o, &rec, err, errlen)) return -1;
+  }
+  return 0;
+}
+
+/* Replays the journal's appended rows (refine's rounds, in order) into the
+ * new file o, each round's runs after it. */
+static int rebuild_appends(fmt_out *o, fmt_journal *j, uint8_t **buf, size_t *cap, char *err,
+                           size_t errlen) {
+  for (size_t i = 0; i < fmt_journal_appends(j); i++) {
+    int64_t first, n, got = -1;
+    int64_t *point;
+    int32_t *rep;
+    if (fmt_journal_read_append(j, i, &first, &n, &point, &rep, err, errlen)) return -1;
+    int rc = fmt_out_append(o, n, point, rep, &got, err, errlen);
+    free(point);
+    free(rep);
+    if (!rc && got != first) {
+      swp_seterr(err, errlen, "%s: its journal's appended rows start at %lld, not %lld",
+                 o->path, (long long)first, (long long)got);
+      rc = -1;
+    }
+    if (rc || rebuild_runs(o, j, first, first + n, buf, cap, err, errlen)) return -1;
+  }
+  return 0;
+}
+
+/* Writes a fresh file of sw holding the journal's runs (its instance, its
+ * groups, its rounds of appended rows), and renames it over path (the
+ * damaged file), keeping the damaged file's permissions. */
 int fmt__journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_index,
                            int64_t slice_count, fmt_journal *j, const fmt_timing *t,
                            char *err, size_t errlen) {
@@ -215,21 +263,23 @@ int fmt__journal_rebuild(const char *path, const swp_sweep *sw, int64_t slice_in
                strerror(errno));
     return -1;
   }
+  struct stat was;
+  if (stat(path, &was) == 0) {
+    int kept = fchmod(fd, was.st_mode & 07777); /* failing, the new file is only private */
+    (void)kept;
+  }
   close(fd);
   fmt_out *o = NULL;
   int rc = fmt__out_create(&o, tmp, sw, fmt_journal_command_line(j),
-                              FMT_OUT_FORCE | FMT_OUT_NO_JOURNAL | FMT_OUT_NO_LOCK |
-                                  FMT_OUT_IN_PLACE,
-                              err, errlen);
+                           FMT_OUT_FORCE | FMT_OUT_NO_JOURNAL | FMT_OUT_NO_LOCK |
+                               FMT_OUT_IN_PLACE,
+                           fmt_journal_instance(j), err, errlen);
   if (!rc && slice_count > 1) rc = fmt__out_set_slice(o, slice_index, slice_count, err, errlen);
+  if (!rc) rc = fmt__journal_groups_apply(o->file, j, path, err, errlen);
   uint8_t *buf = NULL;
   size_t cap = 0;
-  for (int64_t r = 0; r < o->n_runs && !rc && o; r++) {
-    if (!fmt_journal_has(j, r)) continue;
-    fmt_run_record rec;
-    rc = fmt_journal_read(j, r, &rec, &buf, &cap, err, errlen) ||
-         fmt__out_write_run(o, &rec, err, errlen);
-  }
+  if (!rc) rc = rebuild_runs(o, j, 0, o->n_runs, &buf, &cap, err, errlen);
+  if (!rc) rc = rebuild_appends(o, j, &buf, &cap, err, errlen);
   free(buf);
   if (o) {
     int crc = rc ? (fmt__out_fail(o), fmt__out_abandon(o), -1) : fmt_out_close_q(o, t, err, errlen);
@@ -297,5 +347,42 @@ int fmt_out_close(fmt_out *o, const fmt_timing *t, char *err, size_t errlen) {
   fmt_h5_quiet_begin(&q);
   int rc = fmt_out_close_q(o, t, err, errlen);
   fmt_h5_quiet_end(&q);
+  return rc;
+}
+
+int fmt_out_session_end(const char *path, char *err, size_t errlen) {
+  char *file = fmt_path_resolved(path);
+  if (!file) {
+    swp_seterr(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  if (!fmt_journal_exists(file)) {
+    free(file);
+    return 0;
+  }
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
+  uint64_t instance = 0;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  int ok = f >= 0 && fmt_attr_get_num(f, FMT_ATTR_INSTANCE, H5T_NATIVE_UINT64, &instance) == 0;
+  if (f >= 0) ok = H5Fclose(f) >= 0 && ok;
+  fmt_h5_quiet_end(&q);
+  fmt_journal *j = NULL;
+  int exists = 0;
+  char jerr[512];
+  ok = ok && !fmt_journal_open(&j, file, NULL, &exists, jerr, sizeof jerr) && j &&
+       fmt_journal_instance(j) == instance;
+  fmt_journal_close(j);
+  int rc = 0;
+  /* Only a journal of this very file goes, and only once the file is on
+   * disk: until then it is what would rebuild it. */
+  if (ok && (fmt_fsync_path(file) || fmt_fsync_dir(file))) {
+    swp_seterr(err, errlen, "%s: syncing it at the end of the session: %s", path,
+               strerror(errno));
+    rc = -1;
+  } else if (ok) {
+    fmt_journal_remove(file);
+  }
+  free(file);
   return rc;
 }

@@ -196,7 +196,8 @@ void fmt_time_iso8601(char *buf, size_t len) {
   strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_line) {
+static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_line,
+                            uint64_t instance) {
   char created[32];
   fmt_time_iso8601(created, sizeof created);
   char *text = swp_sweep_format(sw);
@@ -219,6 +220,7 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
     rc = fmt_attr_put_str(f, "format", FORMAT_NAME) || fmt_attr_put_i32(f, "format_version", FORMAT_VERSION) ||
          fmt_attr_put_str(f, "tool_version", STORMSWEEP_VERSION) ||
          fmt_attr_put_nums(f, "master_seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &seed, 1) ||
+         fmt_attr_put_nums(f, FMT_ATTR_INSTANCE, H5T_STD_U64LE, H5T_NATIVE_UINT64, &instance, 1) ||
          fmt_attr_put_i32(f, "crn", sw->crn) || fmt_attr_put_i64(f, "replicates", sw->replicates) || fmt_attr_put_i64(f, "n_points", sw->n_points) ||
          fmt_attr_put_i64(f, "n_runs", swp_sweep_runs(sw)) || fmt_attr_put_i32(f, "ticks", sw->ticks) ||
          fmt_attr_put_f64(f, "tick_ms", sw->tick_ms) || fmt_attr_put_strs(f, "axes", axes, sw->n_axes) ||
@@ -545,7 +547,8 @@ static int create_timing(fmt_out *o) {
 }
 
 int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
-                     const char *command_line, unsigned flags, char *err, size_t errlen) {
+                     const char *command_line, unsigned flags, uint64_t instance, char *err,
+                     size_t errlen) {
   int force = (flags & FMT_OUT_FORCE) != 0;
   *out = NULL;
   if (!sw->checked) {
@@ -573,6 +576,17 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
   if (!in_place && !force && lstat(path, &pst) == 0) {
     swp_seterr(err, errlen, "%s: already exists (use --force to overwrite)", path);
     free(tmp);
+    fmt__out_free(o);
+    return -1;
+  }
+  if (!in_place && !force && !(flags & FMT_OUT_NO_JOURNAL) && fmt_journal_exists(path)) {
+    /* The file is gone but its journal is not: the runs of a killed first
+     * attempt (or of a file removed since) are still in it. */
+    swp_seterr(err, errlen,
+               "%s does not exist, but its journal %s.journal does (an earlier attempt was "
+               "killed, or the file removed): --resume rebuilds the file from it, --force "
+               "starts over without it",
+               path, path);
     fmt__out_free(o);
     return -1;
   }
@@ -609,7 +623,8 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
     return -1;
   }
   const char *step = "root attributes";
-  int rc = write_root_attrs(o->file, sw, command_line);
+  o->instance = instance ? instance : fmt__instance_new();
+  int rc = write_root_attrs(o->file, sw, command_line, o->instance);
   if (!rc) step = "/points", rc = write_points(o->file, sw);
   if (!rc) step = "/runs", rc = create_runs(o);
   if (!rc) step = "/ticks", rc = create_ticks(o, sw);
@@ -626,6 +641,8 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
     free(tmp);
     return -1;
   }
+  /* A journal of the file replaced is no longer anyone's. */
+  if (!in_place && force && !(flags & FMT_OUT_NO_JOURNAL)) fmt_journal_remove(path);
   if (!in_place && fmt_rename_into_place(tmp, path, force)) {
     int e = errno;
     if (e == EEXIST)
@@ -643,7 +660,7 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
   if (!(flags & FMT_OUT_NO_JOURNAL)) {
     if (fmt__journal_id(sw, 0, 0, command_line, &o->jid) ||
         !(o->jcmd = strdup(command_line ? command_line : "")) ||
-        (o->jid.command_line = o->jcmd,
+        (o->jid.command_line = o->jcmd, o->jid.instance = o->instance,
          fmt_journal_create(&o->journal, path, &o->jid, err, errlen))) {
       if (!o->journal && (!err || !err[0]))
         swp_seterr(err, errlen, "%s: out of memory", path);
@@ -693,8 +710,8 @@ int fmt_out_create(fmt_out **out, const char *path, const swp_sweep *sw,
                      const char *command_line, int force, char *err, size_t errlen) {
   fmt_h5_quiet q;
   fmt_h5_quiet_begin(&q);
-  int rc = fmt__out_create(out, path, sw, command_line, force ? FMT_OUT_FORCE : 0, err,
-                              errlen);
+  int rc = fmt__out_create(out, path, sw, command_line, force ? FMT_OUT_FORCE : 0, 0, err,
+                           errlen);
   fmt_h5_quiet_end(&q);
   return rc;
 }
@@ -703,7 +720,7 @@ int fmt_out_create_flags(fmt_out **out, const char *path, const swp_sweep *sw,
                            const char *command_line, unsigned flags, char *err, size_t errlen) {
   fmt_h5_quiet q;
   fmt_h5_quiet_begin(&q);
-  int rc = fmt__out_create(out, path, sw, command_line, flags, err, errlen);
+  int rc = fmt__out_create(out, path, sw, command_line, flags, 0, err, errlen);
   fmt_h5_quiet_end(&q);
   return rc;
 }

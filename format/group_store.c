@@ -3,8 +3,13 @@
  * dense arrays, tables) into a result file under its writer lock
  * (fmt_group_store) or into a new file of its own (fmt_file_write). The
  * analysis says what to store; only this file turns it into HDF5 objects.
+ *
+ * A result file with a journal (a refine session's) gets the group into
+ * the journal first, as an HDF5 file image holding just that group, so a
+ * file torn while /refine is written is rebuilt with it (close.c).
  */
 #include <hdf5.h>
+#include <hdf5_hl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +18,7 @@
 #include "fmt_store.h"
 #include "h5util.h"
 #include "open.h"
+#include "writer.h"
 
 static hid_t value_file_type(fmt_vtype t) {
   switch (t) {
@@ -102,6 +108,81 @@ static int group_write(hid_t f, const fmt_group *g) {
   return rc ? -1 : 0;
 }
 
+/* g written alone into an in-memory HDF5 file, as that file's bytes. */
+static int group_image(const fmt_group *g, uint8_t **image, size_t *size) {
+  *image = NULL;
+  *size = 0;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  hid_t f = fapl < 0 || H5Pset_fapl_core(fapl, 65536, 0) < 0
+                ? -1
+                : H5Fcreate("group-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  int rc = f < 0 || group_write(f, g) || H5Fflush(f, H5F_SCOPE_GLOBAL) < 0;
+  ssize_t n = rc ? -1 : H5Fget_file_image(f, NULL, 0);
+  if (n > 0 && (*image = malloc((size_t)n)) && H5Fget_file_image(f, *image, (size_t)n) == n)
+    *size = (size_t)n;
+  else rc = -1;
+  if (f >= 0) H5Fclose(f);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (rc) {
+    free(*image);
+    *image = NULL;
+  }
+  return rc ? -1 : 0;
+}
+
+/* Journals g when the file f at path has a journal of its own instance:
+ * 0 (also when it has none), -1 with a message. */
+static int group_journal(hid_t f, const char *path, const fmt_group *g, char *err,
+                         size_t errlen) {
+  uint64_t instance = 0;
+  if (!fmt_journal_exists(path) ||
+      fmt_attr_get_num(f, FMT_ATTR_INSTANCE, H5T_NATIVE_UINT64, &instance))
+    return 0;
+  fmt_journal *j = NULL;
+  int exists = 0;
+  char jerr[512];
+  if (fmt_journal_open(&j, path, NULL, &exists, jerr, sizeof jerr) ||
+      fmt_journal_instance(j) != instance) {
+    fmt_journal_close(j);
+    return 0; /* another file's journal: not this write's to extend */
+  }
+  uint8_t *image = NULL;
+  size_t size = 0;
+  const char *name = g->name[0] == '/' ? g->name + 1 : g->name;
+  int rc = fmt_journal_truncate_tail(j, err, errlen);
+  if (!rc && group_image(g, &image, &size)) {
+    swp_seterr(err, errlen, "%s: cannot journal %s", path, g->name);
+    rc = -1;
+  }
+  if (!rc) rc = fmt_journal_put_group(j, name, image, size, err, errlen);
+  free(image);
+  fmt_journal_close(j);
+  return rc;
+}
+
+int fmt__journal_groups_apply(hid_t f, fmt_journal *j, const char *path, char *err,
+                              size_t errlen) {
+  const char *names[8];
+  size_t n = fmt_journal_groups(j, names, 8);
+  for (size_t i = 0; i < n; i++) {
+    uint8_t *image = NULL;
+    size_t size = 0;
+    if (fmt_journal_read_group(j, names[i], &image, &size, err, errlen) < 0) return -1;
+    hid_t img = H5LTopen_file_image(image, size, 0);
+    int rc = img < 0 || H5Lexists(img, names[i], H5P_DEFAULT) <= 0 ||
+             (H5Lexists(f, names[i], H5P_DEFAULT) > 0 && H5Ldelete(f, names[i], H5P_DEFAULT) < 0) ||
+             H5Ocopy(img, names[i], f, names[i], H5P_DEFAULT, H5P_DEFAULT) < 0;
+    if (img >= 0) H5Fclose(img);
+    free(image);
+    if (rc) {
+      swp_seterr(err, errlen, "%s: its journal's /%s does not copy into the rebuilt file", path,
+                 names[i]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int fmt_group_store(const char *path, fmt_lock *held, const fmt_group *g, char *err,
                     size_t errlen) {
   fmt_lock *own = NULL;
@@ -110,6 +191,10 @@ int fmt_group_store(const char *path, fmt_lock *held, const fmt_group *g, char *
   fmt_h5_quiet_begin(&q);
   int rc = -1;
   hid_t f = fmt_open(path, H5F_ACC_RDWR, NULL, err, errlen);
+  if (f >= 0 && group_journal(f, path, g, err, errlen)) {
+    H5Fclose(f);
+    f = -1;
+  }
   if (f >= 0) {
     rc = group_write(f, g);
     char why[256] = "";

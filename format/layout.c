@@ -18,7 +18,6 @@
 
 #define FORMAT_NAME FMT_FORMAT_NAME
 #define FORMAT_VERSION FMT_FORMAT_VERSION
-#define MAX_TICKS (1 << 28) /* a chunk of 1 GiB: far beyond any sweep_check accepts */
 
 const char *const fmt_run_coord_names[FMT_RUN_COORDS] = {"point", "replicate", "seed", "outcome"};
 
@@ -246,6 +245,11 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
     return -1;
   }
   if (crn) info->crn = 0;
+  /* The file instance its journal must name (0: a file from before it). */
+  if (fmt_attr_get_num(f, FMT_ATTR_INSTANCE, H5T_NATIVE_UINT64, &info->instance) < 0) {
+    swp_seterr(err, errlen, "%s: malformed root attribute '%s'", path, FMT_ATTR_INSTANCE);
+    return -1;
+  }
   /* Strings from a file somebody else wrote: the ones a merge needs must be
    * printable text; the descriptive ones are dropped when they are not. */
   const char *problem = swp_text_problem(info->tool_version, 256, 0);
@@ -278,7 +282,7 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
                (long long)info->n_runs, (long long)info->n_points, (long long)info->replicates);
     return -1;
   }
-  if (info->ticks < 1 || info->ticks > MAX_TICKS || !(info->tick_ms > 0)) {
+  if (info->ticks < 1 || info->ticks > FMT_MAX_TICKS || !(info->tick_ms > 0)) {
     swp_seterr(err, errlen, "%s: impossible time axis: %d ticks of %g ms", path, info->ticks,
                info->tick_ms);
     return -1;

@@ -91,6 +91,11 @@
 
 
 /* Root attributes. */
+/* The longest run a result file may hold: a /ticks chunk of 400 MB, far
+ * beyond any sweep the engine is asked for; every reader and the journal
+ * refuse more before allocating for it. */
+#define FMT_MAX_TICKS 100000000
+
 #define FMT_ATTR_FORMAT "format"
 #define FMT_ATTR_FORMAT_VERSION "format_version"
 #define FMT_ATTR_TOOL_VERSION "tool_version"
@@ -102,6 +107,7 @@
 #define FMT_ATTR_N_POINTS "n_points"
 #define FMT_ATTR_TICKS "ticks"
 #define FMT_ATTR_REPLICATES "replicates"
+#define FMT_ATTR_INSTANCE "instance"
 
 /* Objects (paths from the root). */
 #define FMT_DSET_POINTS "/points"

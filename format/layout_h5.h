@@ -38,4 +38,10 @@ int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hi
 /* The done column of /runs, n_runs flags (1 for any nonzero value). */
 int fmt_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done);
 
+/* /refine/round_start of file fid: where each refine round's rows begin —
+ * ascending, in [base, rows], at most rows of them (*starts malloc'd, NULL
+ * when none). 0, or -1 when it is malformed. */
+int fmt__round_starts_read(hid_t fid, int64_t base, int64_t rows, int64_t **starts,
+                           size_t *n);
+
 #endif

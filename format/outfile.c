@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* renameat2 */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -30,6 +31,33 @@ char *fmt_path_suffixed(const char *path, const char *suffix) {
     memcpy(s + n, suffix, m + 1);
   }
   return s;
+}
+
+char *fmt_path_resolved(const char *path) {
+  char *cur = strdup(path);
+  for (int depth = 0; cur && depth < 40; depth++) {
+    struct stat st;
+    if (lstat(cur, &st) || !S_ISLNK(st.st_mode)) return cur;
+    char target[PATH_MAX];
+    ssize_t n = readlink(cur, target, sizeof target - 1);
+    if (n <= 0) return cur;
+    target[n] = 0;
+    const char *slash = strrchr(cur, '/');
+    char *next;
+    if (target[0] == '/' || !slash) {
+      next = strdup(target);
+    } else {
+      size_t dir = (size_t)(slash - cur) + 1, len = dir + (size_t)n + 1;
+      next = malloc(len);
+      if (next) {
+        memcpy(next, cur, dir);
+        memcpy(next + dir, target, (size_t)n + 1);
+      }
+    }
+    free(cur);
+    cur = next;
+  }
+  return cur; /* a loop: what ELOOP will say when it is opened */
 }
 
 int fmt_mkstemp_beside(const char *path, const char *tag, char **name) {

@@ -189,33 +189,29 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
     swp_seterr(err, errlen, "%s: reading %s: %s", in->path, step, why);
   }
   const fmt_info *info = &in->info;
+  fmt_record_rules k = {info->master_seed, info->crn, info->replicates,
+                        info->n_points * info->replicates, info->n_runs, info->ticks,
+                        in->shardq >= 0 ? in->shards_n : 0};
   for (size_t i = 0; i < n && !rc; i++) {
     const run_row *row = &rows[i];
-    int64_t r = runs[i], point = r / info->replicates;
-    int32_t rep = (int32_t)(r % info->replicates);
-    uint64_t seed = swp_run_seed(info->master_seed, info->crn, point, rep);
-    if (row->run != r || row->point != point || row->replicate != rep || row->s.seed != seed ||
-        !row->done || row->s.outcome < ENG_OUTCOME_RECOVERED ||
-        row->s.outcome >= ENG_OUTCOME_COUNT || row->ticks < 0 || row->ticks > info->ticks) {
-      swp_seterr(err, errlen,
-                 "%s: the /runs row of run %lld is inconsistent (run %lld, point %lld, replicate "
-                 "%d, seed %llu, done %d, outcome %d, ticks %d; expected point %lld, replicate %d, "
-                 "seed %llu)",
-                 in->path, (long long)r, (long long)row->run, (long long)row->point,
-                 row->replicate, (unsigned long long)row->s.seed, row->done, row->s.outcome,
-                 row->ticks, (long long)point, rep, (unsigned long long)seed);
-      rc = 1;
-      break;
-    }
     fmt_run_record *rec = &recs[i];
     memset(rec, 0, sizeof *rec);
-    rec->run = r;
-    rec->point = point;
-    rec->replicate = rep;
+    rec->run = runs[i];
+    rec->point = row->point;
+    rec->replicate = row->replicate;
     rec->ticks = row->ticks;
     rec->summary = row->s;
     rec->wall_s = wall[i];
     rec->thread = thread[i];
+    char why[512];
+    if (row->run != runs[i]) snprintf(why, sizeof why, "it names run %lld", (long long)row->run);
+    else if (!row->done) snprintf(why, sizeof why, "it is not marked done");
+    if (row->run != runs[i] || !row->done ||
+        fmt__record_check(&k, rec, -1, -1, 0, why, sizeof why)) {
+      swp_seterr(err, errlen, "%s: the /runs row of run %lld is inconsistent: %s", in->path,
+                 (long long)runs[i], why);
+      rc = 1;
+    }
   }
   if (ms >= 0) H5Sclose(ms);
   if (fs >= 0) H5Sclose(fs);
@@ -227,34 +223,35 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   return rc ? -1 : 0;
 }
 
-static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap,
-                         fmt_run_record *rec, char *err, size_t errlen) {
-  size_t bound = fmt_chunk_bound((size_t)in->info.ticks), used = 0, offset[ENG_M_COUNT];
+int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t ticks_n,
+                     int32_t shards_n, int64_t r, uint8_t **buf, size_t *cap,
+                     fmt_run_record *rec, char *err, size_t errlen) {
+  size_t bound = fmt_chunk_bound((size_t)ticks_n), used = 0, offset[ENG_M_COUNT];
   hsize_t at[2] = {(hsize_t)r, 0};
   for (int m = 0; m < ENG_M_COUNT; m++) {
     const char *name = eng_metric_get_info((eng_metric)m)->name;
     hsize_t size = 0;
-    if (fmt__chunk_size_at(in->ticks[m], r, &size)) {
+    if (fmt__chunk_size_at(ticks[m], r, &size)) {
       char why[256];
       fmt_h5_reason(why, sizeof why);
       swp_seterr(err, errlen, "%s: reading the chunk index of /ticks/%s at run %lld: %s",
-                 in->path, name, (long long)r, why);
+                 path, name, (long long)r, why);
       return -1;
     }
     if (size == 0 || size > bound) {
-      swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk %s", in->path,
+      swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk %s", path,
                  (long long)r, name, size ? "is larger than any encoding" : "is missing");
       return -1;
     }
     if (fmt__buf_reserve(buf, cap, used + (size_t)size)) {
-      swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
+      swp_seterr(err, errlen, "%s: out of memory reading run %lld", path, (long long)r);
       return -1;
     }
     uint32_t mask = 0;
-    if (H5Dread_chunk(in->ticks[m], H5P_DEFAULT, at, &mask, *buf + used) < 0 || mask != 0) {
+    if (H5Dread_chunk(ticks[m], H5P_DEFAULT, at, &mask, *buf + used) < 0 || mask != 0) {
       char why[256];
       fmt_h5_reason(why, sizeof why);
-      swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk: %s", in->path,
+      swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk: %s", path,
                  (long long)r, name, mask ? "stored without its filters" : why);
       return -1;
     }
@@ -264,21 +261,21 @@ static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *ca
   }
   rec->shard_chunk = NULL;
   rec->shard_chunk_size = 0;
-  if (in->shardq >= 0) {
+  if (shardq >= 0) {
     hsize_t size = 0, at3[3] = {(hsize_t)r, 0, 0};
-    size_t sbound = fmt_chunk_bound((size_t)in->info.ticks * (size_t)in->shards_n);
-    if (fmt__chunk_size_at(in->shardq, r, &size) || size == 0 || size > sbound) {
+    size_t sbound = fmt_chunk_bound((size_t)ticks_n * (size_t)shards_n);
+    if (fmt__chunk_size_at(shardq, r, &size) || size == 0 || size > sbound) {
       swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk is missing "
-                 "or unreadable", in->path, (long long)r, FMT_TICKS_SHARD_QUEUES);
+                 "or unreadable", path, (long long)r, FMT_TICKS_SHARD_QUEUES);
       return -1;
     }
     if (fmt__buf_reserve(buf, cap, used + (size_t)size)) {
-      swp_seterr(err, errlen, "%s: out of memory reading run %lld", in->path, (long long)r);
+      swp_seterr(err, errlen, "%s: out of memory reading run %lld", path, (long long)r);
       return -1;
     }
     uint32_t mask = 0;
-    if (H5Dread_chunk(in->shardq, H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
-      swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk", in->path, (long long)r,
+    if (H5Dread_chunk(shardq, H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
+      swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk", path, (long long)r,
                  FMT_TICKS_SHARD_QUEUES);
       return -1;
     }
@@ -287,6 +284,67 @@ static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *ca
   }
   for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = *buf + offset[m];
   return 0;
+}
+
+static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap,
+                                fmt_run_record *rec, char *err, size_t errlen) {
+  return fmt__chunks_read(in->path, in->ticks, in->shardq, in->info.ticks, in->shards_n, r, buf,
+                          cap, rec, err, errlen);
+}
+
+/* ---- the writer's own runs read back (verify --resume, refine's journal) ---- */
+
+int fmt__out_read_row(fmt_out *o, int64_t r, fmt_run_record *rec, char *err, size_t errlen) {
+  run_row row;
+  memset(&row, 0, sizeof row);
+  double wall = 0;
+  int32_t thread = 0;
+  hsize_t at = (hsize_t)r, one = 1;
+  hid_t ms = H5Screate_simple(1, &one, NULL);
+  int bad = r < 0 || r >= o->n_runs || ms < 0 ||
+            H5Sselect_elements(o->runs_space, H5S_SELECT_SET, 1, &at) < 0 ||
+            H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, &row) < 0 ||
+            H5Sselect_elements(o->timing_space, H5S_SELECT_SET, 1, &at) < 0 ||
+            H5Dread(o->wall, H5T_NATIVE_DOUBLE, ms, o->timing_space, H5P_DEFAULT, &wall) < 0 ||
+            H5Dread(o->thread, H5T_NATIVE_INT32, ms, o->timing_space, H5P_DEFAULT, &thread) < 0;
+  if (ms >= 0) H5Sclose(ms);
+  if (bad) {
+    char why[256];
+    fmt_h5_reason(why, sizeof why);
+    swp_seterr(err, errlen, "%s: reading run %lld's row: %s", o->path, (long long)r, why);
+    return -1;
+  }
+  memset(rec, 0, sizeof *rec);
+  rec->run = r;
+  rec->point = row.point;
+  rec->replicate = row.replicate;
+  rec->ticks = row.ticks;
+  rec->summary = row.s;
+  rec->wall_s = wall;
+  rec->thread = thread;
+  int64_t point = -1;
+  int32_t rep = -1;
+  char why[512];
+  fmt_record_rules k = fmt__out_rules(o);
+  if (row.run != r || !row.done || fmt__row_coords(o, r, &point, &rep) ||
+      fmt__record_check(&k, rec, point, rep, 0, why, sizeof why)) {
+    if (row.run != r || !row.done)
+      snprintf(why, sizeof why, "it names run %lld, done %d", (long long)row.run, row.done);
+    swp_seterr(err, errlen, "%s: the /runs row of run %lld is inconsistent: %s", o->path,
+               (long long)r, why);
+    return -1;
+  }
+  return 0;
+}
+
+int fmt_out_read_records(fmt_out *o, const int64_t *runs, size_t n, fmt_run_record *recs,
+                         char *err, size_t errlen) {
+  fmt_h5_quiet q;
+  fmt_h5_quiet_begin(&q);
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) rc = fmt__out_read_row(o, runs[i], &recs[i], err, errlen);
+  fmt_h5_quiet_end(&q);
+  return rc ? -1 : 0;
 }
 
 static double fmt_in_ticks_bytes_q(fmt_in *in) {

@@ -39,7 +39,7 @@ enum { RUN_BLOCK = 4096, TICK_BLOCK = 1 << 20, MAX_BAND_CELLS = 1 << 24 };
  * engine simulates, and no string attribute we read is anywhere near 16 MB.
  * What is read whole (/points, /runs) must also fit in a quarter of the
  * machine's memory, checked before anything is allocated. */
-#define MAX_TICKS 100000000LL
+#define MAX_TICKS ((long long)FMT_MAX_TICKS)
 #define MAX_ATTR_STRING (16u << 20)
 /* Outcome codes a /runs row may hold (eng_outcome: recovered 0, slow 1,
  * metastable 2, collapsed 3); the summary counts only the ones it knows. */

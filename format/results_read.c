@@ -76,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout_h5.h"
 #include "results.h"
 
 static int roles_read(fmt_results *r, hid_t root);
@@ -101,7 +102,9 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
   /* Decoration: a version or sweep text that is not printable text is
    * dropped, as if absent. */
   r->tool_version = fmt__rr_attr_string(root, ATTR_TOOL_VERSION, MAX_SHORT_TEXT, 0, NULL);
-  fmt__rr_attr_u64(root, ATTR_MASTER_SEED, &r->master_seed);
+  r->has_master_seed = fmt__rr_attr_u64(root, ATTR_MASTER_SEED, &r->master_seed) == 0;
+  double crn = 0;
+  if (fmt__rr_attr_double(root, "crn", &crn) == 0) r->crn = crn == 1;
   if (fmt__rr_attr_double(root, ATTR_TICK_MS, &r->tick_ms) == 0 && !(r->tick_ms > 0 && isfinite(r->tick_ms)))
     r->tick_ms = NAN;
   double complete = NAN;
@@ -184,38 +187,48 @@ static int roles_read(fmt_results *r, hid_t root) {
   return 0;
 }
 
-/* /refine/round_start: where each refine round's rows begin. At most one
- * round per appended row; ascending, past the sweep's own rows, inside
- * /runs. */
-static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen) {
+int fmt__round_starts_read(hid_t fid, int64_t base, int64_t rows, int64_t **starts, size_t *n_out) {
   const char *name = "/refine/round_start";
+  *starts = NULL;
+  *n_out = 0;
   if (H5Lexists(fid, "/refine", H5P_DEFAULT) <= 0 || H5Lexists(fid, name, H5P_DEFAULT) <= 0)
     return 0;
   hid_t ds = H5Dopen2(fid, name, H5P_DEFAULT);
   hid_t sp = ds < 0 ? -1 : H5Dget_space(ds), ft = ds < 0 ? -1 : H5Dget_type(ds);
   hsize_t n = 0;
-  size_t rows = r->n_runs + r->n_skipped;
   int ok = ds >= 0 && sp >= 0 && ft >= 0 && H5Tget_class(ft) == H5T_INTEGER &&
            H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &n, NULL) == 1 &&
-           n <= rows;
+           n <= (hsize_t)(rows > 0 ? rows : 0);
+  int64_t *v = NULL;
   if (ok && n) {
-    r->round_start = malloc((size_t)n * sizeof *r->round_start);
-    ok = r->round_start && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                   r->round_start) >= 0;
-    int64_t base = (int64_t)r->n_points * (r->replicates > 0 ? r->replicates : 0);
+    v = malloc((size_t)n * sizeof *v);
+    ok = v && H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
     for (hsize_t i = 0; ok && i < n; i++)
-      ok = r->round_start[i] >= base && r->round_start[i] <= (int64_t)rows &&
-           (i == 0 || r->round_start[i] >= r->round_start[i - 1]);
+      ok = v[i] >= base && v[i] <= rows && (i == 0 || v[i] >= v[i - 1]);
   }
   if (ft >= 0) H5Tclose(ft);
   if (sp >= 0) H5Sclose(sp);
   if (ds >= 0) H5Dclose(ds);
   if (!ok) {
-    snprintf(err, errlen, "%s: %s is not an ascending list of /runs rows past the sweep's own; "
-             "the file is damaged", r->path, name);
+    free(v);
     return -1;
   }
-  r->n_rounds = (size_t)n;
+  *starts = v;
+  *n_out = (size_t)n;
+  return 0;
+}
+
+/* /refine/round_start: where each refine round's rows begin. */
+static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen) {
+  int64_t base = (int64_t)r->n_points * (r->replicates > 0 ? r->replicates : 0);
+  size_t n = 0;
+  if (fmt__round_starts_read(fid, base, (int64_t)(r->n_runs + r->n_skipped), &r->round_start,
+                             &n)) {
+    snprintf(err, errlen, "%s: /refine/round_start is not an ascending list of /runs rows past "
+             "the sweep's own; the file is damaged", r->path);
+    return -1;
+  }
+  r->n_rounds = n;
   return 0;
 }
 

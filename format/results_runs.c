@@ -283,6 +283,23 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
                  row, (long long)b->run);
         goto done;
       }
+      /* A run is the run of its seed: a row copied from another run (or
+       * damaged) has the seed of its origin, not of its own coordinates. */
+      if (has[2] && has[3] && r->has_master_seed && b->replicate >= 0 &&
+          (uint64_t)b->seed != swp_run_seed(r->master_seed, r->crn, b->point, b->replicate)) {
+        snprintf(err, errlen, "%s: %s row %llu: seed %llu is not the seed of point %lld "
+                 "replicate %lld (derived from master_seed): the row is a copy of another run, "
+                 "or damaged", r->path, DSET_RUNS, row, (unsigned long long)b->seed,
+                 (long long)b->point, (long long)b->replicate);
+        goto done;
+      }
+      if (ids_are_rows && has[0] && has[2] && b->run < (long long)r->n_points * replicates &&
+          (b->run != b->point * replicates + b->replicate || b->replicate >= replicates)) {
+        snprintf(err, errlen, "%s: %s row %llu: run %lld is not point %lld replicate %lld of "
+                 "a sweep of %lld replicates", r->path, DSET_RUNS, row, (long long)b->run,
+                 (long long)b->point, (long long)b->replicate, (long long)replicates);
+        goto done;
+      }
       if (runs_reserve(r, &cap)) goto oom;
       fmt_run *run = &r->runs[r->n_runs];
       run->run = has[0] ? b->run : (int64_t)row;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +41,21 @@ hid_t fmt__file_access(void) {
   return fapl;
 }
 
+/* A random, nonzero id for a new file instance: what binds a journal to the
+ * one file it belongs to. Without the kernel's entropy, the clock, the
+ * process and an address still make a copy of the same name unlikely to
+ * get the same id. */
+uint64_t fmt__instance_new(void) {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    v = eng_seed_derive((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                        (uint64_t)getpid(), (uint64_t)(uintptr_t)&v);
+  }
+  return v ? v : 1;
+}
+
 static void out_release(fmt_out *o) {
   if (o->runs >= 0) H5Dclose(o->runs);
   if (o->runs_mem >= 0) H5Tclose(o->runs_mem);
@@ -62,6 +78,7 @@ int fmt__out_free(fmt_out *o) {
   fmt_journal_close(o->journal);
   fmt_lock_release(o->lock);
   free(o->jcmd);
+  free((char *)o->jid.sweep_text);
   free(o->path);
   free(o->done);
   free(o->pend);
@@ -107,7 +124,8 @@ int fmt__out_spaces(fmt_out *o) {
   return o->runs_space < 0 || o->timing_space < 0 ? -1 : 0;
 }
 
-/* The journal's identity of a file of sweep sw (slice 0/0: the whole sweep). */
+/* The journal's identity of a file of sweep sw (slice 0/0: the whole sweep);
+ * id->sweep_text is malloc'd, the caller's (a writer frees its jid's). */
 int fmt__journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_count,
                       const char *command_line, fmt_journal_id *id) {
   char *text = swp_sweep_format(sw);
@@ -116,12 +134,13 @@ int fmt__journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_coun
   id->master_seed = sw->seed;
   id->n_runs = swp_sweep_runs(sw);
   id->ticks = sw->ticks;
+  id->shard_queues = sw->shard_queues;
   id->slice_index = slice_count > 1 ? slice_index : 0;
   id->slice_count = slice_count > 1 ? slice_count : 0;
   id->sweep_crc = fmt_journal_crc_text(text);
   id->tool_version = STORMSWEEP_VERSION;
   id->command_line = command_line;
-  free(text);
+  id->sweep_text = text;
   return 0;
 }
 
@@ -184,6 +203,7 @@ void fmt__out_abandon(fmt_out *o) {
   fmt_journal_close(o->journal);
   fmt_lock_release(o->lock);
   free(o->jcmd);
+  free((char *)o->jid.sweep_text);
   free(o->path);
   free(o->done);
   free(o->pend);

@@ -6,6 +6,11 @@
  * file named FILE.lock — a releasing writer unlinks it while holding the
  * lock, so a process that opened the old one in between would otherwise hold
  * a lock nobody else can see; it then simply tries again.
+ *
+ * The lock belongs to the file, not to the name it was given: FILE is the
+ * name with its symbolic links followed (fmt_path_resolved), and a file with
+ * more than one name (a hard link) is never written — each name would have
+ * a lock of its own, and writing one name changes the other's content.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +30,25 @@ struct fmt_lock {
   char *name;
 };
 
-static char *lock_name(const char *path) { return fmt_path_suffixed(path, ".lock"); }
+static char *lock_name(const char *path) {
+  char *file = fmt_path_resolved(path);
+  char *name = file ? fmt_path_suffixed(file, ".lock") : NULL;
+  free(file);
+  return name;
+}
+
+/* 0, or -1 with a message when the file path names has other names. */
+static int single_name(const char *path, char *err, size_t errlen) {
+  struct stat st;
+  if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_nlink <= 1) return 0;
+  swp_seterr(err, errlen,
+             "%s: the file has %lu names (hard links, e.g. a cp -al or rsync --link-dest "
+             "backup): writing it would change every one of them, and another name would be a "
+             "second writer. Give it a copy of its own first: cp --preserve=all %s %s.copy && mv "
+             "%s.copy %s",
+             path, (unsigned long)st.st_nlink, path, path, path, path);
+  return -1;
+}
 
 static struct flock first_byte(short type) {
   struct flock fl;
@@ -39,6 +62,7 @@ static struct flock first_byte(short type) {
 
 int fmt_lock_acquire(fmt_lock **lock, const char *path, char *err, size_t errlen) {
   *lock = NULL;
+  if (single_name(path, err, errlen)) return -1;
   char *name = lock_name(path);
   if (!name) {
     swp_seterr(err, errlen, "%s: out of memory", path);

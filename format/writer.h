@@ -104,12 +104,15 @@ struct fmt_out {
   int sync_file;           /* no journal: fdatasync the file between commit steps */
   char note[512];          /* what resume salvaged, for the caller to print */
   fmt_journal_id jid;      /* the journal's identity (jcmd: its command line) */
+  uint64_t instance;       /* the file instance (root `instance`): its journal's too */
+  int keep_journal;        /* a refine session's: kept past close until the session ends */
   char *jcmd;
 };
 
 /* ---- state.c: the open writer, its commits and its runs ---- */
 
 hid_t fmt__file_access(void);
+uint64_t fmt__instance_new(void);
 fmt_out *fmt__out_alloc(const char *path, int64_t n_runs, int32_t ticks);
 int fmt__out_free(fmt_out *o);
 int fmt__out_spaces(fmt_out *o);
@@ -126,6 +129,51 @@ int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err, size_t 
 int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size);
 int fmt__buf_reserve(uint8_t **buf, size_t *cap, size_t need);
 
+/* ---- record_check.c: a record is the run it claims to be ---- */
+
+typedef struct fmt_record_rules {
+  uint64_t master_seed;
+  int32_t crn;
+  int64_t replicates, base_runs, rows;
+  int32_t ticks, shards; /* shards 0: no per-shard queue chunk */
+} fmt_record_rules;
+
+fmt_record_rules fmt__out_rules(const fmt_out *o);
+/* 0 when rec is the run of its row: the sweep's own rows derive (point,
+ * replicate) from the row, appended rows must match point and replicate as
+ * given; the seed is the one they derive; outcome, ticks and recovery time
+ * are in range; with decode, every chunk decodes to exactly one row of the
+ * file. -1 with why naming what is wrong. */
+int fmt__record_check(const fmt_record_rules *k, const fmt_run_record *rec, int64_t point,
+                      int32_t replicate, int decode, char *why, size_t whylen);
+/* Reads run r's chunks raw (still compressed, as stored) from the /ticks
+ * datasets ticks[] and shardq (-1: none) into *buf (grown as needed), and
+ * points rec's chunks at them; a chunk missing or larger than any encoding
+ * is an error (readback.c). */
+int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t ticks_n,
+                     int32_t shards_n, int64_t r, uint8_t **buf, size_t *cap,
+                     fmt_run_record *rec, char *err, size_t errlen);
+/* Run r's /runs row and /timing values into rec (no chunks), checked to be
+ * the run it claims to be (readback.c). */
+int fmt__out_read_row(fmt_out *o, int64_t r, fmt_run_record *rec, char *err, size_t errlen);
+/* Row r's point and replicate as the file has them. */
+int fmt__row_coords(fmt_out *o, int64_t r, int64_t *point, int32_t *replicate);
+
+/* ---- journal_fill.c: a journal for a file refine appends to ---- */
+
+/* Gives a file from before instances one (written into it at once). */
+int fmt__out_instance_ensure(fmt_out *o, char *err, size_t errlen);
+/* Creates o's journal (bound to its instance, given one if it has none)
+ * holding every committed run and round of the file. */
+int fmt__journal_fill(fmt_out *o, char *err, size_t errlen);
+
+/* ---- group_store.c: groups journaled as HDF5 file images ---- */
+
+/* Copies every group the journal holds into the new file f (before its
+ * appended rows are replayed: /refine/round_start is the writer's). */
+int fmt__journal_groups_apply(hid_t f, fmt_journal *j, const char *path, char *err,
+                              size_t errlen);
+
 /* ---- create.c: a new file's skeleton ---- */
 
 hid_t fmt__dataset_1d(hid_t loc, const char *name, hid_t type, hsize_t n, hsize_t chunk, const
@@ -134,8 +182,9 @@ void fmt__runs_fill_row(run_row *fill);
 double *fmt__points_numbers(const swp_sweep *sw);
 int fmt__write_run_coords(fmt_out *o, hid_t g, const swp_sweep *sw, const double *numbers, int64_t
     first, int64_t n, const int64_t *point, const int32_t *replicate);
+/* instance: the file instance to continue (a rebuild), 0 for a new one. */
 int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw, const char
-    *command_line, unsigned flags, char *err, size_t errlen);
+    *command_line, unsigned flags, uint64_t instance, char *err, size_t errlen);
 int fmt__out_set_slice(fmt_out *o, int64_t index, int64_t count, char *err, size_t errlen);
 
 /* ---- close.c: verifying a resumed file against its journal, rebuilding from it ---- */

@@ -111,7 +111,7 @@ static void fill_run(run_row *w, int p, int r) {
   w->run = p * REPS + r;
   w->point = p;
   w->replicate = r;
-  w->seed = 1000u + (uint64_t)w->run;
+  w->seed = swp_run_seed(7, 0, p, r); /* the file's master_seed is 7 */
   w->done = 1;
   w->recovery_ms = NAN;
   w->goodput_during = 0.5;

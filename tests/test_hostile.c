@@ -903,16 +903,19 @@ static void test_duplicate_runs(void **state) {
   v64 = 0;
   cell_write(f, "/runs", 1, "run", H5T_NATIVE_INT64, &v64);
   damage_end(f);
-  snprintf(want, sizeof want, "%s: /runs: run id 0 appears twice; the file is damaged", path);
+  /* Caught before the duplicate check: a sweep's row names its own run. */
+  snprintf(want, sizeof want,
+           "%s: /runs row 1: run 0 is not point 0 replicate 1 of a sweep of 2 replicates", path);
   expect_refused_exact(path, want);
 
   f = damage_begin("dup_replicate", path, sizeof path);
   int32_t v32 = 0;
   cell_write(f, "/runs", 1, "replicate", H5T_NATIVE_INT32, &v32);
   damage_end(f);
-  snprintf(want, sizeof want,
-           "%s: /runs: point 0 replicate 0 appears twice; the file is damaged", path);
-  expect_refused_exact(path, want);
+  /* Caught before the duplicate check: the row keeps replicate 1's seed. */
+  expect_refused(path, "", "/runs row 1: seed 9076314268368536738 is not the seed of point 0 "
+                 "replicate 0 (derived from master_seed): the row is a copy of another run, or "
+                 "damaged");
 
   /* One run copied 400 times, the copies numbered as other runs and
    * replicates, in a file that declares one replicate. */
@@ -934,12 +937,19 @@ static void test_duplicate_runs(void **state) {
     hsize_t n = 400;
     dataset_replace(f, "/runs", ft, 1, &n, rows);
     free(rows);
-    /* distinct run ids and replicates: only the count per point is wrong */
+    /* distinct run ids and replicates, each with its own seed: only the
+     * count per point is wrong */
+    uint64_t master = 0;
+    hid_t a = H5Aopen(f, "master_seed", H5P_DEFAULT);
+    assert_true(a >= 0 && H5Aread(a, H5T_NATIVE_UINT64, &master) >= 0);
+    H5Aclose(a);
     for (hsize_t i = 0; i < 400; i++) {
       int64_t id = (int64_t)i;
       int32_t rep = (int32_t)i;
+      uint64_t seed = swp_run_seed(master, 0, 0, rep);
       cell_write(f, "/runs", i, "run", H5T_NATIVE_INT64, &id);
       cell_write(f, "/runs", i, "replicate", H5T_NATIVE_INT32, &rep);
+      cell_write(f, "/runs", i, "seed", H5T_NATIVE_UINT64, &seed);
     }
     H5Tclose(ft);
     H5Ldelete(f, "/ticks", H5P_DEFAULT);
@@ -947,10 +957,10 @@ static void test_duplicate_runs(void **state) {
     attr_replace_i64(f, "n_runs", 400);
   }
   damage_end(f);
+  /* The copies' coordinates disagree with their run ids before any count
+   * does: a sweep's row r is point r / replicates. */
   snprintf(want, sizeof want,
-           "%s: /runs: point 0 has more than the 1 finished runs the file declares; the file is "
-           "damaged",
-           path);
+           "%s: /runs row 1: run 1 is not point 0 replicate 1 of a sweep of 1 replicates", path);
   expect_refused_exact(path, want);
 }
 

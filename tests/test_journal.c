@@ -37,6 +37,8 @@ static int setup(void **state) {
   f->id.master_seed = 7;
   f->id.n_runs = 10;
   f->id.ticks = TICKS;
+  f->id.shard_queues = 4;
+  f->id.instance = 0x1234abcdu;
   f->id.sweep_crc = fmt_journal_crc_text("[sweep]\nseed = 7\n");
   f->id.tool_version = "test";
   f->id.command_line = "stormsweep run x";
@@ -74,11 +76,10 @@ static void make_record(fx *f, int64_t r, fmt_run_record *rec) {
     rec->chunk[m] = f->chunk[m];
     rec->chunk_size[m] = n;
   }
-  if (r % 2) { /* odd runs carry a per-shard chunk, even ones none */
-    for (size_t i = 0; i < sizeof f->shard; i++) f->shard[i] = (uint8_t)(r * 7 + (int64_t)i);
-    rec->shard_chunk = f->shard;
-    rec->shard_chunk_size = sizeof f->shard - (size_t)r;
-  }
+  /* The sweep records shard queues: every run carries its chunk. */
+  for (size_t i = 0; i < sizeof f->shard; i++) f->shard[i] = (uint8_t)(r * 7 + (int64_t)i);
+  rec->shard_chunk = f->shard;
+  rec->shard_chunk_size = sizeof f->shard - (size_t)r;
 }
 
 static void write_runs(fx *f, int n) {

@@ -55,6 +55,9 @@ void fmt_chunk_encoder_destroy(fmt_chunk_encoder *e);
 /* Returns the encoded size (<= outcap; fmt_chunk_bound(n) always fits), 0 on failure. */
 size_t fmt_chunk_encode(fmt_chunk_encoder *e, const int32_t *values, uint8_t *out,
                         size_t outcap);
+/* 0 when data (size bytes) is a whole encoded chunk of exactly n values,
+ * -1 when it does not decode to that (a record from an untrusted journal). */
+int fmt_chunk_check(const uint8_t *data, size_t size, size_t n);
 
 /* ---- runs and their records ---- */
 
@@ -125,10 +128,26 @@ int fmt_out_open_resume(fmt_out **out, const char *path, const swp_sweep *sw,
 /* Reopens a complete whole-sweep file to append runs to it (refine): like
  * open_resume, but the file may hold more rows than the sweep's own runs
  * (earlier appends). held: the writer lock the caller holds for the whole
- * session (NULL: taken here until close). Files written before the run
- * dimension became extendable are refused with a message. */
+ * session (NULL: taken here until close). The first open of a session
+ * copies the file's runs into a fresh journal, which then journals the
+ * session's rows and runs too and stays until fmt_out_session_end. Files
+ * written before the run dimension became extendable are refused with a
+ * message. */
 int fmt_out_open_append(fmt_out **out, const char *path, const swp_sweep *sw, fmt_lock *held,
                         char *err, size_t errlen);
+/* A result file HDF5 cannot open at all, beside a journal that holds its
+ * sweep (every journal does): rebuilt from the journal now, under the
+ * file's lock (held, or taken for the call), with note saying so. What
+ * refine, which takes its sweep from the file, does first. 0 when rebuilt,
+ * 1 when there was nothing to do (no journal, or the file opens: the
+ * writer's own checks then compare it with its journal), -1 on failure. */
+int fmt_out_salvage(const char *path, fmt_lock *held, char *note, size_t notelen, char *err,
+                    size_t errlen);
+/* Ends a refine session whose writes all closed: makes the file durable and
+ * removes its journal (the session's, kept across its rounds by
+ * fmt_out_open_append), when that journal is this file's. Call it with the
+ * session's lock still held. */
+int fmt_out_session_end(const char *path, char *err, size_t errlen);
 /* Appends n rows (point[i], replicate[i]) at the end of every per-run
  * dataset, not done (done = 0), updates the root n_runs and commits; the
  * rows' run ids are first, first + 1, ... The driver then runs them like any
@@ -142,6 +161,11 @@ int fmt_out_pending(fmt_out *o, fmt_run_ref **refs, int64_t *n, char *err, size_
 int64_t fmt_out_rows(const fmt_out *o);
 /* n_runs flags: the runs the file held when opened (all 0 for a new file). */
 const uint8_t *fmt_out_done(const fmt_out *o);
+/* The rows and summaries (no chunks) of n done runs of an open writer,
+ * each checked to be the run it claims to be: what a resumed verify starts
+ * from, read after the writer's open has rebuilt a damaged file. */
+int fmt_out_read_records(fmt_out *o, const int64_t *runs, size_t n, fmt_run_record *recs,
+                         char *err, size_t errlen);
 int64_t fmt_out_done_count(const fmt_out *o);
 
 /* Writes one finished run: its /ticks chunks at once, its /runs row (done = 1)
@@ -175,6 +199,7 @@ typedef struct fmt_info {
   char *tool_version;
   uint64_t master_seed;
   int32_t crn; /* 0 when the attribute is missing (files before crn) */
+  uint64_t instance; /* random id of this file instance (0: missing, older files) */
   int64_t n_runs, n_points, replicates;
   int32_t ticks;
   double tick_ms;

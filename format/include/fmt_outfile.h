@@ -99,6 +99,11 @@ int fmt_fsync_path(const char *path);
 /* Renames from to to (replace 0: failing with EEXIST if to exists), then
  * syncs the directory. */
 int fmt_rename_into_place(const char *from, const char *to, int replace);
+/* The file path names: path with its last component's symbolic links
+ * followed (a link's relative target is taken from the link's directory),
+ * malloc'd. What owns a result file — its lock, its journal, the name a
+ * rebuild replaces — is keyed by this, so two names of one file are one. */
+char *fmt_path_resolved(const char *path);
 /* path followed by suffix, malloc'd (NULL: out of memory). */
 char *fmt_path_suffixed(const char *path, const char *suffix);
 /* Creates a new empty file "path.TAG-XXXXXX" beside path (mkstemp: O_EXCL)

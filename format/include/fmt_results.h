@@ -45,6 +45,8 @@ typedef struct fmt_results {
   int format_version;
   char *tool_version;      /* NULL when absent */
   uint64_t master_seed;
+  int has_master_seed;     /* the file declares it: each run's seed is checked against it */
+  int crn;                 /* root attribute "crn" (0 when absent) */
   double tick_ms;          /* NaN when unknown (plots then use ticks) */
   double slo_ms;           /* the sweep's own SLO; NaN when unknown */
   int64_t n_ticks;         /* columns of the /ticks datasets (0 when none) */
