@@ -1,11 +1,15 @@
 /*
- * test_analysis.c — the analysis library on synthetic result files written
- * here with the HDF5 API in the layout of format/layout.h (format
- * "stormsweep-results", version 1), with outcomes chosen so every number
- * below is known by hand:
+ * test_analysis.c — the analysis library on synthetic result files with
+ * outcomes chosen so every number below is known by hand. The main file is
+ * built with the fixture builder (tests/lib/testutil.h: the format
+ * library's own writer); the variants the writer no longer makes (format
+ * version 1, an int32 outcome column, no /points_text, no sweep text) and
+ * the files that are not result files are written here with the HDF5 API
+ * (write_legacy_file).
  *
  *   grid budget_ratio = 0.1, inf (slowest) x backoff_cap_ms = 0, 1000;
- *   20 replicates; run = point * 20 + replicate.
+ *   20 replicates; run = point * 20 + replicate; the seed study's times
+ *   (horizon 10 s, faults clear at 2.5 s) in 100 ticks of 100 ms.
  *   point 0 (0.1, 0):     20 recovered at 100 + 10 r ms, amplification 1.10
  *   point 1 (0.1, 1000):  20 recovered at  50 +  5 r ms, amplification 1.05
  *   point 2 (inf, 0):     20 metastable,                 amplification 3.00
@@ -32,31 +36,33 @@
 #include <hdf5.h>
 
 #include "ana.h"
-
-#define assert_near(actual, expected, tol)                                                    \
-  do {                                                                                        \
-    double a_ = (actual), e_ = (expected);                                                   \
-    if (!(fabs(a_ - e_) <= (tol))) {                                                          \
-      print_error("%s = %.10g, expected %.10g (tol %g)\n", #actual, a_, e_, (double)(tol));   \
-      fail();                                                                                 \
-    }                                                                                         \
-  } while (0)
-
-#define assert_contains(haystack, needle)                                                     \
-  do {                                                                                        \
-    const char *h_ = (haystack), *n_ = (needle);                                             \
-    if (!h_ || !strstr(h_, n_)) {                                                             \
-      print_error("expected to find \"%s\" in:\n%s\n", n_, h_ ? h_ : "(null)");               \
-      fail();                                                                                 \
-    }                                                                                         \
-  } while (0)
+#include "testutil.h"
 
 enum { REPS = 20, POINTS = 4, TICKS = 100 };
+
+static char tmpdir[256];
 
 /* ------------------------------------------------------------------------ */
 /* Writing synthetic files                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The file every fixture test reads, through the fixture builder: the
+ * sweep below, each run's summary from fill_run, /ticks/queue_depth of run
+ * (p, r) 100 p + r at every tick and every other metric 0. */
+static const char *const good_sweep =
+    "[sweep]\nreplicates = 20\nseed = 7\n[scenario]\ntick_ms = 100\n[grid]\n"
+    "budget_ratio = 0.1, inf\nbackoff_cap_ms = 0, 1000\n";
+
+static int32_t queue_series(void *user, int64_t point, int32_t replicate, eng_metric m,
+                            int32_t t) {
+  (void)user;
+  (void)t;
+  return m == ENG_M_QUEUE_DEPTH ? (int32_t)(100 * point + replicate) : 0;
+}
+
+/* Version-1 layouts and files that are no result file at all, which the
+ * writer cannot make, written with the HDF5 API in the layout of
+ * format/layout.h. */
 typedef struct file_spec {
   const char *format;  /* NULL: no format attribute */
   int version;
@@ -67,7 +73,7 @@ typedef struct file_spec {
   int with_runs;       /* 0: leave /runs out (a wrong layout) */
 } file_spec;
 
-static const file_spec good = {"stormsweep-results", 1, 1, 1, 1, 0, 1};
+static const file_spec legacy = {"stormsweep-results", 1, 1, 1, 1, 0, 1};
 
 typedef struct run_row {
   int64_t run, point;
@@ -152,7 +158,7 @@ static void fill_run(run_row *w, int p, int r) {
   w->passed_slo = outcome == ENG_OUTCOME_RECOVERED && w->recovery_ms <= 1500;
 }
 
-static void write_file(const char *path, const file_spec *spec) {
+static void write_legacy_file(const char *path, const file_spec *spec) {
   hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   assert_true(f >= 0);
   if (spec->format) put_str_attr(f, "format", spec->format);
@@ -283,9 +289,36 @@ static void write_file(const char *path, const file_spec *spec) {
   H5Fclose(f);
 }
 
-/* A unique temporary path per test (tests may run in parallel). */
+static void write_good_file(const char *path) {
+  tu_file *f = tu_file_create(path, good_sweep, NULL);
+  for (int p = 0; p < POINTS; p++)
+    for (int r = 0; r < REPS; r++) {
+      run_row w;
+      fill_run(&w, p, r);
+      tu_run run = {.point = p, .replicate = r, .series = queue_series};
+      run.summary = tu_summary(w.outcome32, w.passed_slo, w.recovery_ms, w.amplification,
+                               w.goodput_during, w.goodput_after);
+      run.summary.peak_queue = w.peak_queue;
+      tu_file_write_run(f, &run);
+    }
+  tu_file_close(f);
+}
+
+/* A path in this program's directory per test. */
 static void temp_path(char *buf, size_t len, const char *tag) {
-  snprintf(buf, len, "/tmp/stormsweep_test_analysis_%ld_%s.h5", (long)getpid(), tag);
+  char name[64];
+  snprintf(name, sizeof name, "%s.h5", tag);
+  tu_path(buf, len, tmpdir, name);
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  return tu_tmpdir_make(tmpdir, sizeof tmpdir, "test_analysis");
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  return tu_tmpdir_remove(tmpdir);
 }
 
 typedef struct fixture {
@@ -297,7 +330,7 @@ typedef struct fixture {
 static int setup_good(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
   temp_path(fx->path, sizeof fx->path, "good");
-  write_file(fx->path, &good);
+  write_good_file(fx->path);
   char err[512];
   if (fmt_results_read(&fx->r, fx->path, err, sizeof err) != 0) {
     print_error("read failed: %s\n", err);
@@ -325,8 +358,9 @@ static int teardown(void **state) {
 static void test_read_layout(void **state) {
   fixture *fx = *state;
   const fmt_results *r = &fx->r;
-  assert_int_equal(r->format_version, 1);
-  assert_string_equal(r->tool_version, "test");
+  /* The current writer's (version 1 is read in test_incomplete_and_variants). */
+  assert_int_equal(r->format_version, FMT_FORMAT_VERSION);
+  assert_string_equal(r->tool_version, STORMSWEEP_VERSION);
   assert_int_equal(r->master_seed, 7);
   assert_int_equal(r->n_axes, 2);
   assert_string_equal(r->axes[0], "budget_ratio");
@@ -535,7 +569,7 @@ static void test_band(void **state) {
   assert_int_equal(b.nbins, 10);
   assert_int_equal(b.ticks_per_bin, 10);
   assert_int_equal(b.n_runs, REPS);
-  assert_near(b.t_ms[0], 5, 1e-12);
+  assert_near(b.t_ms[0], 500, 1e-12); /* the middle of ticks 0-9 of 100 ms */
   for (size_t k = 0; k < b.nbins; k++) {
     assert_near(b.p50[k], 109.5, 1e-9);
     assert_near(b.p05[k], 100.95, 1e-9);
@@ -546,7 +580,8 @@ static void test_band(void **state) {
   assert_int_equal(ana_band_read(&b, &fx->r, "no_such_metric", 1, 10, err, sizeof err), -1);
   assert_contains(err, "no /ticks/no_such_metric");
   assert_int_equal(fmt_metric_exists(&fx->r, "queue_depth"), 1);
-  assert_int_equal(fmt_metric_exists(&fx->r, "open_breakers"), 0);
+  assert_int_equal(fmt_metric_exists(&fx->r, "open_breakers"), 1); /* the writer writes all */
+  assert_int_equal(fmt_metric_exists(&fx->r, "no_such_metric"), 0);
 }
 
 static void test_store_roundtrip(void **state) {
@@ -644,14 +679,19 @@ static void test_incomplete_and_variants(void **state) {
   char path[256], err[512];
   temp_path(path, sizeof path, "variant");
   /* int32 outcome, no /points_text, no sweep text, 7 rows not written. */
-  file_spec spec = good;
+  file_spec spec = legacy;
   spec.outcome_enum = 0;
   spec.points_text = 0;
   spec.sweep_text = 0;
   spec.undone = 7;
-  write_file(path, &spec);
+  write_legacy_file(path, &spec);
   fmt_results r;
   assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
+  assert_int_equal(r.format_version, 1);
+  assert_string_equal(r.tool_version, "test");
+  /* A file with only some metrics (this one has queue_depth alone). */
+  assert_int_equal(fmt_metric_exists(&r, "queue_depth"), 1);
+  assert_int_equal(fmt_metric_exists(&r, "open_breakers"), 0);
   assert_int_equal(r.n_runs, POINTS * REPS - 7);
   assert_int_equal(r.n_skipped, 7);
   assert_int_equal(r.complete, 0);
@@ -671,9 +711,9 @@ static void test_incomplete_and_variants(void **state) {
   fmt_results_free(&r);
 
   /* No /points_text but a sweep text: labels and times come from the sweep. */
-  spec = good;
+  spec = legacy;
   spec.points_text = 0;
-  write_file(path, &spec);
+  write_legacy_file(path, &spec);
   assert_int_equal(fmt_results_read(&r, path, err, sizeof err), 0);
   assert_non_null(r.labels);
   ana_value_label(&r, 0, 2, v, sizeof v);
@@ -707,20 +747,20 @@ static void test_bad_files(void **state) {
   assert_int_equal(ana_analysis_store(path, &r0, &s0, "", err, sizeof err), -1);
   assert_contains(err, "not an HDF5 file");
 
-  file_spec spec = good;
+  file_spec spec = legacy;
   spec.format = NULL;
-  write_file(path, &spec);
+  write_legacy_file(path, &spec);
   expect_read_error(path, "not a stormsweep result file (no 'format' attribute)");
   spec.format = "something-else";
-  write_file(path, &spec);
+  write_legacy_file(path, &spec);
   expect_read_error(path, "format is 'something-else'");
-  spec = good;
+  spec = legacy;
   spec.version = 3;
-  write_file(path, &spec);
+  write_legacy_file(path, &spec);
   expect_read_error(path, "format_version 3 is newer than this stormsweep understands (2)");
-  spec = good;
+  spec = legacy;
   spec.with_runs = 0;
-  write_file(path, &spec);
+  write_legacy_file(path, &spec);
   expect_read_error(path, "no /runs table");
   unlink(path);
   expect_read_error("/nonexistent/stormsweep.h5", "cannot open");
@@ -741,5 +781,5 @@ int main(void) {
       cmocka_unit_test(test_incomplete_and_variants),
       cmocka_unit_test(test_bad_files),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -23,20 +23,18 @@
 
 #include "ana.h"
 #include "boundary.h"
+#include "testutil.h"
 
 static char tmpdir[256];
 
 static int setup_dir(void **state) {
   (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/test_boundary.XXXXXX");
-  return mkdtemp(tmpdir) ? 0 : -1;
+  return tu_tmpdir_make(tmpdir, sizeof tmpdir, "test_boundary");
 }
 
 static int teardown_dir(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tu_tmpdir_remove(tmpdir);
 }
 
 /* Runs `stormsweep ARGS` quietly; returns its exit status. */

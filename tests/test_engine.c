@@ -28,13 +28,7 @@
 #include <xxhash.h>
 
 #include "eng.h"
-
-#define CHECK_NEAR(actual, expected, tol, what)                                          \
-  do {                                                                                   \
-    double a_ = (actual), e_ = (expected), t_ = (tol);                                   \
-    if (!(fabs(a_ - e_) <= t_))                                                          \
-      fail_msg("%s: got %.10g, expected %.10g (tolerance %.3g)", (what), a_, e_, t_);    \
-  } while (0)
+#include "testutil.h"
 
 #define CHECK_OUTCOME(sum, expected)                                                     \
   do {                                                                                   \
@@ -558,10 +552,10 @@ static void test_identities_seed_study(void **state) {
     check_identities(r, &c, &s, "seed study, naive");
   }
   /* the baseline statistics are those of the window [warmup, first fault) */
-  CHECK_NEAR(s.baseline_queue, metric_mean(r, ENG_M_QUEUE_DEPTH, 500, 2000), 1e-9,
-             "baseline_queue vs mean queue_depth over [500, 2000)");
-  CHECK_NEAR(s.goodput_baseline, metric_mean(r, ENG_M_SUCCESSES, 500, 2000), 1e-9,
-             "goodput_baseline vs mean successes over [500, 2000)");
+  assert_near_msg(s.baseline_queue, metric_mean(r, ENG_M_QUEUE_DEPTH, 500, 2000), 1e-9,
+                  "baseline_queue vs mean queue_depth over [500, 2000)");
+  assert_near_msg(s.goodput_baseline, metric_mean(r, ENG_M_SUCCESSES, 500, 2000), 1e-9,
+                  "goodput_baseline vs mean successes over [500, 2000)");
   const int32_t *mq = metric(r, ENG_M_MAX_SHARD_QUEUE);
   int32_t top = 0;
   for (int32_t t = 0; t < eng_run_ticks(r); t++) top = mq[t] > top ? mq[t] : top;
@@ -651,7 +645,7 @@ static void test_queue_capacity_zero_rejects(void **state) {
   if (rej <= 0) fail_msg("no rejections with queue_capacity 0 at load 0.5");
   double n = (double)s.attempts, p = (double)rej / n, p0 = 1.0 / 3.0;
   double tol = 4 * sqrt(p0 * (1 - p0) / n) + 1.5 * 0.02;
-  CHECK_NEAR(p, p0, tol, "blocking probability (M/M/1/1)");
+  assert_near_msg(p, p0, tol, "blocking probability (M/M/1/1)");
 }
 
 /* Network outage [2000, 2100): every attempt sent then is lost (or refused
@@ -698,9 +692,9 @@ static void test_surge_multiplies_arrivals(void **state) {
   double in = metric_mean(r, ENG_M_NEW_REQUESTS, 2000, 2500);
   double before = metric_mean(r, ENG_M_NEW_REQUESTS, 0, 2000);
   double after = metric_mean(r, ENG_M_NEW_REQUESTS, 2500, 5000);
-  CHECK_NEAR(in, 5 * lam, 4 * sqrt(5 * lam / 500), "new requests per tick during the surge");
-  CHECK_NEAR(before, lam, 4 * sqrt(lam / 2000), "new requests per tick before the surge");
-  CHECK_NEAR(after, lam, 4 * sqrt(lam / 2500), "new requests per tick after the surge");
+  assert_near_msg(in, 5 * lam, 4 * sqrt(5 * lam / 500), "new requests per tick during the surge");
+  assert_near_msg(before, lam, 4 * sqrt(lam / 2000), "new requests per tick before the surge");
+  assert_near_msg(after, lam, 4 * sqrt(lam / 2500), "new requests per tick after the surge");
 }
 
 /* Brownout factor 0 (a stall) of shard 0 over [2000, 2500), plain
@@ -766,7 +760,7 @@ static void test_crash_failover(void **state) {
     eng_summary s;
     run_ok(r, &c, seed, &s);
     check_identities(r, &c, &s, "crash");
-    CHECK_NEAR(s.keys_remapped, share, 4 * cv * share, "keys_remapped");
+    assert_near_msg(s.keys_remapped, share, 4 * cv * share, "keys_remapped");
     mean += s.keys_remapped / 5;
     int64_t before_detect = metric_sum(r, ENG_M_LOST, 2000, 2050);
     if (before_detect <= 0) fail_msg("seed %llu: nothing lost before detection", (unsigned long long)seed);
@@ -777,7 +771,7 @@ static void test_crash_failover(void **state) {
     if (!(isfinite(s.successor_peak_load) && s.successor_peak_load > 0))
       fail_msg("successor_peak_load %g", s.successor_peak_load);
   }
-  CHECK_NEAR(mean, share, 4 * cv / sqrt(5.0) * share, "keys_remapped, mean of 5 seeds");
+  assert_near_msg(mean, share, 4 * cv / sqrt(5.0) * share, "keys_remapped, mean of 5 seeds");
   /* no crash: nothing remapped */
   eng_config q;
   cfg_quiet(&q);

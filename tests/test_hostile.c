@@ -36,6 +36,7 @@
 #include <hdf5.h>
 
 #include "ana.h"
+#include "testutil.h"
 
 /* ASan reads this at start-up (ignored without ASan). */
 const char *__asan_default_options(void);
@@ -253,8 +254,7 @@ static void analyse_fully(const char *path) {
 static int setup(void **state) {
   (void)state;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  snprintf(dir, sizeof dir, "/tmp/stormsweep_hostile.XXXXXX");
-  if (!mkdtemp(dir)) return -1;
+  if (tu_tmpdir_make(dir, sizeof dir, "hostile")) return -1;
   snprintf(base, sizeof base, "%s/base.h5", dir);
   char cmd[1024], ini[128];
   snprintf(ini, sizeof ini, "%s/tiny.ini", dir);
@@ -275,9 +275,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tu_tmpdir_remove(dir);
 }
 
 /* ------------------------------------------------------------------------ */

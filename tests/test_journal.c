@@ -19,6 +19,7 @@
 
 #include "journal.h"
 #include "writelock.h"
+#include "testutil.h"
 
 #define TICKS 100
 
@@ -31,8 +32,7 @@ typedef struct fx {
 
 static int setup(void **state) {
   fx *f = calloc(1, sizeof *f);
-  snprintf(f->dir, sizeof f->dir, "/tmp/test_journal.XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
+  assert_int_equal(tu_tmpdir_make(f->dir, sizeof f->dir, "test_journal"), 0);
   snprintf(f->h5, sizeof f->h5, "%s/r.h5", f->dir);
   f->id.master_seed = 7;
   f->id.n_runs = 10;
@@ -48,15 +48,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fx *f = *state;
-  char *j = fmt_journal_path(f->h5);
-  unlink(j);
-  free(j);
-  char lock[128];
-  snprintf(lock, sizeof lock, "%s.lock", f->h5);
-  unlink(lock);
-  rmdir(f->dir);
+  int rc = tu_tmpdir_remove(f->dir); /* r.h5 and its journal and lock */
   free(f);
-  return 0;
+  return rc;
 }
 
 /* Run r's record: chunk m holds bytes r*31 + m + i. */

@@ -38,6 +38,7 @@
 
 #include "eng.h"
 #include "recovery.h"
+#include "testutil.h"
 
 #define T_TICKS 2000
 
@@ -45,13 +46,6 @@
   do {                                                                                   \
     double a_ = (actual), e_ = (expected);                                               \
     if (!(a_ == e_)) fail_msg("%s: got %.17g, expected %.17g", (what), a_, e_);          \
-  } while (0)
-
-#define CHECK_NEAR(actual, expected, tol, what)                                          \
-  do {                                                                                   \
-    double a_ = (actual), e_ = (expected), t_ = (tol);                                   \
-    if (!(fabs(a_ - e_) <= t_))                                                          \
-      fail_msg("%s: got %.10g, expected %.10g (tolerance %.3g)", (what), a_, e_, t_);    \
   } while (0)
 
 #define CHECK_OUTCOME(actual, expected)                                                  \
@@ -325,7 +319,7 @@ static void test_growing_backlog_low_goodput_is_metastable(void **state) {
   assess(t, &s);
   CHECK_OUTCOME(s.outcome, ENG_OUTCOME_METASTABLE);
   /* late window [1800, 2000) mean 2299.5, previous [1600, 1800) mean 2099.5 */
-  CHECK_NEAR(s.late_queue_trend, 2299.5 / 2099.5, 1e-12, "late_queue_trend");
+  assert_near_msg(s.late_queue_trend, 2299.5 / 2099.5, 1e-12, "late_queue_trend");
   assert_true(isinf(s.drain_ms));
 }
 
@@ -342,9 +336,9 @@ static void test_draining_backlog_is_slow(void **state) {
   CHECK_OUTCOME(s.outcome, ENG_OUTCOME_SLOW);
   assert_true(isnan(s.recovery_ms));
   assert_int_equal(s.passed_slo, 0);
-  CHECK_NEAR(s.drain_ms, 2186.0, 1e-6, "drain_ms");
-  CHECK_NEAR(s.late_wasted_share, 0.95, 1e-12, "late_wasted_share");
-  CHECK_NEAR(s.late_goodput, 0.05, 1e-12, "late_goodput");
+  assert_near_msg(s.drain_ms, 2186.0, 1e-6, "drain_ms");
+  assert_near_msg(s.late_wasted_share, 0.95, 1e-12, "late_wasted_share");
+  assert_near_msg(s.late_goodput, 0.05, 1e-12, "late_goodput");
 
   /* The bound decides: a drain projected beyond drain_bound_ms is not
    * draining, and the wasted work sustains the state -> metastable. */
@@ -360,7 +354,7 @@ static void test_draining_backlog_is_slow(void **state) {
   for (int32_t i = 600; i < T_TICKS; i++) t->queue[i] = 5000 - (i - 600) / 10;
   assess(t, &s);
   CHECK_OUTCOME(s.outcome, ENG_OUTCOME_METASTABLE);
-  CHECK_NEAR(s.drain_ms, 96882.0, 100.0, "drain_ms of the crawl");
+  assert_near_msg(s.drain_ms, 96882.0, 100.0, "drain_ms of the crawl");
 }
 
 /* The settling after clearance fools a slope: a backlog falling from 5000
@@ -377,7 +371,7 @@ static void test_settling_backlog_with_retries_is_metastable(void **state) {
   t->p.capacity = 25;
   assess(t, &s);
   CHECK_OUTCOME(s.outcome, ENG_OUTCOME_METASTABLE);
-  CHECK_NEAR(s.late_load, 1.2, 1e-12, "late_load");
+  assert_near_msg(s.late_load, 1.2, 1e-12, "late_load");
   assert_true(s.drain_ms < 60000);
   t->p.capacity = 35;
   assess(t, &s);

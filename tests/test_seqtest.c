@@ -20,15 +20,7 @@
 
 #include "rng.h"
 #include "seqtest.h"
-
-#define assert_near(actual, expected, tol)                                                    \
-  do {                                                                                        \
-    double a_ = (actual), e_ = (expected);                                                   \
-    if (!(fabs(a_ - e_) <= (tol))) {                                                          \
-      print_error("%s = %.10g, expected %.10g (tol %g)\n", #actual, a_, e_, (double)(tol));   \
-      fail();                                                                                 \
-    }                                                                                         \
-  } while (0)
+#include "testutil.h"
 
 #define TRIALS 2000
 /* Three Monte Carlo standard errors of a rate of 5% over TRIALS decisions. */

@@ -14,16 +14,7 @@
 #include <cmocka.h>
 
 #include "ana.h"
-
-/* Fails with both values printed when |actual - expected| > tol. */
-#define assert_near(actual, expected, tol)                                                    \
-  do {                                                                                        \
-    double a_ = (actual), e_ = (expected);                                                   \
-    if (!(fabs(a_ - e_) <= (tol))) {                                                          \
-      print_error("%s = %.10g, expected %.10g (tol %g)\n", #actual, a_, e_, (double)(tol));   \
-      fail();                                                                                 \
-    }                                                                                         \
-  } while (0)
+#include "testutil.h"
 
 static void test_beta_inc(void **state) {
   (void)state;

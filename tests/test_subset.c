@@ -23,37 +23,22 @@
 
 #include "swp_internal.h"
 #include "drv_internal.h"
+#include "testutil.h"
 
 static char tmpdir[256];
 
 static int setup_dir(void **state) {
   (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/test_subset.XXXXXX");
-  if (!mkdtemp(tmpdir)) return -1;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  return 0;
+  return tu_tmpdir_make(tmpdir, sizeof tmpdir, "test_subset");
 }
 
 static int teardown_dir(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tu_tmpdir_remove(tmpdir);
 }
 
-static void tmp_path(char *buf, size_t len, const char *name) {
-  snprintf(buf, len, "%s/%s", tmpdir, name);
-  unlink(buf);
-}
-
-static void sweep_load(swp_sweep *sw, const char *text) {
-  char err[1024] = "";
-  swp_sweep_init(sw);
-  int rc = swp_sweep_parse_string(sw, text, "t.ini", err, sizeof err);
-  if (!rc) rc = swp_sweep_check(sw, err, sizeof err);
-  if (rc) print_error("%s\n", err);
-  assert_int_equal(rc, 0);
-}
+static void tmp_path(char *buf, size_t len, const char *name) { tu_path(buf, len, tmpdir, name); }
 
 /* 3 points x 3 replicates of a small cluster; horizon_ms as an axis also
  * exercises runs shorter than the file's time axis. */
@@ -160,7 +145,7 @@ static void test_slice_parse(void **state) {
 static void test_runlist(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   int64_t n = swp_sweep_runs(&sw);
   assert_int_equal(n, 12);
   uint8_t done[12] = {0};
@@ -312,7 +297,7 @@ static void read_done(const char *path, uint8_t *done, int64_t n) {
 static void test_slices_merge_equal_one_run(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   int64_t n = swp_sweep_runs(&sw);
   char full[512], parts[3][512], merged[512];
   tmp_path(full, sizeof full, "full.h5");
@@ -354,7 +339,7 @@ static void test_slices_merge_equal_one_run(void **state) {
 static void test_stop_then_resume_equals_one_run(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   int64_t n = swp_sweep_runs(&sw);
   char full[512], part[512];
   tmp_path(full, sizeof full, "full2.h5");
@@ -387,7 +372,7 @@ static void test_stop_then_resume_equals_one_run(void **state) {
 static void test_resume_refuses_other_sweeps(void **state) {
   (void)state;
   swp_sweep sw, seed, text;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char path[512], err[1024];
   tmp_path(path, sizeof path, "mine.h5");
   run_into(&sw, path, NULL, 0, 3);
@@ -395,7 +380,7 @@ static void test_resume_refuses_other_sweeps(void **state) {
   char *t = malloc(strlen(small_sweep) + 64);
   strcpy(t, small_sweep);
   memcpy(strstr(t, "seed = 21"), "seed = 22", 9);
-  sweep_load(&seed, t);
+  tu_sweep_load(&seed, t);
   fmt_out *o = NULL;
   assert_int_equal(fmt_out_open_resume(&o, path, &seed, 0, 0, err, sizeof err), -1);
   assert_null(o);
@@ -404,7 +389,7 @@ static void test_resume_refuses_other_sweeps(void **state) {
   /* Another setting: the message names the line. */
   strcpy(t, small_sweep);
   memcpy(strstr(t, "shards = 4"), "shards = 5", 10);
-  sweep_load(&text, t);
+  tu_sweep_load(&text, t);
   assert_int_equal(fmt_out_open_resume(&o, path, &text, 0, 0, err, sizeof err), -1);
   if (!strstr(err, "shards = 5")) print_error("%s\n", err);
   assert_non_null(strstr(err, "belongs to another sweep definition"));
@@ -431,7 +416,7 @@ static void test_resume_refuses_other_sweeps(void **state) {
 static void test_resume_reruns_done_without_chunks(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char path[512], full[512], err[1024];
   tmp_path(path, sizeof path, "forged.h5");
   tmp_path(full, sizeof full, "full3.h5");
@@ -550,7 +535,7 @@ static void runs_int(hid_t f) {
 static void test_reader_refuses_hostile_files(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char good[512], err[1024];
   tmp_path(good, sizeof good, "good.h5");
   run_into(&sw, good, NULL, 0, 0);

@@ -23,36 +23,21 @@
 
 #include "swp.h"
 #include "drv_internal.h"
+#include "testutil.h"
 
 static char tmpdir[256];
 
 static int setup_dir(void **state) {
   (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/test_sweep_h5.XXXXXX");
-  if (!mkdtemp(tmpdir)) return -1;
-  return 0;
+  return tu_tmpdir_make(tmpdir, sizeof tmpdir, "test_sweep_h5");
 }
 
 static int teardown_dir(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tu_tmpdir_remove(tmpdir);
 }
 
-static void tmp_path(char *buf, size_t len, const char *name) {
-  snprintf(buf, len, "%s/%s", tmpdir, name);
-  unlink(buf);
-}
-
-static void sweep_load(swp_sweep *sw, const char *text) {
-  char err[1024] = "";
-  swp_sweep_init(sw);
-  int rc = swp_sweep_parse_string(sw, text, "t.ini", err, sizeof err);
-  if (!rc) rc = swp_sweep_check(sw, err, sizeof err);
-  if (rc) print_error("%s\n", err);
-  assert_int_equal(rc, 0);
-}
+static void tmp_path(char *buf, size_t len, const char *name) { tu_path(buf, len, tmpdir, name); }
 
 /* A small, fast sweep: 2 points x 2 replicates of a 4-shard cluster. */
 static const char *small_sweep = "[sweep]\n"
@@ -217,48 +202,40 @@ static void test_chunk_matches_hdf5_filters(void **state) {
 
 /* ---- writer ---- */
 
+/* The known per-tick values of the fake run below. */
+static int32_t fake_series(void *user, int64_t point, int32_t replicate, eng_metric m,
+                           int32_t t) {
+  (void)user;
+  (void)point;
+  (void)replicate;
+  return (int32_t)(m * 1000 + (int)(t % 17));
+}
+
 static void test_writer_layout_and_fill(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char path[512], err[1024];
   tmp_path(path, sizeof path, "fake.h5");
-  fmt_out *o;
-  int rc = fmt_out_create(&o, path, &sw, "stormsweep run test", 0, err, sizeof err);
-  if (rc) print_error("%s\n", err);
-  assert_int_equal(rc, 0);
 
-  /* One fake run (run 2 = point 1, replicate 0) with known values. */
+  /* One fake run (run 2 = point 1, replicate 0) with known values, written
+   * by the fixture builder (fmt_out_create, fmt_out_write_run, close). */
   size_t T = (size_t)sw.ticks;
   int32_t *vals = malloc(T * sizeof *vals);
-  fmt_chunk_encoder *encoder = fmt_chunk_encoder_create(T);
-  uint8_t *enc = malloc(ENG_M_COUNT * fmt_chunk_bound(T));
-  fmt_run_record rec;
-  memset(&rec, 0, sizeof rec);
-  rec.run = 2;
-  rec.point = 1;
-  rec.replicate = 0;
-  rec.ticks = (int32_t)T;
-  rec.summary.seed = 777;
-  rec.summary.outcome = ENG_OUTCOME_METASTABLE;
-  rec.summary.recovery_ms = NAN;
-  rec.summary.peak_queue = 123.5;
-  rec.summary.events = 99;
-  for (int m = 0; m < ENG_M_COUNT; m++) {
-    for (size_t t = 0; t < T; t++) vals[t] = (int32_t)(m * 1000 + (int)(t % 17));
-    uint8_t *dst = enc + (size_t)m * fmt_chunk_bound(T);
-    rec.chunk[m] = dst;
-    rec.chunk_size[m] = fmt_chunk_encode(encoder, vals, dst, fmt_chunk_bound(T));
-    assert_true(rec.chunk_size[m] > 0);
-  }
-  rec.wall_s = 0.5;
-  assert_int_equal(fmt_out_write_run(o, &rec, err, sizeof err), 0);
-  fmt_timing timing = {.wall_s = 1.0, .threads = 1, .runs_done = 1,
-                       .started = "2024-01-01T00:00:00Z", .finished = "2024-01-01T00:00:01Z"};
-  assert_int_equal(fmt_out_close(o, &timing, err, sizeof err), 0);
+  tu_file *fx = tu_file_create(path, small_sweep, "stormsweep run test");
+  tu_run fake = {.point = 1, .replicate = 0, .series = fake_series};
+  memset(&fake.summary, 0, sizeof fake.summary);
+  fake.summary.seed = 777;
+  fake.summary.outcome = ENG_OUTCOME_METASTABLE;
+  fake.summary.recovery_ms = NAN;
+  fake.summary.peak_queue = 123.5;
+  fake.summary.events = 99;
+  tu_file_write_run(fx, &fake);
+  tu_file_close(fx);
 
   /* Refuses to overwrite, unless forced. */
-  rc = fmt_out_create(&o, path, &sw, "x", 0, err, sizeof err);
+  fmt_out *o;
+  int rc = fmt_out_create(&o, path, &sw, "x", 0, err, sizeof err);
   assert_int_equal(rc, -1);
   assert_non_null(strstr(err, "already exists (use --force to overwrite)"));
   assert_null(o);
@@ -370,15 +347,13 @@ static void test_writer_layout_and_fill(void **state) {
   assert_int_equal(rc, 0);
   assert_int_equal(fmt_out_close(o, NULL, err, sizeof err), 0);
   free(vals);
-  fmt_chunk_encoder_destroy(encoder);
-  free(enc);
   swp_sweep_free(&sw);
 }
 
 static void test_writer_bad_path(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char err[1024];
   fmt_out *o;
   assert_int_equal(fmt_out_create(&o, "/nonexistent-dir/x.h5", &sw, "", 0, err, sizeof err), -1);
@@ -413,7 +388,7 @@ static void run_sweep(const swp_sweep *sw, const char *path, int threads) {
 static void test_runs_equal_direct_simulation(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char path[512];
   tmp_path(path, sizeof path, "small.h5");
   run_sweep(&sw, path, 2);
@@ -530,7 +505,7 @@ static void test_thread_count_does_not_matter(void **state) {
   (void)state;
   swp_sweep sw;
   /* horizon_ms as an axis also exercises padding of shorter runs. */
-  sweep_load(&sw, "[sweep]\nreplicates = 3\nseed = 11\n"
+  tu_sweep_load(&sw, "[sweep]\nreplicates = 3\nseed = 11\n"
                   "[scenario]\nshards = 4\nsurge = 1000+300\nbrownout = 1000+300\n"
                   "[grid]\nhorizon_ms = 3000, 2500\nbudget_ratio = 0.1, inf\n");
   char p1[512], p2[512];
@@ -573,7 +548,7 @@ static void test_thread_count_does_not_matter(void **state) {
 static void test_stop_flag_leaves_readable_file(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char path[512], err[1024];
   tmp_path(path, sizeof path, "stopped.h5");
   fmt_out *o;
@@ -607,7 +582,7 @@ static void test_stop_flag_leaves_readable_file(void **state) {
 static void test_damage_while_resuming_is_rebuilt(void **state) {
   (void)state;
   swp_sweep sw;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char ref[512], path[512], err[1024];
   tmp_path(ref, sizeof ref, "dmg_ref.h5");
   tmp_path(path, sizeof path, "dmg.h5");
@@ -684,7 +659,7 @@ static void test_damage_while_resuming_is_rebuilt(void **state) {
 static void test_append_rows(void **state) {
   (void)state;
   swp_sweep sw, big;
-  sweep_load(&sw, small_sweep);
+  tu_sweep_load(&sw, small_sweep);
   char path[512], bigpath[512], err[1024];
   tmp_path(path, sizeof path, "append.h5");
   tmp_path(bigpath, sizeof bigpath, "append_big.h5");
@@ -738,7 +713,7 @@ static void test_append_rows(void **state) {
   free(refs);
 
   /* The same replicates in a sweep of 4 replicates per point. */
-  sweep_load(&big, small_sweep);
+  tu_sweep_load(&big, small_sweep);
   big.replicates = 4;
   run_sweep(&big, bigpath, 1);
   hid_t a = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), b = H5Fopen(bigpath, H5F_ACC_RDONLY, H5P_DEFAULT);

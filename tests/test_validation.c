@@ -26,6 +26,7 @@
 
 #include "swp.h"
 #include "drv_internal.h"
+#include "testutil.h"
 
 /* ---- helpers ---- */
 
@@ -411,10 +412,10 @@ static void test_override_values(void **state) {
 
 static void test_file_messages(void **state) {
   (void)state;
-  char dir[] = "/tmp/stormsweep_validation.XXXXXX";
-  assert_non_null(mkdtemp(dir));
+  char dir[256];
+  assert_int_equal(tu_tmpdir_make(dir, sizeof dir, "validation"), 0);
   char path[256], want[512], err[1024];
-  snprintf(path, sizeof path, "%s/bad.ini", dir);
+  tu_path(path, sizeof path, dir, "bad.ini");
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   fputs("; a comment\n[sweep]\nreplicates = 3\n\n[grid]\nvnodes = 10, 50\ncapacity_factor = 0.9\n",
@@ -443,8 +444,7 @@ static void test_file_messages(void **state) {
   assert_string_equal(err, want);
   swp_sweep_free(&sw);
 
-  remove(path);
-  rmdir(dir);
+  assert_int_equal(tu_tmpdir_remove(dir), 0);
 }
 
 int main(void) {

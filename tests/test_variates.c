@@ -16,13 +16,7 @@
 
 #include "rng.h"
 #include "variates.h"
-
-static void assert_close(double got, double want, double tol, const char *what) {
-  if (fabs(got - want) > tol) {
-    print_error("%s: got %.6g, want %.6g +- %.3g\n", what, got, want, tol);
-    fail();
-  }
-}
+#include "testutil.h"
 
 static void check_poisson(double lam) {
   eng_rng g;
@@ -38,10 +32,10 @@ static void check_poisson(double lam) {
   double mean = s / n, var = s2 / n - mean * mean;
   char what[64];
   snprintf(what, sizeof what, "Poisson(%g) mean", lam);
-  assert_close(mean, lam, 5 * sqrt(lam / n), what);
+  assert_near_msg(mean, lam, 5 * sqrt(lam / n), what);
   snprintf(what, sizeof what, "Poisson(%g) variance", lam);
   /* var of the sample variance ~ (mu4 - sigma^4)/n = (lam + 2 lam^2)/n */
-  assert_close(var, lam, 5 * sqrt((lam + 2 * lam * lam) / n), what);
+  assert_near_msg(var, lam, 5 * sqrt((lam + 2 * lam * lam) / n), what);
 }
 
 static void test_poisson_small(void **state) {
@@ -68,7 +62,7 @@ static void test_poisson_pmf_point(void **state) {
   int hits = 0;
   for (int i = 0; i < n; i++) hits += eng_poisson(&g, 17.92, exp(-17.92)) == 18;
   double p = exp(-17.92 + 18 * log(17.92) - lgamma(19.0));
-  assert_close((double)hits / n, p, 5 * sqrt(p * (1 - p) / n), "P(K=18)");
+  assert_near_msg((double)hits / n, p, 5 * sqrt(p * (1 - p) / n), "P(K=18)");
 }
 
 /* The PTRS draw as it was written before its constants were computed once
@@ -146,13 +140,13 @@ static void test_zipf_ratios(void **state) {
     c10 += k == 10;
   }
   /* P(k) is proportional to k^-s: the count ratios follow. */
-  assert_close((double)c1 / c2, pow(2, s), 0.08, "Zipf count(1)/count(2)");
-  assert_close((double)c1 / c10, pow(10, s), 1.2, "Zipf count(1)/count(10)");
+  assert_near_msg((double)c1 / c2, pow(2, s), 0.08, "Zipf count(1)/count(2)");
+  assert_near_msg((double)c1 / c10, pow(10, s), 1.2, "Zipf count(1)/count(10)");
   /* and P(1) = 1 / H(n, s) */
   double h = 0;
   for (double k = 1; k <= n; k++) h += pow(k, -s);
   double p1 = 1 / h;
-  assert_close((double)c1 / draws, p1, 5 * sqrt(p1 * (1 - p1) / draws), "Zipf P(rank 1)");
+  assert_near_msg((double)c1 / draws, p1, 5 * sqrt(p1 * (1 - p1) / draws), "Zipf P(rank 1)");
 }
 
 static void test_zipf_small_n(void **state) {
@@ -171,7 +165,7 @@ static void test_zipf_small_n(void **state) {
   double h = 1 + 0.25 + 1.0 / 9;
   for (int k = 1; k <= 3; k++) {
     double p = 1 / (k * k * h);
-    assert_close((double)c[k] / draws, p, 5 * sqrt(p * (1 - p) / draws), "Zipf(2) over 3 ranks");
+    assert_near_msg((double)c[k] / draws, p, 5 * sqrt(p * (1 - p) / draws), "Zipf(2) over 3 ranks");
   }
 }
 
@@ -196,13 +190,13 @@ static void test_ziggurat_exponential(void **state) {
     below01 += x < 0.1;
   }
   double mean = s / n, var = s2 / n - mean * mean;
-  assert_close(mean, 1, 5 / sqrt(n), "Exp(1) mean");
-  assert_close(var, 1, 5 * sqrt(8.0 / n), "Exp(1) variance");
+  assert_near_msg(mean, 1, 5 / sqrt(n), "Exp(1) mean");
+  assert_near_msg(var, 1, 5 * sqrt(8.0 / n), "Exp(1) variance");
   double p3 = exp(-3.0), p8 = exp(-8.0), p01 = 1 - exp(-0.1);
-  assert_close((double)tail3 / n, p3, 5 * sqrt(p3 / n), "P(X > 3)");
-  assert_close((double)tail8 / n, p8, 5 * sqrt(p8 / n) + 1e-6, "P(X > 8)");
-  assert_close((double)below01 / n, p01, 5 * sqrt(p01 / n), "P(X < 0.1)");
-  assert_close(fs / n, 0.5, 5 * sqrt(1.0 / 12 / n), "rounding fraction mean");
+  assert_near_msg((double)tail3 / n, p3, 5 * sqrt(p3 / n), "P(X > 3)");
+  assert_near_msg((double)tail8 / n, p8, 5 * sqrt(p8 / n) + 1e-6, "P(X > 8)");
+  assert_near_msg((double)below01 / n, p01, 5 * sqrt(p01 / n), "P(X < 0.1)");
+  assert_near_msg(fs / n, 0.5, 5 * sqrt(1.0 / 12 / n), "rounding fraction mean");
 }
 
 static void test_rng_streams_differ(void **state) {
