@@ -58,8 +58,8 @@ printf '[scenario]\nservice = %s[1G%s[2Kstormsweep verify: PROVEN after 332 runs
   "$E" "$E" "$E" >fake_verdict.ini
 # A valid sweep whose name and description carry escapes (and UTF-8, which
 # must pass), small enough to run.
-printf '[sweep]\nname = %s[2Jx \xc3\xa9t\xc3\xa9\ndescription = d%s]0;T\a\xc2\x9b1m\xe2\x80\xaeZ\n' \
-  "$E" "$E" >named.ini
+printf '[sweep]\nname = %s[2Jx \xc3\xa9t\xc3\xa9\n' "$E" >named.ini
+printf 'description = d%s]0;T\a\xc2\x9b1m\xe2\x80\xaeZ\n' "$E" >>named.ini
 printf 'replicates = 2\nseed = 3\n\n[scenario]\nshards = 2\nhorizon_ms = 600\n' >>named.ini
 printf 'surge = 200+100\nbrownout = 200+100\n\n[grid]\nbudget_ratio = 0.1, inf\n' >>named.ini
 # Client configs with an escape in a key and in a value (YAML), and one
