@@ -174,6 +174,62 @@ void ana_term_fputs(FILE *f, const char *s, int keep_newlines) {
   }
 }
 
+/* A piece ends inside a character when its last bytes are a lead byte and
+ * fewer continuation bytes than the lead announces: their count (0: none). */
+static size_t cut_tail(const char *s, size_t n) {
+  for (size_t k = 1; k <= 3 && k <= n; k++) {
+    unsigned char c = (unsigned char)s[n - k];
+    if ((c & 0xC0) == 0x80) continue;
+    return lead_len(c) > k ? k : 0;
+  }
+  return 0;
+}
+
+/* The character at s (avail bytes, NULs included: a stream is not a C
+ * string) in its terminal form; newlines pass, since the stream is whole
+ * program output. Returns the bytes of s consumed. */
+static size_t stream_char(const char *s, size_t avail, char *out, size_t *o) {
+  unsigned char c = (unsigned char)s[0];
+  if ((c >= 0x20 && c < 0x7F) || c == '\n') {
+    out[(*o)++] = (char)c;
+    return 1;
+  }
+  uint32_t cp;
+  size_t n = ana_utf8_seq(s, avail < 4 ? avail : 4, &cp);
+  int valid = n > 0;
+  if (!valid) cp = c, n = 1;
+  *o += term_char(s, n, valid, cp, out + *o);
+  return n;
+}
+
+size_t ana_term_stream_put(ana_term_stream *st, const char *s, size_t n, char *out) {
+  size_t o = 0, i = 0;
+  while (st->held) {
+    /* Complete the held character with the continuation bytes that follow. */
+    size_t need = lead_len((unsigned char)st->bytes[0]);
+    while (st->held < need && i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+      st->bytes[st->held++] = s[i++];
+    if (st->held < need && i == n) return o; /* still open: wait for more */
+    char piece[4];
+    size_t len = st->held;
+    memcpy(piece, st->bytes, len);
+    st->held = 0;
+    for (size_t k = 0; k < len;) k += stream_char(piece + k, len - k, out, &o);
+  }
+  size_t keep = cut_tail(s + i, n - i);
+  for (size_t end = n - keep; i < end;) i += stream_char(s + i, end - i, out, &o);
+  memcpy(st->bytes, s + i, keep);
+  st->held = keep;
+  return o;
+}
+
+size_t ana_term_stream_end(ana_term_stream *st, char *out) {
+  size_t o = 0, len = st->held;
+  st->held = 0;
+  for (size_t k = 0; k < len;) k += stream_char(st->bytes + k, len - k, out, &o);
+  return o;
+}
+
 /* Whole cell a number as strtod reads it ("-1.5", "-inf", "1e3"). */
 static int is_number(const char *s) {
   if (!*s || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v')

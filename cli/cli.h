@@ -2,7 +2,8 @@
  * cli.h — what every command of the stormsweep tool shares: the commands
  * themselves (one cmd_*.c each), the exit codes, the option grammar and the
  * parsers of its common values (options.c), the stop flag of SIGINT/SIGTERM
- * (stop.c), messages (msg.c) and the progress line (progress.c).
+ * (stop.c), messages (msg.c), the escaped terminal streams (termout.c) and
+ * the progress line (progress.c).
  *
  * Only the commands print, read options, install signal handlers or decide
  * exit codes; the libraries below them return codes and messages and report
@@ -125,6 +126,17 @@ FILE *cli_out_open(struct fmt_outfile *f, const char *cmd, const char *opt, cons
                    int force);
 /* Puts the file in place; -1 after a message (nothing replaced then). */
 int cli_out_close(struct fmt_outfile *f, const char *cmd, const char *opt);
+
+/* ---- the terminal (termout.c) ---- */
+
+/* Replaces stdout and stderr by streams that write every byte through the
+ * terminal escaper (textsafe.h): no raw control character from any input
+ * reaches the screen, while UTF-8 and newlines pass. main calls it
+ * first; -1 when out of memory (the streams are unchanged then). */
+int cli_term_install(void);
+/* Writes the program's own control sequence s (the progress line's) to
+ * standard error as it is, after what stderr holds. */
+void cli_term_control(const char *s);
 
 /* ---- messages (msg.c) ---- */
 

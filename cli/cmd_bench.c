@@ -145,7 +145,7 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
   if (pid == 0) {
     close(fd[0]);
     sweep_figures out = {.threads = threads};
-    char err[512];
+    char err[512] = "";
     swp_sweep sw;
     swp_sweep_init(&sw);
     char rep[64];
@@ -156,8 +156,9 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
     fmt_out *o = NULL;
     if (!rc) rc = fmt_out_create(&o, path, &sw, "stormsweep bench", 1, err, sizeof err);
     drv_options opt = {.threads = threads};
-    drv_result res;
-    if (!rc) rc = drv_sweep_execute(&sw, o, &opt, &res);
+    drv_result res = {0};
+    int ran = !rc; /* the message is then the driver's (a refused -j, a failed run) */
+    if (ran) rc = drv_sweep_execute(&sw, o, &opt, &res);
     if (o) {
       fmt_timing tm = {.wall_s = res.wall_s, .threads = threads, .runs_done = res.totals.done,
                        .started = "", .finished = ""};
@@ -178,7 +179,7 @@ static int bench_sweep(int threads, int replicates, const char *dir, sweep_figur
                             ru.ru_stime.tv_usec * 1e-6;
       out.bytes_per_run = stat(path, &st) ? NAN : (double)st.st_size / (double)res.totals.done;
     } else {
-      fprintf(stderr, "stormsweep bench: sweep failed: %s\n", rc ? err : res.first_error);
+      cli_error("bench", "sweep failed: %s", ran ? res.first_error : err);
     }
     unlink(path);
     swp_sweep_free(&sw);

@@ -259,6 +259,7 @@ static int load_sweep(const bargs *b, const eng_setting *st, const ana_bnd_opts 
     return CLI_EXIT_USAGE;
   }
   /* the far end of the range must be a valid configuration too */
+  eng_memory most = sw->run_memory, m;
   for (int64_t p = 0; p < sw->n_points; p++) {
     eng_config cfg;
     char v[64];
@@ -269,6 +270,14 @@ static int load_sweep(const bargs *b, const eng_setting *st, const ana_bnd_opts 
       cli_error("boundary", "--range %s: %s", b->range, err);
       return CLI_EXIT_USAGE;
     }
+    eng_run_memory(&cfg, &m);
+    eng_memory_max(&most, &m);
+  }
+  /* The estimate grows or shrinks with any one setting, so a run between
+   * the ends needs no more than the larger end. */
+  if (drv_memory_check(&most, 0, 0, 0, b->threads, err, sizeof err)) {
+    cli_error_text("boundary", err);
+    return CLI_EXIT_USAGE;
   }
   return 0;
 }
@@ -339,7 +348,15 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
   }
   c->first = first;
   c->x = x;
-  drv_source src = {(int64_t)m, batch_job, batch_config, 0, 0, c};
+  eng_memory most = {0}, one;
+  for (size_t i = 0; i < m; i++) {
+    eng_config cfg;
+    char msg[256];
+    if (batch_config(c, (int64_t)i, NULL, &cfg, msg, sizeof msg)) continue; /* fails in its run */
+    eng_run_memory(&cfg, &one);
+    eng_memory_max(&most, &one);
+  }
+  drv_source src = {(int64_t)m, batch_job, batch_config, 0, 0, c, &most};
   drv_sink sink = {batch_record, NULL, c};
   drv_options opt = {.threads = c->threads, .stop = c->stop};
   drv_result res;

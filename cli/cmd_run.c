@@ -355,6 +355,13 @@ static int run_setup(run_state *st, int argc, char **argv, int ranks) {
   }
   st->sweep_ok = 1;
   swp_sweep *sw = &st->sw;
+  /* Before the output exists: a -j whose runs the memory cannot hold is
+   * refused whole (the driver checks again, for every caller). */
+  char merr[1024];
+  if (drv_sweep_memory_check(sw, ra->threads, swp_sweep_runs(sw), merr, sizeof merr)) {
+    cli_error_text("run", merr);
+    return 2;
+  }
 
   struct stat out_st;
   int exists = stat(ra->output, &out_st) == 0;

@@ -767,6 +767,13 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
     goto done;
   }
   v.threads = v.a.threads > 0 ? v.a.threads : omp_get_max_threads();
+  char merr[1024];
+  if (drv_sweep_memory_check(&v.sw, v.threads, VERIFY_MAX_BATCH, merr, sizeof merr)) {
+    free(batch);
+    cli_error_text("verify", merr); /* before -o FILE exists */
+    rc = CLI_EXIT_USAGE;
+    goto done;
+  }
   if (v.a.output && (rc = open_output(&v, argc, argv))) {
     free(batch);
     goto done;

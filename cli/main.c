@@ -54,6 +54,11 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  /* First: from here on, whatever anyone prints is escaped (termout.c). */
+  if (cli_term_install()) {
+    fprintf(stderr, "stormsweep: out of memory\n");
+    return 1;
+  }
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -32,16 +32,18 @@ void cli_progress(void *user, const drv_progress *p) {
   (void)user;
   int64_t finished = p->done + p->failed;
   double rate = p->elapsed_s > 0 ? (double)finished / p->elapsed_s : 0;
-  char eta[32];
+  char eta[32], line[256], tail[64] = "";
   cli_duration_text(rate > 0 ? (double)(p->total - finished) / rate : 0, eta, sizeof eta);
-  fprintf(stderr,
-          "\r\033[K%lld/%lld runs (%.0f%%)  %.0f runs/s  ETA %s  metastable %lld  collapsed %lld",
-          (long long)finished, (long long)p->total,
-          p->total ? 100.0 * (double)finished / (double)p->total : 100.0, rate, eta,
-          (long long)p->outcomes[ENG_OUTCOME_METASTABLE],
-          (long long)p->outcomes[ENG_OUTCOME_COLLAPSED]);
-  if (p->failed) fprintf(stderr, "  failed %lld", (long long)p->failed);
-  fflush(stderr);
+  if (p->failed) snprintf(tail, sizeof tail, "  failed %lld", (long long)p->failed);
+  /* Numbers only, and \r ESC[K on purpose: past the escaping stderr. */
+  snprintf(line, sizeof line,
+           "\r\033[K%lld/%lld runs (%.0f%%)  %.0f runs/s  ETA %s  metastable %lld  collapsed "
+           "%lld%s",
+           (long long)finished, (long long)p->total,
+           p->total ? 100.0 * (double)finished / (double)p->total : 100.0, rate, eta,
+           (long long)p->outcomes[ENG_OUTCOME_METASTABLE],
+           (long long)p->outcomes[ENG_OUTCOME_COLLAPSED], tail);
+  cli_term_control(line);
 }
 
-void cli_progress_end(void) { fprintf(stderr, "\r\033[K"); }
+void cli_progress_end(void) { cli_term_control("\r\033[K"); }

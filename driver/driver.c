@@ -111,6 +111,16 @@ int drv_execute(const drv_source *src, const drv_sink *sink, const drv_options *
   memset(res, 0, sizeof *res);
   res->threads = opt->threads > 0 ? opt->threads : omp_get_max_threads();
   res->ranks = 1;
+  /* Before any thread exists: threads that cannot all hold a run are
+   * refused whole, rather than each failing (or the kernel killing the
+   * process) once the memory runs out. */
+  if (src->run_memory && drv_memory_check(src->run_memory, src->ticks, src->shard_queues, src->n,
+                                          res->threads, res->first_error,
+                                          sizeof res->first_error)) {
+    res->refused = 1;
+    res->totals.total = src->n;
+    return -1;
+  }
   drv_pool p;
   drv_pool_init(&p, src, sink, opt, res);
   int alloc_failed = 0, threads = res->threads;

@@ -289,6 +289,13 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
                            char *err, size_t errlen) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  char why[400];
+  if (sw && drv_sweep_memory_check(sw, opt->threads, 0, why, sizeof why)) {
+    /* This rank's machine cannot hold its threads' runs: refused as a
+     * sweep it could not load is, so rank 0 stops the run and says why. */
+    swp_seterr(err, errlen, "rank %d: %s", rank, why);
+    sw = NULL;
+  }
   if (!sw) {
     msg_head h;
     memset(&h, 0, sizeof h);

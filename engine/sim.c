@@ -267,6 +267,79 @@ void eng_run_destroy(eng_run *r) {
   free(r);
 }
 
+/* Request mode (request.h): what needs a record per request. */
+static int uses_requests(const eng_config *c) {
+  return !isinf(c->deadline_ms) || c->hedge_attempts > 1 ||
+         c->retry_on != ENG_RETRY_ON_DEFAULT ||
+         (!isinf(c->max_requests_per_client) && c->max_requests_per_client < INT32_MAX) ||
+         c->retry_limiter == ENG_LIMITER_ENVOY;
+}
+
+/* Records of a pool that starts at 4096 and doubles (every one is touched:
+ * the free list runs through them all). */
+static double pool_records(double live) {
+  double n = 4096;
+  while (n < live) n *= 2;
+  return n;
+}
+
+void eng_run_memory(const eng_config *c, eng_memory *m) {
+  memset(m, 0, sizeof *m);
+  double ticks = eng_config_ticks(c), ns = c->shards, nc = c->clients;
+  double surge = c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1;
+  m->per_tick = ticks * ENG_M_COUNT * sizeof(int32_t);
+  m->shard_queues = c->record_shard_queues ? ticks * ns * sizeof(int32_t) : 0;
+  /* The ring and the radix sort's copy of it, and a lookup table of up to
+   * 2^20 entries (router.c). */
+  double points = ns * c->vnodes;
+  m->ring = points * 2 * sizeof(eng_ring_point) + fmin(points * 2, 1 << 20) * sizeof(uint32_t);
+  m->breakers = c->breaker != ENG_BREAKER_OFF ? nc * ns * sizeof(eng_breaker) : 0;
+  m->tables = ns * (sizeof(shard) + sizeof(int32_t) + 2 +
+                    (c->codel_variant == ENG_CODEL_FOLLY ? sizeof(eng_codel_folly) : 0)) +
+              nc * (sizeof(int32_t) * 3 + sizeof(double) + sizeof(eng_limiter) + sizeof(uint32_t)) +
+              sizeof(eng_run);
+  /* Attempts alive at once. Without a fault and below capacity the queues
+   * stay short: those in service and about a service time of arrivals.
+   * Otherwise a retry storm is possible, and then an attempt lives from
+   * its send until it is answered or, abandoned at its timeout, leaves its
+   * queue: as many as are sent within a timeout, but no more than the
+   * queues and workers hold (the rest are refused at once), and never
+   * more than were ever sent. A closed model's users wait in attempt
+   * records too. */
+  double rate = eng_config_arrival_rps(c) * c->tick_ms / 1000.0 * surge;
+  double in_service = ns * c->workers, live;
+  int faults = c->surge.count || c->brownout.count || c->crash.count || c->outage.count ||
+               c->hot_key.count;
+  if (!faults && rate < eng_config_capacity_rps(c) * c->tick_ms / 1000.0) {
+    live = in_service + rate * (c->service_mean_ms / c->tick_ms + 1.0);
+  } else {
+    double sent = rate * (c->max_retries + 1.0);
+    double wait = fmin(fmin(c->timeout_ms, c->deadline_ms) / c->tick_ms + 1.0, ticks);
+    live = sent * wait;
+    if (isfinite(c->queue_capacity)) live = fmin(live, ns * c->queue_capacity);
+    live = fmin(live + in_service, sent * ticks + in_service);
+  }
+  if (c->client_model == ENG_CLIENT_CLOSED) live += (double)eng_config_users(c) * surge;
+  m->live = live;
+  /* The records, and an entry each in the timeout FIFO; in request mode a
+   * request record and its timers too (at most one request per attempt). */
+  m->attempts = pool_records(live) * sizeof(attempt) + live * sizeof(uint64_t);
+  if (uses_requests(c)) m->attempts += live * (sizeof(eng_request) + 2 * sizeof(eng_timer));
+  m->total = m->per_tick + m->shard_queues + m->ring + m->breakers + m->tables + m->attempts;
+}
+
+void eng_memory_max(eng_memory *acc, const eng_memory *m) {
+  acc->per_tick = fmax(acc->per_tick, m->per_tick);
+  acc->shard_queues = fmax(acc->shard_queues, m->shard_queues);
+  acc->ring = fmax(acc->ring, m->ring);
+  acc->breakers = fmax(acc->breakers, m->breakers);
+  acc->tables = fmax(acc->tables, m->tables);
+  acc->attempts = fmax(acc->attempts, m->attempts);
+  acc->live = fmax(acc->live, m->live);
+  acc->total = acc->per_tick + acc->shard_queues + acc->ring + acc->breakers + acc->tables +
+               acc->attempts;
+}
+
 static _Noreturn void fatal_oom(eng_run *r) { longjmp(r->oom, 1); }
 
 /* Grows *p to hold need elements (doubling); contents are kept. */
@@ -1711,8 +1784,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->hedge_ticks = ms_to_tick(c, c->hedge_delay_ms);
   r->max_live = isinf(c->max_requests_per_client) ? INT32_MAX
                                                   : (int32_t)c->max_requests_per_client;
-  r->reqs = r->deadline_ticks > 0 || r->hedges > 1 || c->retry_on != ENG_RETRY_ON_DEFAULT ||
-            r->max_live != INT32_MAX || r->lim_kind == ENG_LIMITER_ENVOY;
+  r->reqs = uses_requests(c);
   if (r->reqs) {
     eng_request_pool_reset(&r->rp);
     r->dl.head = r->dl.len = 0;

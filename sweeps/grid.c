@@ -17,7 +17,8 @@
  * more than a million values, a grid of more than SWP_MAX_POINTS points or
  * SWP_MAX_RUNS runs, any point eng_config_validate rejects, a point whose
  * tick length differs, and a point one run of which needs more than half
- * the machine's physical memory (memory_check). A message names the line of
+ * the machine's physical memory (memory_check, on the engine's estimate;
+ * the most any thread holds is kept for the driver's check of -j). A message names the line of
  * the first setting key it mentions that the sweep sets — so a default
  * surge that a short horizon_ms cuts off blames the horizon_ms line — or
  * the --set/--grid override that set it.
@@ -461,11 +462,6 @@ static void problem_locate(const swp_sweep *sw, const char *msg, char *loc, size
 
 /* ---- memory ---- */
 
-/* Bytes of the per-tick buffers one sweep thread holds for a run: the
- * engine's metrics (ENG_M_COUNT int32 rows), their compressed copies (at
- * worst as large: chunk.c's bound), and the driver's padded row, the
- * encoder's shuffle buffer and one chunk's scratch (one int32 row each). */
-#define SWP_RUN_BYTES_PER_TICK ((double)ENG_M_COUNT * 4 * 2 + 3 * 4)
 #define GB (1024.0 * 1024.0 * 1024.0)
 
 /* Physical memory in bytes; 0 when the system does not say. */
@@ -475,67 +471,50 @@ static double physical_memory(void) {
 }
 
 /* Refuses a point one run of which cannot fit in half the machine's
- * memory: a sweep thread holds one run at a time, so this is the least a
- * sweep needs (more threads need that much each). The estimate counts what
- * grows with the settings: per-tick buffers, the optional per-shard queue
- * matrix, circuit breakers per (client, shard), the ring, and the attempts
- * alive at once when the shard queues are bounded. The message blames the
- * largest part. */
-static int memory_check(const eng_config *c, int32_t ticks, double phys, char *msg, size_t len) {
-  if (phys <= 0) return 0;
-  double per_tick = (double)ticks * SWP_RUN_BYTES_PER_TICK;
-  double shard_q = c->record_shard_queues ? (double)ticks * c->shards * 4.0 : 0.0;
-  double breakers = c->breaker != ENG_BREAKER_OFF ? (double)c->clients * c->shards * 16.0 : 0.0;
-  double ring = (double)c->shards * c->vnodes * 12.0;
-  double rate = eng_config_arrival_rps(c) * c->tick_ms / 1000.0 *
-                (c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1);
-  /* An attempt lives from its send until it is answered or, abandoned at
-   * its timeout, leaves its queue; never more than were ever sent. */
-  double sent_per_tick = rate * (c->max_retries + 1.0);
-  double live = sent_per_tick * fmin(c->timeout_ms / c->tick_ms + 1.0, (double)ticks) +
-                (double)c->shards * c->workers;
-  if (isfinite(c->queue_capacity)) live += (double)c->shards * c->queue_capacity;
-  live = fmin(live, sent_per_tick * ticks + (double)c->shards * c->workers);
-  double attempts = live * 48.0;
-  double total = per_tick + shard_q + breakers + ring + attempts;
-  if (total <= phys / 2) return 0;
+ * memory, whatever the threads: the engine's estimate of the run
+ * (eng_run_memory). How many threads fit in the memory available when the
+ * sweep starts is the driver's check (drv_memory_check), which adds its
+ * own buffers. The message blames the largest part. */
+static int memory_check(const eng_config *c, const eng_memory *m, double phys, char *msg,
+                        size_t len) {
+  if (phys <= 0 || m->total <= phys / 2) return 0;
   char what[200];
   const char *key, *advice;
-  double most = per_tick;
+  double most = m->per_tick;
   key = "horizon_ms";
-  snprintf(what, sizeof what, "%d ticks x %.0f bytes of per-tick buffers", (int)ticks,
-           SWP_RUN_BYTES_PER_TICK);
+  snprintf(what, sizeof what, "%d ticks x %d bytes of per-tick metrics", (int)eng_config_ticks(c),
+           (int)(ENG_M_COUNT * sizeof(int32_t)));
   advice = "shorten horizon_ms or lengthen tick_ms";
-  if (shard_q > most) {
-    most = shard_q;
+  if (m->shard_queues > most) {
+    most = m->shard_queues;
     key = "record_shard_queues";
     snprintf(what, sizeof what, "%d ticks x %d shards x 4 bytes of per-shard queue depths",
-             (int)ticks, (int)c->shards);
+             (int)eng_config_ticks(c), (int)c->shards);
     advice = "turn record_shard_queues off or shorten horizon_ms";
   }
-  if (breakers > most) {
-    most = breakers;
+  if (m->breakers > most) {
+    most = m->breakers;
     key = "breaker";
-    snprintf(what, sizeof what, "%d clients x %d shards circuit breakers of 16 bytes",
-             (int)c->clients, (int)c->shards);
+    snprintf(what, sizeof what, "%d clients x %d shards circuit breakers", (int)c->clients,
+             (int)c->shards);
     advice = "lower clients or shards, or turn the breaker off";
   }
-  if (ring > most) {
-    most = ring;
+  if (m->ring > most) {
+    most = m->ring;
     key = "vnodes";
     snprintf(what, sizeof what, "%d shards x %d vnodes ring points", (int)c->shards,
              (int)c->vnodes);
     advice = "lower vnodes";
   }
-  if (attempts > most) {
+  if (m->attempts > most) {
     key = c->rate_rps > 0 ? "rate_rps" : "load";
-    snprintf(what, sizeof what, "about %.3g attempts alive at once", live);
+    snprintf(what, sizeof what, "about %.3g attempts alive at once", m->live);
     advice = "lower the arrival rate, max_retries, timeout_ms or queue_capacity";
   }
   snprintf(msg, len,
            "%s: one run needs about %.1f GB (%s), more than half of this machine's %.1f GB of "
            "memory; %s",
-           key, total / GB, what, phys / GB, advice);
+           key, m->total / GB, what, phys / GB, advice);
   return -1;
 }
 
@@ -585,13 +564,18 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   sw->n_points = points;
   sw->ticks = 0;
   sw->shard_queues = 0;
+  memset(&sw->run_memory, 0, sizeof sw->run_memory);
   double phys = physical_memory();
   for (int64_t p = 0; p < points; p++) {
     eng_config cfg;
     int rc = swp_sweep_point_config(sw, p, &cfg, msg, sizeof msg);
     if (!rc) rc = eng_config_validate(&cfg, msg, sizeof msg);
     int32_t ticks = rc ? 0 : eng_config_ticks(&cfg);
-    if (!rc) rc = memory_check(&cfg, ticks, phys, msg, sizeof msg);
+    eng_memory mem;
+    if (!rc) {
+      eng_run_memory(&cfg, &mem);
+      rc = memory_check(&cfg, &mem, phys, msg, sizeof msg);
+    }
     if (!rc && p == 0) sw->tick_ms = cfg.tick_ms;
     if (!rc && cfg.tick_ms != sw->tick_ms) {
       snprintf(msg, sizeof msg,
@@ -613,6 +597,7 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
       }
       return -1;
     }
+    eng_memory_max(&sw->run_memory, &mem);
     if (ticks > sw->ticks) sw->ticks = ticks;
     if (cfg.record_shard_queues && cfg.shards > sw->shard_queues) sw->shard_queues = cfg.shards;
   }

@@ -294,12 +294,69 @@ static void test_random_strings(void **state) {
   }
 }
 
+static int has_control_but_newline(const unsigned char *s) {
+  for (; *s; s++)
+    if ((*s < 0x20 && *s != '\n') || *s == 0x7f) return 1;
+  return 0;
+}
+
+/* The stream form of in (n bytes) fed in pieces cut at a and b. */
+static size_t stream3(const char *in, size_t n, size_t a, size_t b, char *out) {
+  ana_term_stream st = {0};
+  size_t o = ana_term_stream_put(&st, in, a, out);
+  o += ana_term_stream_put(&st, in + a, b - a, out + o);
+  o += ana_term_stream_put(&st, in + b, n - b, out + o);
+  o += ana_term_stream_end(&st, out + o);
+  out[o] = '\0';
+  return o;
+}
+
+/* The escaping stream (stdout and stderr of the tool): wherever the pieces
+ * are cut, what comes out is ana_term_fputs's multi-line form of the whole,
+ * so a character split between two writes is neither split nor escaped. */
+static void test_term_stream(void **state) {
+  (void)state;
+  char out[4 * 140];
+  stream3("a\x1b[2J\xc3", 6, 2, 3, out);
+  assert_string_equal(out, "a\\x1b[2J\\xc3"); /* a lone lead byte at the end */
+  stream3("\xe2\x82\xac\n\x00\x07", 6, 1, 2, out);
+  assert_string_equal(out, "\xe2\x82\xac\n\\x00\\x07");
+  uint64_t x = 0xD1B54A32D192ED03ull;
+  static const char *const pieces[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                       "\xc2\x9b", "\xe2\x80\xae", "\n",  "\x1b[", "\t"};
+  for (int t = 0; t < 3000; t++) {
+    char in[120];
+    size_t len = next(&x) % 40, i = 0;
+    while (i < len) {
+      uint64_t r = next(&x);
+      const char *p = pieces[(r >> 8) % (sizeof pieces / sizeof pieces[0])];
+      size_t k = strlen(p);
+      if (r % 3 == 0 && i + k <= len) {
+        memcpy(in + i, p, k);
+        i += k;
+      } else {
+        in[i++] = (char)(1 + (r >> 16) % 255);
+      }
+    }
+    in[i] = '\0';
+    char *want = sink(term_keep, in);
+    for (size_t a = 0; a <= i; a++)
+      for (size_t b = a; b <= i; b += 3) {
+        stream3(in, i, a, b, out);
+        assert_string_equal(out, want);
+        assert_false(has_control_but_newline((const unsigned char *)out));
+      }
+    free(want);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utf8_seq),       cmocka_unit_test(test_cut_at_boundary),
       cmocka_unit_test(test_gp_text_known),  cmocka_unit_test(test_term_known),
       cmocka_unit_test(test_csv_known),      cmocka_unit_test(test_json_known),
       cmocka_unit_test(test_every_byte),     cmocka_unit_test(test_random_strings),
+      cmocka_unit_test(test_term_stream),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

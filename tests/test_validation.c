@@ -257,7 +257,7 @@ static void test_memory(void **state) {
   /* 1e8 ticks x 4096 shards x 4 bytes is 1.5 TB: no machine runs that. */
   expect_error_around("[scenario]\nrecord_shard_queues = on\nshards = 4096\nhorizon_ms = 1e8\n"
                       "surge = none\nbrownout = none\n",
-                      "t.ini:2: record_shard_queues: one run needs about 1541.4 GB (100000000 "
+                      "t.ini:2: record_shard_queues: one run needs about 1533.0 GB (100000000 "
                       "ticks x 4096 shards x 4 bytes of per-shard queue depths), more than half of "
                       "this machine's ",
                       " GB of memory; turn record_shard_queues off or shorten horizon_ms");
@@ -265,23 +265,24 @@ static void test_memory(void **state) {
   expect_error_around("[grid]\nrecord_shard_queues = off, on\n[scenario]\nshards = 4096\n"
                       "horizon_ms = 1e7\n",
                       "t.ini:2: grid point 1 (record_shard_queues=on): record_shard_queues: one "
-                      "run needs about 154.7 GB (10000000 ticks x 4096 shards x 4 bytes of "
+                      "run needs about 153.7 GB (10000000 ticks x 4096 shards x 4 bytes of "
                       "per-shard queue depths), more than half of this machine's ",
                       "; turn record_shard_queues off or shorten horizon_ms");
-  /* The per-tick buffers of 1e8 ticks: 15.3 GB, refused where that is more
-   * than half the memory (the common case; bigger machines run it). */
+  /* The per-tick metrics of 1e8 ticks: 7.1 GB, refused where that is more
+   * than half the memory (bigger machines run it, as many threads as fit:
+   * the driver's check). */
   double gb = physical_gb();
-  if (gb > 0 && gb / 2 < 15.3)
+  if (gb > 0 && gb / 2 < 7.1)
     expect_error_around("[scenario]\nhorizon_ms = 1e8\n",
-                        "t.ini:2: horizon_ms: one run needs about 15.3 GB (100000000 ticks x 164 "
-                        "bytes of per-tick buffers), more than half of this machine's ",
+                        "t.ini:2: horizon_ms: one run needs about 7.1 GB (100000000 ticks x 76 "
+                        "bytes of per-tick metrics), more than half of this machine's ",
                         " GB of memory; shorten horizon_ms or lengthen tick_ms");
   else
     print_message("(%.1f GB machine: a 1e8-tick run fits; per-tick refusal not tested)\n", gb);
-  if (gb > 0 && gb / 2 < 61.6)
+  if (gb > 0 && gb / 2 < 92.1)
     expect_error_around("[scenario]\nbreaker = fail_fast\nclients = 1000000\nshards = 4096\n",
-                        "t.ini:2: breaker: one run needs about 61.6 GB (1000000 clients x 4096 "
-                        "shards circuit breakers of 16 bytes), more than half of this machine's ",
+                        "t.ini:2: breaker: one run needs about 92.1 GB (1000000 clients x 4096 "
+                        "shards circuit breakers), more than half of this machine's ",
                         " GB of memory; lower clients or shards, or turn the breaker off");
   /* The seed study's scale is nowhere near. */
   expect_ok("[scenario]\nhorizon_ms = 100000\n");

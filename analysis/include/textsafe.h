@@ -44,6 +44,21 @@ void ana_term_text(char *dst, size_t len, const char *src);
  * (for multi-line texts whose parts were escaped already). */
 void ana_term_fputs(FILE *f, const char *s, int keep_newlines);
 
+/* The terminal escaper over a byte stream that arrives in pieces (what a
+ * FILE hands its writer): ana_term_text's rule, except that newlines pass
+ * (the stream is a program's whole output, lines and all) and NULs are
+ * escaped too; a character cut by the end of a piece is held until its
+ * last bytes arrive, so it is neither split nor taken for invalid. */
+typedef struct ana_term_stream {
+  char bytes[4];
+  size_t held; /* bytes of an unfinished character, 0-3 */
+} ana_term_stream;
+/* The terminal form of n bytes of s, after what st holds, into out (room
+ * for 4 * (n + 3) bytes); returns its length. */
+size_t ana_term_stream_put(ana_term_stream *st, const char *s, size_t n, char *out);
+/* The end of the stream: what st still holds, escaped (room for 12 bytes). */
+size_t ana_term_stream_end(ana_term_stream *st, char *out);
+
 /* One CSV cell (RFC 4180): a non-numeric cell starting with = + - @ tab or
  * CR (after leading spaces) gets a leading ' so a spreadsheet does not take
  * it for a formula; a cell holding , " CR or LF is quoted. */

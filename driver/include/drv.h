@@ -56,6 +56,10 @@ typedef struct drv_source {
   int32_t ticks;        /* > 0: encode each run's /ticks chunks padded to this many ticks */
   int32_t shard_queues; /* > 0: also its per-shard queue depths, this many shards wide */
   void *user;
+  /* The most one job's engine run holds (eng_run_memory, each part at its
+   * largest over the jobs): drv_execute refuses to start threads that
+   * would not fit (drv_memory_check). NULL: no check. */
+  const eng_memory *run_memory;
 } drv_source;
 
 /* Where finished runs go. */
@@ -100,8 +104,28 @@ typedef struct drv_result {
   int ranks;                   /* MPI processes (1 without MPI) */
   int stopped;                 /* the stop flag ended the runs early */
   int write_failed;            /* the sink failed: what it holds is incomplete */
+  int refused;                 /* drv_memory_check refused the threads: nothing ran */
   char first_error[512];       /* first failed run (with its seed) or sink error */
 } drv_result;
+
+/* ---- memory (memory.c) ---- */
+
+/* Whether threads (<= 0: all cores) running jobs (<= 0: as many as
+ * threads) fit: the process, each busy thread's engine run (run) and each
+ * thread's buffers for ticks (and shard_queues shards of queue depths)
+ * against the least of the memory the system says is available, the room
+ * under the cgroup's limit and under ulimit -v. 0, or -1 with a message
+ * naming the estimate, the memory available and the -j that would fit. */
+int drv_memory_check(const eng_memory *run, int32_t ticks, int32_t shard_queues, int64_t jobs,
+                     int threads, char *err, size_t errlen);
+/* The same for the runs of a checked sweep, before anything is created. */
+int drv_sweep_memory_check(const swp_sweep *sw, int threads, int64_t jobs, char *err,
+                           size_t errlen);
+/* Bytes of one worker's buffers besides its engine run (worker.c). */
+double drv_worker_memory(int32_t ticks, int32_t shard_queues);
+/* Bytes this process may still take (-1: the system does not say); *what
+ * names the limit, *address_space is 1 when it is ulimit -v. */
+double drv_available_memory(const char **what, int *address_space);
 
 /* Runs every job of src into sink. Returns 0 when every job was simulated
  * and stored, -1 otherwise (res says why). res->totals.total = src->n. */

@@ -118,6 +118,26 @@ void eng_run_destroy(eng_run *run);
 int eng_run_simulate(eng_run *run, const eng_config *cfg, uint64_t seed,
                      eng_summary *out, char *err, size_t errlen);
 
+/* What one run of cfg holds at its peak, by part, in bytes: the settings
+ * alone decide it, so it is known before anything runs (a sweep refuses
+ * what the machine cannot hold). An eng_run reused for several
+ * configurations holds the largest of them. */
+typedef struct eng_memory {
+  double per_tick;     /* the per-tick metrics, ENG_M_COUNT int32 each */
+  double shard_queues; /* record_shard_queues: ticks x shards int32 */
+  double ring;         /* shards x vnodes points, the sort's copy and the lookup table */
+  double breakers;     /* a circuit breaker per (client, shard) */
+  double tables;       /* per-shard and per-client state */
+  double attempts;     /* attempt records, their timeouts (and requests) alive at once */
+  double live;         /* attempts alive at once at most (a count) */
+  double total;        /* bytes, the sum of the parts */
+} eng_memory;
+void eng_run_memory(const eng_config *cfg, eng_memory *m);
+/* acc := each part the larger of acc and m (total their sum): what an
+ * eng_run holds after runs of both, its buffers only growing. Start from
+ * zeros. */
+void eng_memory_max(eng_memory *acc, const eng_memory *m);
+
 /* Per-tick values of metric m from the last simulation, length eng_run_ticks(). */
 const int32_t *eng_run_metric(const eng_run *run, eng_metric m);
 int32_t eng_run_ticks(const eng_run *run);

@@ -130,6 +130,8 @@ typedef struct swp_sweep {
   double tick_ms;    /* the same for every point */
   int32_t shard_queues; /* most shards of any point recording them (record_shard_queues = on);
                            0: no point does. The width of /ticks/shard_queue_depth */
+  eng_memory run_memory; /* the most one thread's engine run holds over the points: each
+                            part's largest (eng_run_memory), for the driver's check */
   int checked;
 } swp_sweep;
 
