@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "drv.h"
 #include "refine.h"
+#include "textsafe.h"
 
 /* Conservative size of one run in the file, for the free-space check: the
  * seed study (19 metrics x 10,000 ticks) stores about 64 KB per run at
@@ -54,6 +55,7 @@ typedef struct run_args {
   int64_t slice_index, slice_count; /* slice_count 0: the whole sweep */
   double commit_s;
   const char *client;     /* --client FILE: applied before every override */
+  unsigned client_flags;  /* --client-lenient: SWP_CLIENT_LENIENT */
   const char **overrides; /* "--set", value, "--grid", value, ... in command-line order */
   int n_overrides;
   int refine;             /* --refine, or a refine option: refine the file afterwards */
@@ -64,10 +66,11 @@ typedef struct run_args {
  * an error. */
 static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
   enum { O_SET = 256, O_GRID, O_CLIENT, O_SLICE, O_COMMIT, O_RESUME, O_NO_SPACE, O_NO_JOURNAL,
-         O_INI, O_REFINE };
+         O_INI, O_REFINE, O_LENIENT };
   static const struct option run_opts[] = {
       {"set", required_argument, NULL, O_SET},       {"grid", required_argument, NULL, O_GRID},
       {"client", required_argument, NULL, O_CLIENT}, {"output", required_argument, NULL, 'o'},
+      {"client-lenient", no_argument, NULL, O_LENIENT},
       {"threads", required_argument, NULL, 'j'},     {"slice", required_argument, NULL, O_SLICE},
       {"commit-interval", required_argument, NULL, O_COMMIT},
       {"force", no_argument, NULL, 'f'},             {"resume", no_argument, NULL, O_RESUME},
@@ -78,6 +81,7 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
   static const struct option list_opts[] = {
       {"set", required_argument, NULL, O_SET},       {"grid", required_argument, NULL, O_GRID},
       {"client", required_argument, NULL, O_CLIENT}, {"ini", no_argument, NULL, O_INI},
+      {"client-lenient", no_argument, NULL, O_LENIENT},
       {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
   const char *cmd = is_run ? "run" : "list";
   memset(ra, 0, sizeof *ra);
@@ -115,6 +119,7 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
       }
       ra->client = optarg;
       break;
+    case O_LENIENT: ra->client_flags |= SWP_CLIENT_LENIENT; break;
     case 'o':
       if (!*optarg) {
         cli_error(cmd, "-o needs a value");
@@ -154,6 +159,10 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
     cli_error(cmd, "one sweep file at most (got '%s' and '%s')", ra->sweep_path, argv[optind]);
     return 2;
   }
+  if (ra->client_flags && !ra->client) {
+    cli_error(cmd, "--client-lenient goes with --client FILE");
+    return 2;
+  }
   if (is_run && ra->resume && ra->force) {
     cli_error(cmd, "--resume continues the file and --force replaces it: choose one");
     return 2;
@@ -171,11 +180,11 @@ static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *
                           : swp_sweep_parse_seed_study(sw, err, sizeof err);
   if (!rc && ra->client) {
     swp_client_map map;
-    rc = swp_client_load(ra->client, &map, err, sizeof err);
-    if (!rc && loud) swp_client_print(&map, ra->client, stderr);
+    rc = swp_client_load_opts(ra->client, ra->client_flags, &map, err, sizeof err);
+    if (!rc && loud) swp_client_print(&map, ra->client, stderr, ana_term_fputs);
     if (!rc) rc = swp_client_apply_sweep(&map, ra->client, sw, err, sizeof err);
     if (rc) {
-      fprintf(stderr, "stormsweep %s: --client %s\n", cmd, err);
+      cli_error(cmd, "--client %s", err);
       return 2;
     }
   }
@@ -196,7 +205,7 @@ static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *
 static void run_usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep run [SWEEP.ini] [-o FILE] [-j THREADS] [--client FILE]\n"
-          "                      [--set KEY=VALUE]...\n"
+          "                      [--client-lenient] [--set KEY=VALUE]...\n"
           "                      [--grid KEY=V1,V2,...]... [--slice K/N] [--resume]\n"
           "                      [--commit-interval S] [--force] [--no-space-check]\n"
           "                      [--quiet] [--refine [REFINE OPTIONS]]\n\n"
@@ -210,6 +219,8 @@ static void run_usage(FILE *out) {
           "  --client FILE        the retry policy you ship (gRPC service config or Envoy\n"
           "                       retry_policy; docs/client-import.md) as [scenario]\n"
           "                       settings: before --set and the grid axes\n"
+          "  --client-lenient     an unknown field in the --client file is a note, not an\n"
+          "                       error\n"
           "  --grid KEY=V1,V2     make KEY an axis (replaces the file's axis in place);\n"
           "                       values as in a sweep file: lists, lin(A,B,N), log(A,B,N), inf\n"
           "  --slice K/N          run only slice K of N (K from 0 to N-1, e.g. a batch array\n"
@@ -690,7 +701,7 @@ static void list_usage(FILE *out) {
           "[--ini]\n\n"
           "Prints a sweep's axes, every grid point and the run count, without running.\n"
           "Without SWEEP.ini, lists the built-in seed study.\n\n"
-          "  --client, --set, --grid   as for 'stormsweep run'\n"
+          "  --client, --client-lenient, --set, --grid   as for 'stormsweep run'\n"
           "  --ini           print the effective sweep (overrides folded in) as INI text\n"
           "  -h, --help      this help\n\n"
           "Sweep file grammar:\n"

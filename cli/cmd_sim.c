@@ -20,6 +20,7 @@
 static void sim_usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "                      [--client-lenient]\n"
           "                      [--set KEY=VALUE]... [--seed N] [--ticks-csv FILE] [--json]\n"
           "                      [--show-settings]\n"
           "                      [--list-settings]\n\n"
@@ -37,6 +38,7 @@ static void sim_usage(FILE *out) {
           "                      Envoy retry_policy + circuit_breakers (YAML or JSON), mapped\n"
           "                      onto settings after --policy (the mapping goes to stderr;\n"
           "                      docs/client-import.md)\n"
+          "  --client-lenient    an unknown field in the --client file is a note, not an error\n"
           "  --set KEY=VALUE     change one setting (repeatable; applied after the file)\n"
           "  --seed N            run seed (default 1)\n"
           "  --ticks-csv FILE    write every per-tick metric as CSV (one row per tick; \"-\":\n"
@@ -285,7 +287,7 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
  * order, recording where each setting came from. Returns 0 or an exit
  * status (reported). */
 static int sim_configure(eng_config *cfg, origins *o, const char *file, const char *policy,
-                         const char *client, char **sets, int n_sets) {
+                         const char *client, unsigned client_flags, char **sets, int n_sets) {
   char err[512];
   if (file) {
     file_trace t = {o, cfg, file};
@@ -311,17 +313,17 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
   }
   if (client) {
     swp_client_map map;
-    if (swp_client_load(client, &map, err, sizeof err)) {
-      fprintf(stderr, "stormsweep sim: --client %s\n", err);
+    if (swp_client_load_opts(client, client_flags, &map, err, sizeof err)) {
+      cli_error("sim", "--client %s", err);
       return 2;
     }
-    swp_client_print(&map, client, stderr);
+    swp_client_print(&map, client, stderr, ana_term_fputs);
     for (size_t i = 0; i < map.n; i++) {
       swp_client_map one = map;
       one.n = 1;
       one.e[0] = map.e[i];
       if (swp_client_apply(&one, client, cfg, err, sizeof err)) {
-        fprintf(stderr, "stormsweep sim: --client %s\n", err);
+        cli_error("sim", "--client %s", err);
         return 2;
       }
       char from[320];
@@ -347,10 +349,11 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
 }
 
 int cmd_sim(int argc, char **argv) {
-  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT };
+  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT, O_LENIENT };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
+      {"client-lenient", no_argument, NULL, O_LENIENT},
       {"set", required_argument, NULL, O_SET},
       {"seed", required_argument, NULL, O_SEED},
       {"ticks-csv", required_argument, NULL, O_CSV},
@@ -364,6 +367,7 @@ int cmd_sim(int argc, char **argv) {
   const char *file = NULL, *csv = NULL, *policy = NULL, *client = NULL;
   uint64_t seed = 1;
   int json = 0, force = 0, list = 0, show = 0, n_sets = 0, c;
+  unsigned client_flags = 0;
   char **sets = calloc((size_t)argc + 1, sizeof *sets);
   if (!sets) {
     fprintf(stderr, "stormsweep sim: out of memory\n");
@@ -379,6 +383,7 @@ int cmd_sim(int argc, char **argv) {
     case O_SHOW: show = 1; break;
     case O_POLICY: policy = optarg; break;
     case O_CLIENT: client = optarg; break;
+    case O_LENIENT: client_flags |= SWP_CLIENT_LENIENT; break;
     case O_CSV: csv = optarg; break;
     case O_SET: {
       const char *eq = strchr(optarg, '=');
@@ -413,6 +418,11 @@ int cmd_sim(int argc, char **argv) {
     free(sets);
     return 2;
   }
+  if (client_flags && !client) {
+    cli_error("sim", "--client-lenient goes with --client FILE");
+    free(sets);
+    return 2;
+  }
   if (list) {
     list_settings();
     if (file || policy || client || n_sets)
@@ -431,7 +441,7 @@ int cmd_sim(int argc, char **argv) {
     origins_free(&o);
     return 1;
   }
-  int rc = sim_configure(&cfg, &o, file, policy, client, sets, n_sets);
+  int rc = sim_configure(&cfg, &o, file, policy, client, client_flags, sets, n_sets);
   free(sets);
   if (rc || show) {
     if (!rc) show_settings(&o);

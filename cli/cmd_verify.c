@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "fmt_outfile.h"
 #include "seqtest.h"
+#include "textsafe.h"
 #include "drv.h"
 
 #define VERIFY_DEFAULT_MAX_RUNS 2000
@@ -48,6 +49,7 @@ typedef struct verify_args {
   const char *scenario; /* NULL: the seed study's scenario */
   const char *policy;
   const char *client; /* --client FILE */
+  unsigned client_flags; /* --client-lenient: SWP_CLIENT_LENIENT */
   const char **sets;
   int n_sets;
   const char **grids; /* --grid KEY=V1,V2: scenario values to check across */
@@ -87,7 +89,7 @@ typedef struct verify_state {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
-          "                         [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
+          "                         [--client-lenient] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
           "                         [--seed S] [--quiet]\n\n"
@@ -102,6 +104,8 @@ static void usage(FILE *out) {
           "  --policy NAME         naive or guarded (applied before --set)\n"
           "  --client FILE         the retry policy you ship (gRPC service config or Envoy\n"
           "                        retry_policy; docs/client-import.md), after --policy\n"
+          "  --client-lenient      an unknown field in the --client file is a note, not an\n"
+          "                        error\n"
           "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
           "  --grid KEY=V1,V2,...  check across these scenario values (repeatable)\n"
           "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
@@ -128,10 +132,11 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
   enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
-         O_RESUME, O_SEED, O_GRID };
+         O_RESUME, O_SEED, O_GRID, O_LENIENT };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
+      {"client-lenient", no_argument, NULL, O_LENIENT},
       {"set", required_argument, NULL, O_SET},
       {"grid", required_argument, NULL, O_GRID},
       {"min-pass", required_argument, NULL, O_MIN_PASS},
@@ -166,6 +171,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     switch (c) {
     case O_POLICY: a->policy = optarg; break;
     case O_CLIENT: a->client = optarg; break;
+    case O_LENIENT: a->client_flags |= SWP_CLIENT_LENIENT; break;
     case O_SET:
       if (!strchr(optarg, '=')) {
         fprintf(stderr, "stormsweep verify: --set: expected KEY=VALUE, got '%s'\n", optarg);
@@ -213,6 +219,10 @@ static int parse_args(verify_args *a, int argc, char **argv) {
   if (optind < argc) {
     fprintf(stderr, "stormsweep verify: unexpected argument '%s' (one SCENARIO.ini at most)\n",
             argv[optind]);
+    return 2;
+  }
+  if (a->client_flags && !a->client) {
+    cli_error("verify", "--client-lenient goes with --client FILE");
     return 2;
   }
   if (a->resume && !a->output) {
@@ -266,8 +276,8 @@ static int build_sweep(verify_state *v) {
   }
   if (a->client) {
     swp_client_map map;
-    if (swp_client_load(a->client, &map, err, sizeof err)) goto bad_client;
-    if (!a->quiet) swp_client_print(&map, a->client, stderr);
+    if (swp_client_load_opts(a->client, a->client_flags, &map, err, sizeof err)) goto bad_client;
+    if (!a->quiet) swp_client_print(&map, a->client, stderr, ana_term_fputs);
     if (swp_client_apply_sweep(&map, a->client, &v->sw, err, sizeof err)) goto bad_client;
   }
   for (int i = 0; i < a->n_sets; i++)
@@ -328,7 +338,7 @@ bad:
   fprintf(stderr, "stormsweep verify: %s\n", err);
   return 2;
 bad_client:
-  fprintf(stderr, "stormsweep verify: --client %s\n", err);
+  cli_error("verify", "--client %s", err);
   return 2;
 }
 

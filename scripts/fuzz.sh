@@ -7,8 +7,8 @@
 #
 # Builds with clang straight from the sources the parser needs
 # (sweeps/*.c but the client importer, engine/config.c and the embedded seed
-# study; the importer too for client; every library for resultfile) — no
-# CMake build needed.
+# study; the importer and the terminal escaper too for client; every library
+# for resultfile) — no CMake build needed.
 # Starts from the seed corpus in tests/fuzz/corpus (corpus_result for
 # resultfile; read-only: new inputs go to BUILD_DIR/corpus, which later runs
 # reuse) with the dictionary tests/fuzz/sweepfile.dict (sweepfile only).
@@ -88,7 +88,8 @@ done
 if [ "$target" = client ]; then
   # the --client importer (its examples join the seeds below)
   "$CC" "${flags[@]}" -o "$out/fuzz_client" "$src/tests/fuzz/fuzz_client.c" \
-    "$src"/sweeps/client_*.c "${parser[@]}" -ljansson -lyaml -linih -lxxhash -lm
+    "$src"/sweeps/client_*.c "$src/analysis/textsafe.c" "${parser[@]}" -ljansson -lyaml -linih \
+    -lxxhash -lm
 elif [ "$target" = sweepfile ]; then
   "$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" "$src/tests/fuzz/fuzz_sweepfile.c" "${parser[@]}" \
     -linih -lxxhash -lm

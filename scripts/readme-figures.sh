@@ -12,9 +12,10 @@
 #
 # Options: --bin BIN (default build/stormsweep), --dir DIR (keep and reuse the
 # sources' files), --only SRC,... / --skip SRC,... (sources: sim, seed,
-# ablation, load_ramp, self_collapse, boundary, crn). The full --update takes
-# a few minutes on 2 cores (the seed study and its refine, the ablation sweep,
-# the CRN study's 9,600 runs); tests/cli_readme_figures.sh runs --check.
+# ablation, load_ramp, self_collapse, closed_loop, limiters,
+# clients_as_shipped, boundary, crn). The full --update takes a few minutes
+# on 2 cores (the seed study and its refine, the ablation sweep, the CRN
+# study's 9,600 runs); tests/cli_readme_figures.sh runs --check.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 py=/usr/bin/python3

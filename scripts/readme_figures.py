@@ -87,8 +87,22 @@ class Sources:
             # refine resumes and leaves a decided file as it is
             self.sh(["refine", path, "-q", "-j", str(THREADS)])
             v = path
-        elif src in ("ablation", "load_ramp", "self_collapse", "closed_loop", "limiters"):
+        elif src in ("ablation", "load_ramp", "self_collapse", "closed_loop"):
             v = self.sweep(src, os.path.join(ROOT, "sweeps", src + ".ini"))
+        elif src == "limiters":
+            # the grid's five limiters, and the aws row as its own run of the
+            # same file with botocore's standard-mode client around the quota
+            ini = os.path.join(ROOT, "sweeps", "limiters.ini")
+            v = [(self.sweep("limiters", ini), {}),
+                 (self.sweep("limiters_aws", ini, LIMITERS_AWS), {"retry_limiter": "aws (botocore standard)"})]
+        elif src == "clients_as_shipped":
+            # one run of the study per client: the file's own, then each --client
+            ini = os.path.join(ROOT, "sweeps", "clients_as_shipped.ini")
+            v = []
+            for label, client in CLIENTS_AS_SHIPPED:
+                extra = ["--client", os.path.join(ROOT, "sweeps", "clients", client)] if client else []
+                v.append((self.sweep("clients_as_shipped_" + (client or "today").split(".")[0], ini, extra),
+                          {"client": label}))
         elif src == "sim":
             v = self.sim_cases()
         elif src == "boundary":
@@ -173,6 +187,22 @@ SIM_CASES = {
     "n_breaker": (20, ["--policy", "naive", "--set", "breaker=fail_fast"]),
     "no_retries": (20, ["--policy", "naive", "--set", "max_retries=0"]),
 }
+
+# The aws row of sweeps/limiters.ini: botocore's standard mode (3 attempts,
+# delay U(0, 1) x 2^(n-1) s capped at 20 s) around the AWS retry quota.
+LIMITERS_AWS = ["--set", "retry_limiter=aws", "--set", "max_retries=2", "--set", "backoff=full",
+                "--set", "backoff_base_ms=1000", "--set", "backoff_cap_ms=20000",
+                "--set", "backoff_multiplier=2"]
+
+# sweeps/clients_as_shipped.ini's clients: (row label, file in sweeps/clients/ or None
+# for the study's own client)
+CLIENTS_AS_SHIPPED = [
+    ("retries everything (today)", None),
+    ("gRPC (deadline, UNAVAILABLE)", "grpc.json"),
+    ("gRPC + retryThrottling", "grpc-throttled.json"),
+    ("Envoy (per_try_timeout, budget)", "envoy.yaml"),
+    ("gRPC hedging", "grpc-hedged.json"),
+]
 
 BOUNDARIES = {
     "example": ["--axis", "budget_ratio", "--range", "0.05:4", "--log"],
@@ -627,10 +657,13 @@ def b_crn_table(S):
 
 
 def analyze_table(S, src):
-    """docs/clients.md's study tables: one row per grid point (in grid
-    order) from `analyze --json`, 95 % Wilson intervals."""
-    d = json.loads(S.sh(["analyze", S.get(src), "--json"]))
-    axes = d["axes"]
+    """The study tables: one row per grid point (in grid order) from
+    `analyze --json`, 95 % Wilson intervals. A source is one result file, or
+    a list of (file, {column: value}) whose rows follow one another, each
+    file's fixed columns standing for an axis it does not have."""
+    parts = S.get(src)
+    if isinstance(parts, str):
+        parts = [(parts, {})]
 
     def ci(p, w):
         return f"{p:.2f} [{w[0]:.2f}, {w[1]:.2f}]"
@@ -638,18 +671,27 @@ def analyze_table(S, src):
     def ms(p, censor):
         return f">{censor:.0f}" if p is None else f"{p:.0f}"
 
-    head = axes + ["runs", "rec / slow / meta", "P(metastable) [95% CI]", "P(pass SLO) [95% CI]",
+    cols, rows = [], []
+    for path, fixed in parts:
+        d = json.loads(S.sh(["analyze", path, "--json"]))
+        for c in list(fixed) + d["axes"]:
+            if c not in cols:
+                cols.append(c)
+        for pt in sorted(d["points"], key=lambda q: q["point"]):
+            vals = dict(fixed)
+            vals.update({a: str(pt["settings"][a]) for a in d["axes"]})
+            amp = pt["amplification"]["mean"] if isinstance(pt.get("amplification"), dict) else None
+            rows.append((vals, [str(pt["runs"]), f"{pt['recovered']} / {pt['slow']} / {pt['metastable']}",
+                                ci(pt["p_metastable"], pt["p_metastable_wilson"]),
+                                ci(pt["p_pass"], pt["p_pass_wilson"]),
+                                f"{ms(pt['recovery_p50_ms'], pt['censor_ms'])} / "
+                                f"{ms(pt['recovery_p90_ms'], pt['censor_ms'])}",
+                                "–" if amp is None else f"{amp:.2f}"]))
+    head = cols + ["runs", "rec / slow / meta", "P(metastable) [95% CI]", "P(pass SLO) [95% CI]",
                    "recovery p50 / p90 ms", "amplification"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for pt in sorted(d["points"], key=lambda q: q["point"]):
-        vals = [str(pt["settings"][a]) for a in axes]
-        amp = pt["amplification"]["mean"] if isinstance(pt.get("amplification"), dict) else None
-        vals += [str(pt["runs"]), f"{pt['recovered']} / {pt['slow']} / {pt['metastable']}",
-                 ci(pt["p_metastable"], pt["p_metastable_wilson"]),
-                 ci(pt["p_pass"], pt["p_pass_wilson"]),
-                 f"{ms(pt['recovery_p50_ms'], pt['censor_ms'])} / {ms(pt['recovery_p90_ms'], pt['censor_ms'])}",
-                 "–" if amp is None else f"{amp:.2f}"]
-        out.append("| " + " | ".join(vals) + " |")
+    for vals, stats in rows:
+        out.append("| " + " | ".join([vals.get(c, "–") for c in cols] + stats) + " |")
     return "\n".join(out)
 
 
@@ -659,6 +701,10 @@ def b_closed_loop_table(S):
 
 def b_limiters_table(S):
     return analyze_table(S, "limiters")
+
+
+def b_clients_as_shipped_table(S):
+    return analyze_table(S, "clients_as_shipped")
 
 
 BLOCKS = {
@@ -678,6 +724,7 @@ BLOCKS = {
     "crn-table": ("crn", b_crn_table),
     "closed-loop-table": ("closed_loop", b_closed_loop_table),
     "limiters-table": ("limiters", b_limiters_table),
+    "clients-as-shipped-table": ("clients_as_shipped", b_clients_as_shipped_table),
 }
 
 MARK = re.compile(r"<!-- generated:([a-z0-9-]+) begin -->\n(.*?)<!-- generated:\1 end -->", re.S)

@@ -25,31 +25,24 @@
 
 /* ---- messages ------------------------------------------------------------ */
 
-/* File text in a message: printable ASCII kept, anything else as \xNN, so a
- * hostile key or value cannot drive the terminal. */
-void swp__cl_safe_copy(char *dst, size_t len, const char *src, size_t max_in) {
-  size_t o = 0;
-  if (!len) return;
-  for (size_t i = 0; src && src[i] && i < max_in; i++) {
-    unsigned char ch = (unsigned char)src[i];
-    if (ch >= 0x20 && ch < 0x7f) {
-      if (o + 1 >= len) break;
-      dst[o++] = (char)ch;
-    } else {
-      if (o + 4 >= len) break;
-      snprintf(dst + o, len - o, "\\x%02X", ch);
-      o += 4;
-    }
-  }
-  dst[o] = 0;
-}
+/* Text from the file goes into messages and notes as it is: every command
+ * prints them through the one terminal escaper (analysis/textsafe.c, by
+ * cli_error and by swp_client_print's caller), never raw. */
 
+/* At most max bytes of src (a NUL ends it sooner), always terminated. */
+static void raw_copy(char *dst, size_t len, const char *src, size_t max) {
+  size_t n = 0;
+  if (!len) return;
+  while (src && src[n] && n < max && n + 1 < len) n++;
+  if (n) memcpy(dst, src, n);
+  dst[n] = 0;
+}
 
 size_t swp__cl_path_push(ictx *c, const char *field) {
   size_t old = c->plen;
-  char safe[96];
-  swp__cl_safe_copy(safe, sizeof safe, field, 64);
-  int n = snprintf(c->path + c->plen, sizeof c->path - c->plen, "%s%s", c->plen ? "." : "", safe);
+  char name[96];
+  raw_copy(name, sizeof name, field, 64);
+  int n = snprintf(c->path + c->plen, sizeof c->path - c->plen, "%s%s", c->plen ? "." : "", name);
   if (n > 0)
     c->plen = c->plen + (size_t)n < sizeof c->path ? c->plen + (size_t)n : sizeof c->path - 1;
   return old;
@@ -93,8 +86,11 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void swp__cl_note(ictx *c, const char *field, const char *fmt, ...) {
   swp_client_map *m = c->m;
-  if (m->n_notes >= SWP_CLIENT_MAX_NOTES) return;
-  char msg[200];
+  if (m->n_notes >= SWP_CLIENT_MAX_NOTES) {
+    m->notes_dropped++;
+    return;
+  }
+  char msg[400];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
@@ -122,7 +118,7 @@ int swp__cl_entry(ictx *c, const char *key, const char *value, const char *field
     snprintf(e->source, sizeof e->source, "%s", c->path);
     swp__cl_path_pop(c, old);
   }
-  swp__cl_safe_copy(e->raw, sizeof e->raw, raw ? raw : "", 48);
+  snprintf(e->raw, sizeof e->raw, "%s", raw ? raw : "");
   return 0;
 }
 
@@ -131,6 +127,48 @@ int swp__cl_entry_num(ictx *c, const char *key, double v, const char *field, con
   char buf[64];
   snprintf(buf, sizeof buf, "%.10g", v);
   return swp__cl_entry(c, key, buf, field, raw, why);
+}
+
+/* An entry whose source is a path saved earlier (not the current one). */
+int swp__cl_entry_from(ictx *c, const char *key, const char *value, const char *src,
+                       const char *raw) {
+  char saved[sizeof c->path];
+  size_t plen = c->plen;
+  memcpy(saved, c->path, sizeof saved);
+  c->plen = 0;
+  c->path[0] = 0;
+  int rc = swp__cl_entry(c, key, value, src, raw, NULL);
+  memcpy(c->path, saved, sizeof saved);
+  c->plen = plen;
+  return rc;
+}
+
+void swp__cl_path_of(ictx *c, const char *field, char *out, size_t n) {
+  size_t old = swp__cl_path_push(c, field);
+  snprintf(out, n, "%s", c->path);
+  swp__cl_path_pop(c, old);
+}
+
+/* The failures in retry_on's syntax ("rejected+shed+lost"), or "none". */
+void swp__cl_fails_text(unsigned mask, char *buf, size_t n) {
+  static const char *const names[ENG_FAIL_KINDS] = {"timeout", "rejected", "shed",    "router",
+                                                    "breaker", "lost",     "overflow"};
+  size_t used = 0;
+  buf[0] = 0;
+  for (int i = 0; i < ENG_FAIL_KINDS; i++)
+    if (mask & (1u << i)) {
+      char part[32];
+      snprintf(part, sizeof part, "%s%s", used ? "+" : "", names[i]);
+      swp__cl_cat(buf, n, &used, part);
+    }
+  if (!used) snprintf(buf, n, "none");
+}
+
+void swp__cl_cat(char *buf, size_t n, size_t *used, const char *text) {
+  if (!n) return;
+  int k = snprintf(buf + *used, *used < n ? n - *used : 0, "%s", text);
+  if (k > 0) *used += (size_t)k;
+  if (*used >= n) *used = n - 1;
 }
 
 /* ---- YAML into a jansson tree ------------------------------------------ */
@@ -182,10 +220,10 @@ static int yaml_fail(yctx *y, const yaml_event_t *ev, const char *what) {
 static int yaml_next(yctx *y, yaml_event_t *ev) {
   if (yaml_parser_parse(&y->p, ev)) return 0;
   char what[256];
-  swp__cl_safe_copy(what, sizeof what, y->p.problem ? y->p.problem : "malformed YAML", 200);
+  raw_copy(what, sizeof what, y->p.problem ? y->p.problem : "malformed YAML", 200);
   if (y->p.context) {
     char ctx[128];
-    swp__cl_safe_copy(ctx, sizeof ctx, y->p.context, 100);
+    raw_copy(ctx, sizeof ctx, y->p.context, 100);
     size_t n = strlen(what);
     snprintf(what + n, sizeof what - n, " (%s)", ctx);
   }
@@ -264,9 +302,9 @@ static int yaml_node(yctx *y, yaml_event_t *ev, json_t **out, int depth) {
       }
       memcpy(key, k.data.scalar.value, klen + 1);
       if (json_object_get(obj, key)) {
-        char safe[128], what[200];
-        swp__cl_safe_copy(safe, sizeof safe, key, 64);
-        snprintf(what, sizeof what, "duplicate key '%s'", safe);
+        char name[128], what[200];
+        raw_copy(name, sizeof name, key, 64);
+        snprintf(what, sizeof what, "duplicate key '%s'", name);
         yaml_fail(y, &k, what);
         yaml_event_delete(&k);
         break;
@@ -348,7 +386,7 @@ json_t *swp__cl_json_load(ictx *c, const char *buf, size_t len) {
   json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
   if (!root) {
     char what[192];
-    swp__cl_safe_copy(what, sizeof what, je.text, 160);
+    raw_copy(what, sizeof what, je.text, 160);
     if (c->err && c->errlen)
       snprintf(c->err, c->errlen, "%s: line %d column %d: %s", c->name, je.line, je.column, what);
   }
@@ -412,6 +450,29 @@ int swp__cl_want_object(ictx *c, json_t *v, const char *shown) {
   return swp__cl_fail(c, shown, "expected an object, got %s", swp__cl_type_name(v));
 }
 
+/* A decimal number as JSON writes one, -?digits[.digits][(e|E)[+-]digits],
+ * optionally with a leading '+' or the YAML forms ".5" and "5.": no hex
+ * ("0x10"), no "inf" or "nan", no spaces. */
+static int decimal_text(const char *s) {
+  const char *p = s + (*s == '-' || *s == '+');
+  size_t ip = 0, fp = 0;
+  while (isdigit((unsigned char)p[ip])) ip++;
+  p += ip;
+  if (*p == '.') {
+    p++;
+    while (isdigit((unsigned char)p[fp])) fp++;
+    p += fp;
+  }
+  if (!ip && !fp) return 0;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    p += *p == '-' || *p == '+';
+    if (!isdigit((unsigned char)*p)) return 0;
+    while (isdigit((unsigned char)*p)) p++;
+  }
+  return !*p;
+}
+
 /* A whole number (a JSON integer, or a decimal string as protobuf's JSON
  * mapping allows for integer fields) in [lo, hi]. */
 int swp__cl_get_int(ictx *c, json_t *v, const char *shown, long long lo, long long hi,
@@ -425,9 +486,9 @@ int swp__cl_get_int(ictx *c, json_t *v, const char *shown, long long lo, long lo
     errno = 0;
     x = strtoll(s, &end, 10);
     if (!*s || *end || errno || isspace((unsigned char)*s)) {
-      char safe[64];
-      swp__cl_safe_copy(safe, sizeof safe, s, 40);
-      return swp__cl_fail(c, shown, "expected a whole number, got \"%s\"", safe);
+      char text[64];
+      raw_copy(text, sizeof text, s, 40);
+      return swp__cl_fail(c, shown, "expected a whole number, got \"%s\"", text);
     }
   } else if (json_is_real(v)) {
     return swp__cl_fail(c, shown, "expected a whole number, got %g", json_real_value(v));
@@ -445,7 +506,7 @@ int swp__cl_get_int(ictx *c, json_t *v, const char *shown, long long lo, long lo
   return 0;
 }
 
-/* A finite number (JSON number, or a numeric string as protobuf allows)
+/* A finite number (JSON number, or a decimal string as protobuf allows)
  * greater than lo (or >= lo when closed) and at most hi. */
 int swp__cl_get_num(ictx *c, json_t *v, const char *shown, double lo, int closed, double hi,
                    double *out, char *raw, size_t rawlen) {
@@ -454,13 +515,12 @@ int swp__cl_get_num(ictx *c, json_t *v, const char *shown, double lo, int closed
     x = json_number_value(v);
   } else if (json_is_string(v)) {
     const char *s = json_string_value(v);
-    char *end;
-    x = strtod(s, &end);
-    if (!*s || *end || isspace((unsigned char)*s) || !isfinite(x)) {
-      char safe[64];
-      swp__cl_safe_copy(safe, sizeof safe, s, 40);
-      return swp__cl_fail(c, shown, "expected a finite number, got \"%s\"", safe);
-    }
+    char text[64];
+    raw_copy(text, sizeof text, s, 40);
+    if (!decimal_text(s))
+      return swp__cl_fail(c, shown, "expected a decimal number, got \"%s\"", text);
+    x = strtod(s, NULL);
+    if (!isfinite(x)) return swp__cl_fail(c, shown, "expected a finite number, got \"%s\"", text);
   } else {
     return swp__cl_fail(c, shown, "expected a number, got %s", swp__cl_type_name(v));
   }
@@ -476,17 +536,24 @@ int swp__cl_get_num(ictx *c, json_t *v, const char *shown, double lo, int closed
   return 0;
 }
 
+int swp__cl_get_bool(ictx *c, json_t *v, const char *shown, int *out) {
+  if (!json_is_boolean(v))
+    return swp__cl_fail(c, shown, "expected true or false, got %s", swp__cl_type_name(v));
+  *out = json_is_true(v);
+  return 0;
+}
+
 /* A protobuf JSON Duration: decimal seconds with at most 9 fractional
- * digits and an "s" suffix, e.g. "0.1s", "2s", "0.000500s". Must be
- * positive. Gives milliseconds. */
-int swp__cl_get_duration(ictx *c, json_t *v, const char *shown, double *ms, char *raw,
-                        size_t rawlen) {
+ * digits and an "s" suffix, e.g. "0.1s", "2s", "0.000500s". Positive, or
+ * with zero_ok also "0s". Gives milliseconds. */
+int swp__cl_get_duration(ictx *c, json_t *v, const char *shown, int zero_ok, double *ms,
+                        char *raw, size_t rawlen) {
   if (!json_is_string(v))
     return swp__cl_fail(c, shown, "expected a duration string such as \"0.1s\", got %s",
                         swp__cl_type_name(v));
   const char *s = json_string_value(v);
-  char safe[64];
-  swp__cl_safe_copy(safe, sizeof safe, s, 40);
+  char text[64];
+  raw_copy(text, sizeof text, s, 40);
   const char *p = s;
   int neg = *p == '-';
   if (neg) p++;
@@ -502,34 +569,67 @@ int swp__cl_get_duration(ictx *c, json_t *v, const char *shown, double *ms, char
     return swp__cl_fail(c, shown,
                 "not a protobuf duration: expected seconds with an 's' suffix, such as \"0.1s\" "
                 "(got \"%s\")",
-                safe);
+                text);
   double sec = strtod(p, NULL);
-  if (neg && sec > 0) return swp__cl_fail(c, shown, "must be positive, got \"%s\"", safe);
-  if (!(sec > 0)) return swp__cl_fail(c, shown, "must be positive, got \"%s\"", safe);
+  const char *want = zero_ok ? "0s or more" : "positive";
+  if (neg && sec > 0) return swp__cl_fail(c, shown, "must be %s, got \"%s\"", want, text);
+  if (!(sec > 0) && !zero_ok) return swp__cl_fail(c, shown, "must be %s, got \"%s\"", want, text);
   if (sec > 315576000000.0)
-    return swp__cl_fail(c, shown, "out of range for a protobuf duration (\"%s\")", safe);
+    return swp__cl_fail(c, shown, "out of range for a protobuf duration (\"%s\")", text);
   *ms = sec * 1000;
-  snprintf(raw, rawlen, "%s", safe);
+  snprintf(raw, rawlen, "%s", text);
   return 0;
 }
 
-/* Notes every field of obj that is neither read (read[], snake_case names)
- * nor known to be unmodelled (unmodelled[]): a typo shows up as "unknown". */
-void swp__cl_note_others(ictx *c, json_t *obj, const char *const *read,
-                        const char *const *unmodelled) {
-  const char *k;
-  json_t *v;
-  json_object_foreach(obj, k, v) {
-    int hit = 0;
-    for (size_t i = 0; read && read[i] && !hit; i++) hit = name_is(k, read[i]);
-    for (size_t i = 0; unmodelled && unmodelled[i] && !hit; i++)
-      if (name_is(k, unmodelled[i])) {
-        hit = 1;
-        swp__cl_note(c, k, "not modelled, ignored");
-      }
-    if (!hit) swp__cl_note(c, k, "unknown field, ignored");
+/* ---- which fields an object may have -------------------------------------- */
+
+/* Checks every field of obj (whose path is the current one): read[] are the
+ * ones the mapper reads, known[] the ones it does not model (each noted with
+ * its reason); any other is unknown — an error naming the nearest known
+ * spelling (eng_suggest, the one did-you-mean rule), or with
+ * SWP_CLIENT_LENIENT a note. what names the message ("a gRPC MethodConfig"). */
+int swp__cl_check_fields(ictx *c, json_t *obj, const char *what, const char *const *read,
+                        const swp__cl_known *known) {
+  enum { MAXN = 96 };
+  char spell[2 * MAXN][64];
+  const char *cands[2 * MAXN + 1];
+  size_t n = 0;
+  for (size_t i = 0; read && read[i] && n + 2 <= 2 * MAXN; i++) {
+    snprintf(spell[n], sizeof spell[n], "%s", read[i]);
+    camel_case(read[i], spell[n + 1], sizeof spell[n + 1]);
+    n += 2;
   }
+  for (size_t i = 0; known && known[i].snake && n + 2 <= 2 * MAXN; i++) {
+    snprintf(spell[n], sizeof spell[n], "%s", known[i].snake);
+    camel_case(known[i].snake, spell[n + 1], sizeof spell[n + 1]);
+    n += 2;
+  }
+  /* the file's own style first: its suggestion is spelt the way it writes */
+  size_t k = 0;
+  for (size_t pass = 0; pass < 2; pass++)
+    for (size_t i = pass ? !c->camel : (size_t)c->camel; i < n; i += 2) cands[k++] = spell[i];
+  cands[k] = NULL;
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    int hit = 0;
+    for (size_t i = 0; read && read[i] && !hit; i++) hit = name_is(key, read[i]);
+    for (size_t i = 0; known && known[i].snake && !hit; i++)
+      if (name_is(key, known[i].snake)) {
+        hit = 1;
+        swp__cl_note(c, key, "%s", known[i].note ? known[i].note : "not modelled, ignored");
+      }
+    if (hit) continue;
+    const char *best = eng_suggest(key, cands, k);
+    char hint[128] = "";
+    if (best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
+    if (c->flags & SWP_CLIENT_LENIENT) {
+      swp__cl_note(c, key, "unknown field, ignored%s", hint);
+      continue;
+    }
+    if (best) return swp__cl_fail(c, key, "unknown field%s", hint);
+    return swp__cl_fail(c, key,
+                        "unknown field in %s (--client-lenient ignores unknown fields)", what);
+  }
+  return 0;
 }
-
-/* ---- gRPC service config (gRFC A6) ------------------------------------- */
-

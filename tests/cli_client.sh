@@ -2,10 +2,13 @@
 # cli_client.sh — `--client FILE` from the outside: every broken config in
 # tests/client/bad/ gives exactly the message in EXPECTED.tsv
 # ("FILE: path.to.field: what is wrong") and exit 2, through sim, run, list
-# and verify; the shipped examples print their mapping; with the client
-# limiter settings in the build (issue 12), sim --show-settings names
-# --client FILE and the field as the origin of each imported setting, and
-# an imported setting loses to --set and to a grid axis.
+# and verify; only regular files are read (a FIFO fails at once); an
+# unknown field is an error on every command and a note with
+# --client-lenient; text from the file reaches the terminal escaped; the
+# shipped examples print their mapping; sim --show-settings names --client
+# FILE and the field as the origin of each imported setting, and an
+# imported setting loses to --set and to a grid axis; a gRPC client with a
+# deadline and UNAVAILABLE only does not retry its timeouts.
 # Usage: bash cli_client.sh STORMSWEEP_BIN SOURCE_DIR
 set -u
 # shellcheck source=lib/cli_common.sh
@@ -51,6 +54,50 @@ expect_in "$T/err" "big.yaml: larger than 1048576 bytes"
 expect_exit 2 "$BIN" run --client
 expect_in "$T/err" "--client needs a value"
 
+# ---- only regular files: a FIFO (or a link to one) fails at once, not blocking ----
+mkfifo "$T/fifo"
+ln -s "$T/fifo" "$T/fifo-link.json"
+for f in "$T/fifo" "$T/fifo-link.json"; do
+  timeout 10 "$BIN" sim --client "$f" >"$T/out" 2>"$T/err"
+  rc=$?
+  [ "$rc" = 2 ] || fail "sim --client $(basename "$f") exited $rc, want 2 at once (124: it blocked)"
+  expect_in "$T/err" "$(basename "$f"): not a regular file (a FIFO)"
+done
+expect_exit 2 "$BIN" sim --client "$T"
+expect_in "$T/err" "not a regular file (a directory)"
+
+# ---- an unknown field is an error on every command; --client-lenient makes it a note ----
+bad=envoy-typo-retry-budjet.yaml
+want="--client $bad: circuit_breakers.thresholds[0].retry_budjet: unknown field (did you mean 'retry_budget'?)"
+note="note: circuit_breakers.thresholds[0].retry_budjet: unknown field, ignored (did you mean 'retry_budget'?)"
+printf '[sweep]\nreplicates = 1\n[scenario]\nshards = 2\nhorizon_ms = 3000\nsurge = none\nbrownout = none\n' >"$T/tiny.ini"
+for cmd in sim list run verify; do
+  case $cmd in
+    sim) args=(--show-settings) ;;
+    list) args=("$T/tiny.ini") ;;
+    run) args=("$T/tiny.ini" -o "$T/lenient.h5" -q) ;;
+    verify) args=(--max-runs 2) ;;
+  esac
+  expect_exit 2 "$BIN" "$cmd" --client "$bad" "${args[@]}"
+  expect_in "$T/err" "stormsweep $cmd: $want"
+  "$BIN" "$cmd" --client "$bad" --client-lenient "${args[@]}" >"$T/out" 2>"$T/err"
+  rc=$?
+  [ "$rc" = 2 ] && fail "$cmd --client-lenient exited 2: $(head -c 400 "$T/err")"
+  [ "$cmd" = run ] || expect_in "$T/err" "$note"
+done
+[ -s "$T/lenient.h5" ] || fail "run --client-lenient wrote no result file"
+expect_exit 2 "$BIN" sim --client-lenient
+expect_in "$T/err" "stormsweep sim: --client-lenient goes with --client FILE"
+
+# ---- text from the file is escaped wherever it is printed ----
+printf '{"methodConfig": [{"\\u001b[2J\\u001b[31mPROVEN": 1, "timeout": "1s", "retryPolicy": {"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}' >"$T/esc.json"
+expect_exit 2 "$BIN" sim --client "$T/esc.json" --show-settings
+expect_in "$T/err" 'methodConfig[0].\x1b[2J\x1b[31mPROVEN: unknown field in a gRPC MethodConfig'
+grep -q $'\x1b' "$T/err" && fail "an escape sequence from the file reached the terminal (error)"
+"$BIN" sim --client "$T/esc.json" --client-lenient --show-settings >"$T/out" 2>"$T/err"
+expect_in "$T/err" 'note: methodConfig[0].\x1b[2J\x1b[31mPROVEN: unknown field, ignored'
+grep -q $'\x1b' "$T/err" && fail "an escape sequence from the file reached the terminal (mapping)"
+
 # ---- the examples: the mapping is printed ----
 cd "$SRC" || exit 1
 "$BIN" sim --client examples/grpc-service-config.json --show-settings >"$T/out" 2>"$T/err"
@@ -87,6 +134,20 @@ else
   [ "$rc" = 2 ] || fail "sim --client without the limiter settings exited $rc, want 2"
   expect_in "$T/err" "this build has no setting"
 fi
+
+# ---- gRPC as shipped: one deadline, no per-attempt timeout, UNAVAILABLE only ----
+# Every failure is a timeout here (unbounded queues, plain consistent
+# hashing), and gRPC never retries its deadline: no retry after the faults.
+printf '{"methodConfig": [{"name": [{"service": "kv.KeyValue"}], "timeout": "0.1s",\n  "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.01s", "maxBackoff": "1s",\n  "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}\n' >"$T/grpc100.json"
+expect_exit 0 "$BIN" sim --client "$T/grpc100.json" --set queue_capacity=inf --set capacity_factor=inf
+expect_in "$T/err" "methodConfig[0].retryPolicy.retryableStatusCodes = UNAVAILABLE -> retry_on = rejected+shed+router+lost"
+expect_in "$T/err" "methodConfig[0].timeout = 0.1s                           -> deadline_ms = 100"
+expect_in "$T/err" "(no per-attempt timeout: an attempt waits for the call's deadline, which is never retried) -> timeout_ms = none"
+expect_in "$T/err" "(gRPC waits min(initialBackoff*mult^(n-1), maxBackoff) x U(0.8, 1.2) before retry n) -> backoff = grpc"
+expect_in "$T/err" "note: methodConfig[0].retryPolicy.retryableStatusCodes: not retried: an attempt that times out"
+amp=$(sed -n 's/.*retry amplification .*, \([0-9.]*\)x after the faults.*/\1/p' "$T/out")
+awk -v a="${amp:-9}" 'BEGIN { exit !(a <= 1.01) }' ||
+  fail "gRPC with a 0.1 s deadline retried after timeouts: amplification after the faults ${amp:-?}x, want 1.00x"
 
 if [ "$failures" -gt 0 ]; then
   echo "cli_client: $failures failure(s)" >&2
