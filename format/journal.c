@@ -532,6 +532,7 @@ int fmt_journal_open(fmt_journal **out, const char *h5path, const fmt_journal_id
 uint64_t fmt_journal_instance(const fmt_journal *j) { return j->instance; }
 int64_t fmt_journal_count(const fmt_journal *j) { return j ? j->count : 0; }
 int64_t fmt_journal_rows(const fmt_journal *j) { return j->rows; }
+int64_t fmt_journal_sweep_runs(const fmt_journal *j) { return j->n_runs; }
 int fmt_journal_has(const fmt_journal *j, int64_t run) {
   return j && run >= 0 && run < j->rows && j->at[run] >= 0;
 }

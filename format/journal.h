@@ -54,8 +54,10 @@ uint64_t fmt_journal_instance(const fmt_journal *j);
 /* Runs held (the latest record of each counts); has(r) tells one. */
 int64_t fmt_journal_count(const fmt_journal *j);
 int fmt_journal_has(const fmt_journal *j, int64_t run);
-/* Rows it knows: the sweep's runs plus every row appended (refine). */
+/* Rows it knows: the sweep's runs plus every row appended (refine); the
+ * sweep's own runs alone. */
 int64_t fmt_journal_rows(const fmt_journal *j);
+int64_t fmt_journal_sweep_runs(const fmt_journal *j);
 /* Bytes of the valid prefix and of the whole file (the rest is a torn tail). */
 int64_t fmt_journal_valid_bytes(const fmt_journal *j);
 int64_t fmt_journal_file_bytes(const fmt_journal *j);

@@ -573,8 +573,11 @@ int fmt_out_salvage(const char *given, fmt_lock *held, char *note, size_t notele
       fmt_journal_open(&j, path, NULL, &exists, err, errlen))
     goto done;
   snprintf(source, sizeof source, "%s.journal (its sweep text)", path);
+  /* The sweep must be the journal's own shape before it is checked: a
+   * hostile header cannot make the check walk a grid of another size. */
   if (!fmt_journal_sweep_text(j)[0] ||
       swp_sweep_parse_string(&sw, fmt_journal_sweep_text(j), source, msg, sizeof msg) ||
+      swp_sweep_runs_declared(&sw) != fmt_journal_sweep_runs(j) ||
       swp_sweep_check(&sw, msg, sizeof msg)) {
     swp_seterr(err, errlen, "%s: damaged, and its journal holds no sweep it can be rebuilt with",
                path);

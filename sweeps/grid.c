@@ -518,6 +518,17 @@ static int memory_check(const eng_config *c, const eng_memory *m, double phys, c
   return -1;
 }
 
+int64_t swp_sweep_runs_declared(const swp_sweep *sw) {
+  int64_t points = 1;
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    int64_t c = (int64_t)sw->axes[a].count;
+    if (c < 1 || points > SWP_MAX_POINTS / c) return -1;
+    points *= c;
+  }
+  if (sw->replicates < 1 || points > SWP_MAX_RUNS / sw->replicates) return -1;
+  return points * sw->replicates;
+}
+
 int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   char msg[512], loc[300];
   sw->checked = 0;

@@ -2,8 +2,12 @@
  * test_journal.c — the journal's valid prefix (format/journal.c) and the
  * writer lock (format/writelock.c): records read back as written; a torn
  * tail, a flipped byte or a record cut short ends the prefix there; a
- * journal of another sweep is refused; a second lock on the same file is
- * refused while the first is held and granted once it is released.
+ * journal of another sweep is refused; appended rows and groups read back
+ * and extend the rows runs may name; lengths beyond the sweep's shapes end
+ * the prefix unallocated; journals through links are neither opened nor
+ * written through; a second lock on the same file — by any symlinked name —
+ * is refused while the first is held, and a file with two names is not
+ * locked at all.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -208,6 +212,139 @@ static void test_lock(void **state) {
   fmt_lock_release(b);
 }
 
+/* Appended rows and a group: rows extend what runs may be recorded; both
+ * read back in order; the header keeps the instance and the sweep text. */
+static void test_appends_and_groups(void **state) {
+  fx *f = *state;
+  f->id.sweep_text = "[sweep]\nseed = 7\n";
+  f->id.sweep_crc = fmt_journal_crc_text(f->id.sweep_text);
+  fmt_journal *j = NULL;
+  char err[512] = "";
+  assert_int_equal(fmt_journal_create(&j, f->h5, &f->id, err, sizeof err), 0);
+  fmt_run_record rec;
+  make_record(f, 10, &rec);
+  assert_int_equal(fmt_journal_append(j, &rec, err, sizeof err), -1); /* no row 10 yet */
+  int64_t point[3] = {0, 1, 1};
+  int32_t rep[3] = {2, 2, 3};
+  assert_int_equal(fmt_journal_append_rows(j, 11, 3, point, rep, err, sizeof err), -1);
+  assert_int_equal(fmt_journal_append_rows(j, 10, 3, point, rep, err, sizeof err), 0);
+  assert_int_equal(fmt_journal_append(j, &rec, err, sizeof err), 0);
+  const char image[] = "not really an HDF5 image";
+  assert_int_equal(fmt_journal_put_group(j, "refine", image, sizeof image, err, sizeof err), 0);
+  fmt_journal_close(j);
+  j = reopen(f);
+  assert_int_equal(fmt_journal_instance(j), 0x1234abcdu);
+  assert_string_equal(fmt_journal_sweep_text(j), "[sweep]\nseed = 7\n");
+  assert_int_equal(fmt_journal_rows(j), 13);
+  assert_true(fmt_journal_has(j, 10));
+  assert_int_equal(fmt_journal_appends(j), 1);
+  int64_t first, n, *pt;
+  int32_t *rp;
+  assert_int_equal(fmt_journal_read_append(j, 0, &first, &n, &pt, &rp, err, sizeof err), 0);
+  assert_int_equal(first, 10);
+  assert_int_equal(n, 3);
+  assert_int_equal(pt[2], 1);
+  assert_int_equal(rp[2], 3);
+  free(pt);
+  free(rp);
+  uint8_t *got = NULL;
+  size_t size = 0;
+  assert_int_equal(fmt_journal_read_group(j, "refine", &got, &size, err, sizeof err), 0);
+  assert_int_equal(size, sizeof image);
+  assert_memory_equal(got, image, size);
+  free(got);
+  assert_int_equal(fmt_journal_read_group(j, "analysis", &got, &size, err, sizeof err), 1);
+  fmt_journal_close(j);
+}
+
+/* A record longer than the sweep's shapes allow ends the valid prefix
+ * before anything is allocated for it; one without its per-shard chunk in
+ * a sweep that records them too. */
+static void test_bounds(void **state) {
+  fx *f = *state;
+  write_runs(f, 2);
+  char *path = fmt_journal_path(f->h5);
+  FILE *out = fopen(path, "ab");
+  assert_non_null(out);
+  uint32_t head[2] = {0x53524E31u, 0x70000000u}; /* within the file, beyond any run */
+  assert_int_equal(fwrite(head, sizeof head, 1, out), 1);
+  fclose(out);
+  assert_int_equal(truncate(path, 0x7FFFFFFF), 0); /* sparse: it "holds" the record */
+  fmt_journal *j = reopen(f);
+  assert_int_equal(fmt_journal_count(j), 2);
+  fmt_journal_close(j);
+  free(path);
+  fmt_run_record rec;
+  make_record(f, 3, &rec);
+  rec.shard_chunk = NULL;
+  rec.shard_chunk_size = 0;
+  char err[512] = "";
+  assert_int_equal(fmt_journal_create(&j, f->h5, &f->id, err, sizeof err), 0);
+  assert_int_equal(fmt_journal_append(j, &rec, err, sizeof err), -1);
+  fmt_journal_close(j);
+}
+
+/* A journal that is a hard link to another file is replaced, not written
+ * through; one that is a symbolic link, or hard-linked, is not opened. */
+static void test_links(void **state) {
+  fx *f = *state;
+  char keep[160], target[160];
+  snprintf(keep, sizeof keep, "%s/keep.txt", f->dir);
+  snprintf(target, sizeof target, "%s/target.journal", f->dir);
+  FILE *k = fopen(keep, "w");
+  assert_non_null(k);
+  fputs("yesterday", k);
+  fclose(k);
+  char *path = fmt_journal_path(f->h5);
+  assert_int_equal(link(keep, path), 0);
+  fmt_journal *j = NULL;
+  int exists = 0;
+  char err[512] = "";
+  assert_int_equal(fmt_journal_open(&j, f->h5, &f->id, &exists, err, sizeof err), -1);
+  assert_non_null(strstr(err, "more than one name"));
+  write_runs(f, 1);
+  char buf[16] = "";
+  k = fopen(keep, "r");
+  assert_non_null(k);
+  assert_non_null(fgets(buf, sizeof buf, k));
+  fclose(k);
+  assert_string_equal(buf, "yesterday");
+  assert_int_equal(rename(path, target), 0);
+  assert_int_equal(symlink("target.journal", path), 0);
+  assert_int_equal(fmt_journal_open(&j, f->h5, &f->id, &exists, err, sizeof err), -1);
+  assert_int_equal(exists, 1);
+  assert_non_null(strstr(err, "is a symbolic link"));
+  unlink(path);
+  unlink(target);
+  unlink(keep);
+  free(path);
+}
+
+/* The lock is the file's: a symbolic link to it shares it, and a file with
+ * a second name is not locked for writing. */
+static void test_lock_of_the_file(void **state) {
+  fx *f = *state;
+  char alias[160], hard[160];
+  snprintf(alias, sizeof alias, "%s/alias.h5", f->dir);
+  snprintf(hard, sizeof hard, "%s/hard.h5", f->dir);
+  FILE *h = fopen(f->h5, "w");
+  assert_non_null(h);
+  fclose(h);
+  assert_int_equal(symlink("r.h5", alias), 0);
+  fmt_lock *a = NULL, *b = NULL;
+  char err[512] = "";
+  assert_int_equal(fmt_lock_acquire(&a, f->h5, err, sizeof err), 0);
+  assert_int_equal(fmt_lock_acquire(&b, alias, err, sizeof err), 1);
+  assert_int_equal(fmt_lock_held_elsewhere(alias), 1);
+  fmt_lock_release(a);
+  assert_int_equal(link(f->h5, hard), 0);
+  assert_int_equal(fmt_lock_acquire(&b, hard, err, sizeof err), -1);
+  assert_non_null(strstr(err, "the file has 2 names"));
+  unlink(hard);
+  unlink(alias);
+  unlink(f->h5);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -215,6 +352,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_sweep_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_appends_and_groups, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_links, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lock_of_the_file, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

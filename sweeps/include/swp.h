@@ -162,6 +162,9 @@ int swp_sweep_scenario_set(swp_sweep *sw, const char *key, const char *value, ch
 
 /* Builds the base config and validates every grid point (cost: one
  * eng_config_validate per point). Must succeed before the calls below. */
+/* The runs a parsed sweep's grid declares (points x replicates) before it
+ * is checked, without looking at any point; -1 past the limits. */
+int64_t swp_sweep_runs_declared(const swp_sweep *sw);
 int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen);
 
 static inline int64_t swp_sweep_runs(const swp_sweep *sw) { return sw->n_points * sw->replicates; }

@@ -17,9 +17,18 @@
  * image itself (H5LTopen_file_image) would need a second, fid-based reader
  * API that only the fuzzer used.
  *
+ * The recipe also builds a /refine group (its attributes of any class and
+ * shape — a 1,000-element "scalar" among them — its candidate table and
+ * rounds), and a FILE.journal beside the file: a header that matches the
+ * file or not, and records of each kind (runs, appended rows, groups) with
+ * valid CRCs and chosen contents. The journal is opened and read back, and
+ * with the file torn beyond opening it is what refine's salvage rebuilds
+ * the file from; the rebuilt file is then read and analysed like any other.
+ *
  * Invariants: the reader either refuses with one non-empty line naming the
  * file, or returns tables every later step can use without a crash, a leak
- * or undefined behaviour; labels it keeps are printable text.
+ * or undefined behaviour; labels it keeps are printable text; the journal's
+ * readers and the salvage refuse or succeed the same way.
  *
  * scripts/fuzz.sh -f resultfile builds it with clang
  * -fsanitize=fuzzer,address,undefined; tests/fuzz/replay.c links the same
@@ -34,8 +43,11 @@
 #include <unistd.h>
 
 #include <hdf5.h>
+#include <zlib.h>
 
 #include "ana.h"
+#include "fmt_store.h"
+#include "journal.h"
 #include "swp.h"
 #include "drv_internal.h"
 
@@ -162,6 +174,265 @@ static const char *const sweep_texts[] = {
 };
 static const char *const metric_names[] = {"queue_depth", "successes", "open_breakers"};
 
+/* An attribute of a chosen class and shape: a number, or n of them (a
+ * "scalar" stored as an array is what a hostile writer does first). */
+static void attr_any(recipe *r, hid_t obj, const char *name) {
+  hsize_t n = byte(r) % 8 ? 1 : (hsize_t)(1 + pick(r, 4) * 333);
+  hid_t t = byte(r) % 8 ? num_type(r) : H5T_NATIVE_INT8;
+  hid_t sp = n == 1 && byte(r) % 2 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
+  double *v = calloc((size_t)n, sizeof *v);
+  for (hsize_t i = 0; v && i < n && i < 8; i++) v[i] = number(r);
+  hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0 && v) H5Awrite(a, H5T_NATIVE_DOUBLE, v);
+  if (a >= 0) H5Aclose(a);
+  free(v);
+  H5Sclose(sp);
+}
+
+/* /refine: the design and state attributes, the candidate table and the
+ * rounds, each present or not, of any shape. */
+static void refine_build(recipe *r, hid_t f, size_t np, size_t nr) {
+  hid_t g = H5Gcreate2(f, "refine", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return;
+  static const char *const names[] = {"min_pass", "max_meta", "alpha", "beta", "ratio", "k",
+                                      "r0", "decided_point", "decided_rank", "closest_point",
+                                      "runs_appended", "rounds", "n_candidates"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (byte(r) % 8) attr_any(r, g, names[i]);
+  if (byte(r) % 4) {
+    char st[64];
+    text(r, st, sizeof st, (const char *const[]){"proven", "none", "open"}, 3);
+    attr_str(g, "status", st);
+  }
+  static const char *const cols[] = {"rank", "point", "alpha", "state", "runs", "not_passing",
+                                     "metastable", "llr_pass", "llr_meta", "screen_runs",
+                                     "screen_pass", "screen_meta"};
+  enum { NC = sizeof cols / sizeof cols[0] };
+  if (byte(r) % 4) {
+    hid_t ft = H5Tcreate(H5T_COMPOUND, 8 * NC), mt = H5Tcreate(H5T_COMPOUND, 8 * NC);
+    for (size_t c = 0; c < NC; c++) {
+      if (!(byte(r) % 8)) continue;
+      H5Tinsert(ft, cols[c], 8 * c, num_type(r));
+      H5Tinsert(mt, cols[c], 8 * c, H5T_NATIVE_DOUBLE);
+    }
+    size_t n = pick(r, (unsigned)(2 * np + 3));
+    double *v = calloc(n ? n * NC : 1, sizeof *v);
+    for (size_t i = 0; v && i < n * NC; i++) v[i] = byte(r) % 4 ? (double)(i / NC % np) : number(r);
+    size_t fs = H5Tget_size(ft) > 8 * NC ? H5Tget_size(ft) : 8 * NC;
+    char *conv = calloc(n ? n : 1, fs), *bkg = calloc(n ? n : 1, fs);
+    if (H5Tget_nmembers(ft) > 0 && v && conv && bkg) {
+      memcpy(conv, v, n * 8 * NC);
+      H5Tconvert(mt, ft, n, conv, bkg, H5P_DEFAULT);
+      table_write(r, g, "candidates", ft, n, n, conv, NULL);
+    }
+    free(v);
+    free(conv);
+    free(bkg);
+    H5Tclose(ft);
+    H5Tclose(mt);
+  }
+  if (byte(r) % 2) {
+    hsize_t n = pick(r, 6);
+    int64_t v[6];
+    for (hsize_t i = 0; i < n; i++) v[i] = byte(r) % 4 ? (int64_t)(nr / 2 + i) : (int64_t)(int8_t)byte(r);
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t ds = H5Dcreate2(g, "round_start", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT);
+    if (ds >= 0 && n) H5Dwrite(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    if (ds >= 0) H5Dclose(ds);
+    H5Sclose(sp);
+  }
+  H5Gclose(g);
+}
+
+/* ---- the journal: FILE.journal as format/journal.c lays it out ---- */
+
+typedef struct jbuf {
+  uint8_t *p;
+  size_t n, cap;
+} jbuf;
+
+static void jput(jbuf *b, const void *v, size_t n) {
+  if (b->n + n > b->cap) {
+    size_t c = b->cap ? 2 * b->cap : 4096;
+    while (c < b->n + n) c *= 2;
+    uint8_t *q = realloc(b->p, c);
+    if (!q) return;
+    b->p = q;
+    b->cap = c;
+  }
+  memcpy(b->p + b->n, v, n);
+  b->n += n;
+}
+#define JPUT(b, v) jput((b), &(v), sizeof(v))
+
+/* A record of kind over payload [from, b->n): its frame, CRC usually right. */
+static void jrecord(recipe *r, jbuf *b, uint32_t kind, const uint8_t *payload, size_t len) {
+  size_t at = b->n;
+  uint32_t l32 = (uint32_t)len;
+  JPUT(b, kind);
+  JPUT(b, l32);
+  jput(b, payload, len);
+  uint32_t crc = (uint32_t)crc32(0L, b->p + at, (uInt)(8 + len));
+  if (!(byte(r) % 16)) crc ^= 1;
+  JPUT(b, crc);
+}
+
+/* Writes path's journal from the recipe: header fields that agree with the
+ * file (its seed, shape, instance, sweep text) or not, then records. */
+static void journal_build(recipe *r, const char *path, uint64_t instance, size_t nr) {
+  jbuf b = {0}, pl = {0};
+  /* A sweep of a few runs (or none): rebuilding is writing its records. */
+  unsigned k = pick(r, 3);
+  const char *text = k == 0 ? sweep_texts[0] : k == 1 ? sweep_texts[2] : "";
+  char tool[64];
+  snprintf(tool, sizeof tool, "%s", byte(r) % 8 ? STORMSWEEP_VERSION : "0.0.0");
+  const char *cmd = "stormsweep run fuzz.ini";
+  uint32_t tool_len = (uint32_t)strlen(tool), cmd_len = (uint32_t)strlen(cmd),
+           text_len = (uint32_t)strlen(text), order = 0x01020304u;
+  uint32_t hlen = 84 + tool_len + cmd_len + text_len + 4;
+  uint64_t seed = byte(r) % 4 ? 1 : byte(r);
+  int64_t n_runs = byte(r) % 4 ? (int64_t)nr : (int64_t)pick(r, 40), si = 0, sc = 0;
+  int32_t ticks = byte(r) % 4 ? 64 : (int32_t)(1 + pick(r, 200)), ssize = (int32_t)sizeof(eng_summary);
+  int32_t shards = byte(r) % 4 ? 0 : (int32_t)pick(r, 5);
+  if (!(byte(r) % 8)) ssize = 7;
+  uint32_t text_crc = (uint32_t)crc32(0L, (const Bytef *)text, (uInt)text_len);
+  uint64_t inst = byte(r) % 4 ? instance : instance + 1;
+  jput(&b, "SSWJRN2", 8);
+  JPUT(&b, order);
+  JPUT(&b, hlen);
+  JPUT(&b, seed);
+  JPUT(&b, n_runs);
+  JPUT(&b, ticks);
+  JPUT(&b, ssize);
+  JPUT(&b, si);
+  JPUT(&b, sc);
+  JPUT(&b, text_crc);
+  JPUT(&b, tool_len);
+  JPUT(&b, cmd_len);
+  JPUT(&b, inst);
+  JPUT(&b, shards);
+  JPUT(&b, text_len);
+  jput(&b, tool, tool_len);
+  jput(&b, cmd, cmd_len);
+  jput(&b, text, text_len);
+  uint32_t hcrc = b.p ? (uint32_t)crc32(0L, b.p, (uInt)b.n) : 0;
+  JPUT(&b, hcrc);
+  /* One real encoded chunk of zeros, and the rows appended so far. */
+  size_t bound = fmt_chunk_bound((size_t)ticks);
+  uint8_t *chunk = malloc(bound);
+  int32_t *zeros = calloc((size_t)ticks, sizeof *zeros);
+  fmt_chunk_encoder *e = fmt_chunk_encoder_create((size_t)ticks);
+  size_t clen = e && chunk && zeros ? fmt_chunk_encode(e, zeros, chunk, bound) : 0;
+  fmt_chunk_encoder_destroy(e);
+  free(zeros);
+  int64_t rows = n_runs;
+  unsigned nrec = pick(r, 12);
+  for (unsigned i = 0; i < nrec; i++) {
+    pl.n = 0;
+    unsigned kind = pick(r, 8);
+    if (kind < 5) { /* a run */
+      int64_t run = byte(r) % 4 ? (int64_t)pick(r, (unsigned)(rows > 0 ? rows : 1)) : (int64_t)byte(r) - 8;
+      int64_t point = byte(r) % 4 ? run / 2 : (int64_t)byte(r);
+      int32_t rep = byte(r) % 4 ? (int32_t)(run % 2) : (int32_t)byte(r), rt = ticks;
+      double wall = number(r);
+      int32_t thread = 0;
+      uint32_t shard_cs = shards ? (uint32_t)clen : 0;
+      eng_summary sum;
+      memset(&sum, 0, sizeof sum);
+      sum.seed = byte(r) % 4 ? swp_run_seed(seed, 0, point, rep) : byte(r);
+      sum.outcome = (int32_t)(byte(r) % 4 ? pick(r, ENG_OUTCOME_COUNT) : byte(r));
+      sum.recovery_ms = number(r);
+      JPUT(&pl, run);
+      JPUT(&pl, point);
+      JPUT(&pl, rep);
+      JPUT(&pl, rt);
+      JPUT(&pl, wall);
+      JPUT(&pl, thread);
+      JPUT(&pl, shard_cs);
+      JPUT(&pl, sum);
+      uint32_t cs[ENG_M_COUNT];
+      int garbage = !(byte(r) % 4);
+      for (int m = 0; m < ENG_M_COUNT; m++) cs[m] = garbage ? 1 + pick(r, 16) : (uint32_t)clen;
+      jput(&pl, cs, sizeof cs);
+      for (int m = 0; m < ENG_M_COUNT; m++) {
+        if (garbage)
+          for (uint32_t j = 0; j < cs[m]; j++) {
+            uint8_t c = (uint8_t)byte(r);
+            JPUT(&pl, c);
+          }
+        else
+          jput(&pl, chunk, clen);
+      }
+      if (shard_cs) jput(&pl, chunk, clen);
+      jrecord(r, &b, 0x53524E31u, pl.p, pl.n);
+    } else if (kind < 7) { /* rows appended */
+      int64_t first = byte(r) % 4 ? rows : (int64_t)byte(r), n = 1 + pick(r, 4);
+      JPUT(&pl, first);
+      JPUT(&pl, n);
+      for (int64_t j = 0; j < n; j++) {
+        int64_t point = (int64_t)pick(r, 3);
+        int32_t rep = (int32_t)(2 + j);
+        JPUT(&pl, point);
+        JPUT(&pl, rep);
+      }
+      if (first == rows) rows += n;
+      jrecord(r, &b, 0x53524E41u, pl.p, pl.n);
+    } else { /* a group: a name and bytes that are rarely an HDF5 image */
+      uint32_t nl = 6;
+      JPUT(&pl, nl);
+      jput(&pl, "refine", 6);
+      unsigned n = pick(r, 64);
+      for (unsigned j = 0; j < n; j++) {
+        uint8_t c = (uint8_t)byte(r);
+        JPUT(&pl, c);
+      }
+      jrecord(r, &b, 0x53524E47u, pl.p, pl.n);
+    }
+  }
+  free(chunk);
+  free(pl.p);
+  char jpath[128];
+  snprintf(jpath, sizeof jpath, "%s.journal", path);
+  FILE *out = fopen(jpath, "wb");
+  if (out) {
+    if (b.p) fwrite(b.p, 1, b.n, out);
+    fclose(out);
+  }
+  free(b.p);
+}
+
+/* Opens the journal of path and reads back everything it holds. */
+static void journal_read(const char *path) {
+  fmt_journal *j = NULL;
+  int exists = 0;
+  char err[1024] = "";
+  if (fmt_journal_open(&j, path, NULL, &exists, err, sizeof err)) {
+    FUZZ_ASSERT(err[0] && !strchr(err, '\n'), "journal refusal '%s'", err);
+    return;
+  }
+  if (!j) return;
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  for (int64_t r = 0; r < fmt_journal_rows(j); r++) {
+    fmt_run_record rec;
+    if (fmt_journal_has(j, r)) FUZZ_ASSERT(!fmt_journal_read(j, r, &rec, &buf, &cap, err, sizeof err), "run %lld: %s", (long long)r, err);
+  }
+  free(buf);
+  for (size_t i = 0; i < fmt_journal_appends(j); i++) {
+    int64_t first, n, *point;
+    int32_t *rep;
+    FUZZ_ASSERT(!fmt_journal_read_append(j, i, &first, &n, &point, &rep, err, sizeof err),
+                "append %zu: %s", i, err);
+    free(point);
+    free(rep);
+  }
+  uint8_t *image = NULL;
+  size_t size = 0;
+  if (fmt_journal_read_group(j, "refine", &image, &size, err, sizeof err) == 0) free(image);
+  fmt_journal_close(j);
+}
+
 /* Builds the file the recipe describes; returns its image (malloc'd). */
 static void *build(recipe *r, size_t *len) {
   *len = 0;
@@ -195,6 +466,16 @@ static void *build(recipe *r, size_t *len) {
     }
   }
   if (flags & 16) attr_num(f, "tick_ms", number(r));
+  if (byte(r) % 2) {
+    uint64_t inst = 42;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, "instance", H5T_STD_U64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    if (a >= 0) {
+      H5Awrite(a, H5T_NATIVE_UINT64, &inst);
+      H5Aclose(a);
+    }
+    H5Sclose(sp);
+  }
 
   /* /points: "point" and up to three axes, in a chosen order. */
   size_t n_axes = pick(r, 4), np = 1 + pick(r, 12);
@@ -356,6 +637,8 @@ static void *build(recipe *r, size_t *len) {
     if (g >= 0) H5Gclose(g);
   }
 
+  if (byte(r) % 2) refine_build(r, f, np, nr);
+
   H5Fflush(f, H5F_SCOPE_GLOBAL);
   ssize_t n = H5Fget_file_image(f, NULL, 0);
   void *img = n > 0 ? malloc((size_t)n) : NULL;
@@ -438,7 +721,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(err[0] && !strchr(err, '\n') && !strncmp(err, path, strlen(path)),
                 "the refusal '%s' is not one line naming the file", err);
   }
+  fmt_refine_info ri;
+  if (fmt_refine_read(path, &ri, err, sizeof err) == 0) fmt_refine_info_free(&ri);
+  char jpath[128], lpath[128];
+  snprintf(jpath, sizeof jpath, "%s.journal", path);
+  snprintf(lpath, sizeof lpath, "%s.lock", path);
+  if (byte(&r) % 2) {
+    journal_build(&r, path, 42, 8);
+    journal_read(path);
+    if (byte(&r) % 2) {
+      /* Torn beyond opening: refine's salvage rebuilds it from the journal. */
+      FUZZ_ASSERT(ftruncate(fd, 64) == 0, "truncating %s", path);
+      char note[1024] = "";
+      int sv = fmt_out_salvage(path, NULL, note, sizeof note, err, sizeof err);
+      if (sv == 0 && fmt_results_read(&res, path, err, sizeof err) == 0) {
+        analyse(&res);
+        fmt_results_free(&res);
+      } else if (sv < 0) {
+        FUZZ_ASSERT(err[0] && !strchr(err, '\n'), "salvage refusal '%s'", err);
+      }
+    }
+  }
   close(fd);
   unlink(path);
+  unlink(jpath);
+  unlink(lpath);
   return 0;
 }
