@@ -161,13 +161,8 @@ static int chunk_matches(hid_t ds, int64_t r, const char *name, const uint8_t *w
 int fmt__run_matches(fmt_out *o, int64_t r, const fmt_run_record *rec, uint8_t **buf,
                        size_t *cap, char *why, size_t whylen) {
   run_row row;
-  memset(&row, 0, sizeof row);
   hsize_t at = (hsize_t)r, one = 1;
-  hid_t ms = H5Screate_simple(1, &one, NULL);
-  int bad = ms < 0 || H5Sselect_elements(o->runs_space, H5S_SELECT_SET, 1, &at) < 0 ||
-            H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, &row) < 0;
-  if (ms >= 0) H5Sclose(ms);
-  if (bad) {
+  if (fmt__out_row_read(o, r, &row)) {
     char h5[256];
     fmt_h5_reason(h5, sizeof h5);
     snprintf(why, whylen, "run %lld's /runs row cannot be read (%s)", (long long)r, h5);

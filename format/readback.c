@@ -296,14 +296,11 @@ static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *ca
 
 int fmt__out_read_row(fmt_out *o, int64_t r, fmt_run_record *rec, char *err, size_t errlen) {
   run_row row;
-  memset(&row, 0, sizeof row);
   double wall = 0;
   int32_t thread = 0;
   hsize_t at = (hsize_t)r, one = 1;
   hid_t ms = H5Screate_simple(1, &one, NULL);
-  int bad = r < 0 || r >= o->n_runs || ms < 0 ||
-            H5Sselect_elements(o->runs_space, H5S_SELECT_SET, 1, &at) < 0 ||
-            H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, &row) < 0 ||
+  int bad = fmt__out_row_read(o, r, &row) || ms < 0 ||
             H5Sselect_elements(o->timing_space, H5S_SELECT_SET, 1, &at) < 0 ||
             H5Dread(o->wall, H5T_NATIVE_DOUBLE, ms, o->timing_space, H5P_DEFAULT, &wall) < 0 ||
             H5Dread(o->thread, H5T_NATIVE_INT32, ms, o->timing_space, H5P_DEFAULT, &thread) < 0;

@@ -72,13 +72,7 @@ int fmt__row_coords(fmt_out *o, int64_t r, int64_t *point, int32_t *replicate) {
     return 0;
   }
   run_row row;
-  memset(&row, 0, sizeof row);
-  hsize_t at = (hsize_t)r, one = 1;
-  hid_t ms = H5Screate_simple(1, &one, NULL);
-  int bad = ms < 0 || H5Sselect_elements(o->runs_space, H5S_SELECT_SET, 1, &at) < 0 ||
-            H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, &row) < 0;
-  if (ms >= 0) H5Sclose(ms);
-  if (bad) return -1;
+  if (fmt__out_row_read(o, r, &row)) return -1;
   *point = row.point;
   *replicate = row.replicate;
   return 0;

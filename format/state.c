@@ -438,6 +438,17 @@ static int fmt_out_flush_q(fmt_out *o, char *err, size_t errlen) {
 
 /* Stored size of the chunk of run r (0: none). H5Dget_chunk_storage_size
  * fails on a chunk never written; this tells "missing" from "unreadable". */
+int fmt__out_row_read(fmt_out *o, int64_t r, run_row *row) {
+  memset(row, 0, sizeof *row);
+  hsize_t at = (hsize_t)r, one = 1;
+  if (r < 0 || r >= o->n_runs) return -1;
+  hid_t ms = H5Screate_simple(1, &one, NULL);
+  int bad = ms < 0 || H5Sselect_elements(o->runs_space, H5S_SELECT_SET, 1, &at) < 0 ||
+            H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, row) < 0;
+  if (ms >= 0) H5Sclose(ms);
+  return bad ? -1 : 0;
+}
+
 int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
   hsize_t offset[3] = {(hsize_t)r, 0, 0};
   unsigned mask = 0;

@@ -126,6 +126,8 @@ void fmt__trim_reserve(const char *path);
 int fmt__out_sync_file(fmt_out *o, char *why, size_t whylen);
 int fmt__out_commit(fmt_out *o, char *err, size_t errlen);
 int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err, size_t errlen);
+/* Run r's /runs row as the file has it. */
+int fmt__out_row_read(fmt_out *o, int64_t r, run_row *row);
 int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size);
 int fmt__buf_reserve(uint8_t **buf, size_t *cap, size_t need);
 
