@@ -5,10 +5,23 @@
  * combination: an intersection-union test, docs/decisions.md).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decision.h"
+
+void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, size_t len) {
+  size_t used = 0;
+  snprintf(buf, len, "0 %s", eng_outcome_name(ENG_OUTCOME_METASTABLE));
+  for (int o = 0; o < ENG_OUTCOME_COUNT && used < len; o++) {
+    if (!ana_outcome_counts_metastable(o) || by[o] == 0) continue;
+    int w = snprintf(buf + used, len - used, "%s%lld %s", used ? ", " : "", (long long)by[o],
+                     eng_outcome_name((eng_outcome)o));
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}
 
 static double round2(double v) { return isnan(v) ? INFINITY : round(v * 100.0) / 100.0; }
 

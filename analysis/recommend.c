@@ -38,7 +38,8 @@
  * many that happened to qualify (the text says so). A file `refine` worked
  * on carries a proof that does hold for the choice (refine_plan.h): then
  * ana_reco_refined_text names the point refine proved, with its SPRT
- * evidence on fresh runs and its alpha_i.
+ * evidence on fresh runs and its alpha_i — recomputed from the runs under
+ * the stored design (refine_eval.h), never read from what /refine claims.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@
 #include "ana.h"
 #include "decision.h"
 #include "refine.h"
+#include "refine_eval.h"
 #include "seqtest.h"
 #include "textsafe.h"
 
@@ -546,102 +548,121 @@ static long stats_of(const ana_summary *s, int64_t id) {
   return -1;
 }
 
-char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s) {
-  fmt_refine_info ri;
-  char err[512];
-  if (fmt_refine_read(r->path, &ri, err, sizeof err) != 0) return NULL;
+static void where_of(const fmt_results *r, int64_t id, char *where, size_t len) {
+  long li = fmt_results_point_index(r, id);
+  where[0] = '\0';
+  if (li >= 0) ana_point_describe(r, (size_t)li, where, len);
+}
+
+/* The proven candidate group starting at x's decision. */
+static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
+                           const ana_summary *s) {
+  const ana_rf_eval *x = &v->now;
+  const fmt_refine_design *d = &v->design;
+  const ana_rp_cand *c = &x->rp.cand[x->st.decided];
+  int64_t id = x->pts[c->point].id;
+  char where[1024], bad[256];
+  where_of(r, id, where, sizeof where);
+  ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+  fprintf(f,
+          "RECOMMENDED (proven): point %lld: %s — P(pass) >= %g and P(metastable) <= %g proven "
+          "by SPRT on %lld fresh runs (%s), alpha_%d = %.3g (rank %d of %zu candidates; family "
+          "alpha = %g)\n",
+          (long long)id, where, d->min_pass, d->max_meta, (long long)c->seq.n, bad, c->rank,
+          c->alpha, c->rank, x->rp.n_groups, d->alpha);
+  fprintf(f,
+          "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
+          "%.1f%%\n",
+          x->pts[c->point].amp, 100.0 * x->pts[c->point].lost);
+  /* A robust candidate: its other scenario values share its rank, each
+   * proven by its own SPRT at the same alpha_i (docs/decisions.md). */
+  for (size_t i = 0; i < x->rp.n_cand; i++) {
+    const ana_rp_cand *o2 = &x->rp.cand[i];
+    if (o2->rank != c->rank || o2 == c) continue;
+    char w2[1024];
+    where_of(r, x->pts[o2->point].id, w2, sizeof w2);
+    ana_rf_tally_describe(&x->fresh[o2->point], bad, sizeof bad);
+    fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%s)\n",
+            (long long)x->pts[o2->point].id, w2,
+            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", (long long)o2->seq.n, bad);
+  }
+  long sp = stats_of(s, id);
+  if (sp >= 0) {
+    fprintf(f, "    all its runs (screening + fresh): ");
+    evidence_print(f, r, &s->points[sp], s->slo_ms);
+  }
+  fprintf(f,
+          "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
+          "runs in %zu round(s); %s (%zu refuted in all).\n",
+          x->rp.n_cand, r->n_points, (long long)x->r0, (long long)x->appended, r->n_rounds,
+          c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
+          x->st.n_refuted);
+}
+
+/* Still open: stopped at its run budget, or interrupted (then the file
+ * holds rows refine appended but did not evaluate). */
+static void refined_open(FILE *f, const ana_refined *v, const fmt_results *r) {
+  const ana_rf_eval *x = &v->now;
+  if (v->interrupted) {
+    fprintf(f, "UNDECIDED: refine was interrupted before it decided (%lld fresh runs appended",
+            (long long)x->appended);
+    if (v->pending) fprintf(f, ", %lld of them not run yet", (long long)v->pending);
+    fprintf(f, "); continue with 'stormsweep refine %s' (it keeps the file's design and runs "
+               "what is pending first). Open candidates, cheapest first:\n", r->path);
+  } else {
+    fprintf(f, "UNDECIDED: refine stopped at its run budget (%lld fresh runs); continue with "
+               "'stormsweep refine %s --max-runs N'. Open candidates, cheapest first:\n",
+            (long long)x->appended, r->path);
+  }
+  int shown = 0;
+  for (size_t i = 0; i < x->rp.n_cand && shown < 5; i++) {
+    const ana_rp_cand *c = &x->rp.cand[i];
+    if (c->seq.state != ANA_SEQ_OPEN) continue;
+    char where[1024], bad[256];
+    where_of(r, x->pts[c->point].id, where, sizeof where);
+    ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+    fprintf(f, "    rank %d: point %lld: %s (%lld fresh runs, %s)\n", c->rank,
+            (long long)x->pts[c->point].id, where, (long long)c->seq.n, bad);
+    shown++;
+  }
+}
+
+char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const ana_summary *s) {
+  const ana_rf_eval *x = &v->now;
+  const fmt_refine_design *d = &v->design;
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  if (!f) {
-    fmt_refine_info_free(&ri);
-    return NULL;
-  }
+  if (!f) return NULL;
+  /* The SLO refine's runs were judged under: the sweep's own. */
+  double slo = !isnan(r->slo_ms) ? r->slo_ms : s->slo_ms;
   fprintf(f,
           "Targets (refine's design): P(pass %.0f ms SLO) >= %g and P(metastable) <= %g, each "
           "proven by a Wald SPRT (bad rate q0 at the target vs q0/%g, beta %g) on fresh runs; "
           "the candidate of cost rank i is tested at alpha_i = alpha/2^i, so the claim's "
           "family-wise error is <= alpha = %g.\n",
-          s->slo_ms, ri.d.min_pass, ri.d.max_meta, ri.d.ratio, ri.d.beta, ri.d.alpha);
-  const fmt_refine_cand *c = ri.decided_point >= 0 ? fmt_refine_find(&ri, ri.decided_point) : NULL;
-  if (!strcmp(ri.status, "proven") && c) {
-    long li = fmt_results_point_index(r, c->point);
-    char where[1024] = "";
-    if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
-    fprintf(f,
-            "RECOMMENDED (proven): point %lld: %s — P(pass) >= %g and P(metastable) <= %g proven "
-            "by SPRT on %lld fresh runs (%lld not passing, %lld metastable), alpha_%d = %.3g "
-            "(rank %d of %zu candidates; family alpha = %g)\n",
-            (long long)c->point, where, ri.d.min_pass, ri.d.max_meta, (long long)c->runs,
-            (long long)c->not_passing, (long long)c->metastable, c->rank, c->alpha, c->rank,
-            ri.n_cand, ri.d.alpha);
-    fprintf(f,
-            "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
-            "%.1f%%\n",
-            c->amplification, 100.0 * c->goodput_lost);
-    /* A robust candidate: its other scenario values share its rank, each
-     * proven by its own SPRT at the same alpha_i (docs/decisions.md). */
-    for (size_t i = 0; i < ri.n_cand; i++) {
-      const fmt_refine_cand *o2 = &ri.cand[i];
-      if (o2->rank != c->rank || o2 == c) continue;
-      long l2 = fmt_results_point_index(r, o2->point);
-      char w2[1024] = "";
-      if (l2 >= 0) ana_point_describe(r, (size_t)l2, w2, sizeof w2);
-      fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%lld not passing, "
-                 "%lld metastable)\n",
-              (long long)o2->point, w2, o2->state == ANA_SEQ_PROVEN ? "proven" : "NOT proven",
-              (long long)o2->runs, (long long)o2->not_passing, (long long)o2->metastable);
-    }
-    long sp = stats_of(s, c->point);
-    if (sp >= 0) {
-      fprintf(f, "    all its runs (screening + fresh): ");
-      evidence_print(f, r, &s->points[sp], s->slo_ms);
-    }
-    size_t refuted = 0;
-    for (size_t i = 0; i < ri.n_cand; i++) refuted += ri.cand[i].state == ANA_SEQ_REFUTED;
-    fprintf(f,
-            "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
-            "runs in %lld round(s); %s (%zu refuted in all).\n",
-            ri.n_cand, r->n_points, (long long)ri.d.r0, (long long)ri.runs_appended,
-            (long long)ri.rounds,
-            c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
-            refuted);
-  } else if (!strcmp(ri.status, "none") && ri.n_cand == 0) {
+          slo, d->min_pass, d->max_meta, d->ratio, d->beta, d->alpha);
+  if (x->st.status == ANA_RP_PROVEN) {
+    refined_proven(f, v, r, s);
+  } else if (x->st.status == ANA_RP_NONE && x->rp.n_cand == 0) {
     fprintf(f, "NO POINT QUALIFIES (refined): no point's %lld screening runs are consistent with "
                "the targets (exact 95%% bounds), so refine had nothing to confirm.\n",
-            (long long)ri.d.r0);
-  } else if (!strcmp(ri.status, "none")) {
+            (long long)x->r0);
+  } else if (x->st.status == ANA_RP_NONE) {
     fprintf(f, "NO POINT QUALIFIES (refined): all %zu candidates were refuted by their fresh runs "
-               "(%lld runs in %lld rounds).\n",
-            ri.n_cand, (long long)ri.runs_appended, (long long)ri.rounds);
-    const fmt_refine_cand *cl =
-        ri.closest_point >= 0 ? fmt_refine_find(&ri, ri.closest_point) : NULL;
-    if (cl) {
-      long li = fmt_results_point_index(r, cl->point);
-      char where[1024] = "";
-      if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
-      fprintf(f, "Closest: point %lld: %s — %lld of %lld fresh runs not passing, %lld "
-                 "metastable.\n",
-              (long long)cl->point, where, (long long)cl->not_passing, (long long)cl->runs,
-              (long long)cl->metastable);
+               "(%lld runs in %zu rounds).\n",
+            x->rp.n_cand, (long long)x->appended, r->n_rounds);
+    if (x->st.closest >= 0) {
+      const ana_rp_cand *cl = &x->rp.cand[x->st.closest];
+      char where[1024], bad[256];
+      where_of(r, x->pts[cl->point].id, where, sizeof where);
+      ana_rf_tally_describe(&x->fresh[cl->point], bad, sizeof bad);
+      fprintf(f, "Closest: point %lld: %s — %lld fresh runs: %s.\n",
+              (long long)x->pts[cl->point].id, where, (long long)cl->seq.n, bad);
     }
   } else {
-    fprintf(f, "UNDECIDED: refine stopped at its run budget (%lld fresh runs); continue with "
-               "'stormsweep refine %s --max-runs N'. Open candidates, cheapest first:\n",
-            (long long)ri.runs_appended, r->path);
-    int shown = 0;
-    for (size_t i = 0; i < ri.n_cand && shown < 5; i++) {
-      if (ri.cand[i].state != ANA_SEQ_OPEN) continue;
-      long li = fmt_results_point_index(r, ri.cand[i].point);
-      char where[1024] = "";
-      if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
-      fprintf(f, "    rank %d: point %lld: %s (%lld fresh runs, %lld not passing)\n",
-              ri.cand[i].rank, (long long)ri.cand[i].point, where, (long long)ri.cand[i].runs,
-              (long long)ri.cand[i].not_passing);
-      shown++;
-    }
+    refined_open(f, v, r);
   }
-  fmt_refine_info_free(&ri);
   if (fclose(f) != 0) {
     free(text);
     return NULL;

@@ -25,6 +25,7 @@
 #include "drv.h"
 #include "fmt_store.h"
 #include "refine.h"
+#include "refine_eval.h"
 #include "refine_plan.h"
 
 void ana_refine_opts_init(ana_refine_opts *o) {
@@ -71,171 +72,73 @@ static int sweep_of_file(const char *path, swp_sweep *sw, int64_t *rows, char *e
   return rc;
 }
 
-/* ---- evaluation: the file's data through the plan ---- */
-
-typedef struct conf_run {
-  size_t pi;
-  int64_t rep;
-  int pass, meta;
-} conf_run;
-
-static int cmp_conf(const void *x, const void *y) {
-  const conf_run *a = x, *b = y;
-  if (a->pi != b->pi) return a->pi < b->pi ? -1 : 1;
-  return (a->rep > b->rep) - (a->rep < b->rep);
-}
+/* ---- evaluation: the file's data through the plan (refine_eval.h) ---- */
 
 typedef struct evaluation {
   fmt_results r;
-  ana_rp rp;
-  ana_rp_point *pts;
-  int64_t *next_rep;   /* per point index: next replicate to append */
-  long *cand_of;       /* per point index: candidate index or -1 */
-  int64_t *batch;      /* per candidate */
-  ana_rp_step st;
+  ana_rf_eval x;
 } evaluation;
 
 static void evaluation_free(evaluation *e) {
-  ana_rp_free(&e->rp);
-  free(e->pts);
-  free(e->next_rep);
-  free(e->cand_of);
-  free(e->batch);
+  ana_rf_eval_free(&e->x);
   fmt_results_free(&e->r);
-  memset(e, 0, sizeof *e);
 }
 
 static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
                     const ana_seq_design *d, int k, char *err, size_t errlen) {
   memset(e, 0, sizeof *e);
   if (fmt_results_read(&e->r, path, err, errlen)) return -1;
-  fmt_results *r = &e->r;
-  size_t np = r->n_points;
-  int64_t r0 = sw->replicates;
-  e->pts = calloc(np ? np : 1, sizeof *e->pts);
-  e->next_rep = calloc(np ? np : 1, sizeof *e->next_rep);
-  e->cand_of = calloc(np ? np : 1, sizeof *e->cand_of);
-  double *amp_n = calloc(np ? np : 1, sizeof *amp_n), *gp_n = calloc(np ? np : 1, sizeof *gp_n);
-  conf_run *conf = malloc((r->n_runs ? r->n_runs : 1) * sizeof *conf);
-  size_t n_conf = 0;
-  int rc = -1;
-  if (!e->pts || !e->next_rep || !e->cand_of || !amp_n || !gp_n || !conf) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
+  int rc = ana_rf_evaluate(&e->x, &e->r, d, k, sw->replicates, -1, err, errlen);
+  if (rc == -2) {
+    size_t used = strlen(err);
+    snprintf(err + used, errlen - used, " (finish it with 'stormsweep run --resume' first)");
   }
-  long vn = -1;
-  for (size_t a = 0; a < r->n_axes; a++)
-    if (!strcmp(r->axes[a], "vnodes")) vn = (long)a;
-  for (size_t i = 0; i < np; i++) {
-    e->pts[i].id = r->point_ids[i];
-    e->next_rep[i] = r0;
-    e->pts[i].vnodes = vn >= 0 ? r->values[i * r->n_axes + (size_t)vn] : 0.0;
-  }
-  for (size_t j = 0; j < r->n_runs; j++) {
-    const fmt_run *run = &r->runs[j];
-    size_t pi = r->point_of_run[j];
-    int meta = ana_outcome_counts_metastable(run->outcome);
-    int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
-    if (run->replicate < r0) {
-      ana_rp_point *p = &e->pts[pi];
-      p->n++;
-      p->n_pass += pass;
-      p->n_meta += meta;
-      p->n_collapsed += run->outcome >= ENG_OUTCOME_COLLAPSED;
-      if (!isnan(run->amplification)) p->amp += run->amplification, amp_n[pi]++;
-      if (!isnan(run->goodput_during)) p->lost += run->goodput_during, gp_n[pi]++;
-    } else {
-      conf[n_conf++] = (conf_run){pi, run->replicate, pass, meta};
-      if (run->replicate + 1 > e->next_rep[pi]) e->next_rep[pi] = run->replicate + 1;
-    }
-  }
-  for (size_t i = 0; i < np; i++) {
-    ana_rp_point *p = &e->pts[i];
-    if (p->n != r0) {
-      snprintf(err, errlen,
-               "%s: point %lld has %lld of its %lld screening runs: the sweep is not complete "
-               "(finish it with 'stormsweep run --resume' first)",
-               path, (long long)p->id, (long long)p->n, (long long)r0);
-      goto out;
-    }
-    p->amp = amp_n[i] > 0 ? p->amp / amp_n[i] : NAN;
-    p->lost = gp_n[i] > 0 ? 1.0 - p->lost / gp_n[i] : NAN;
-  }
-  /* With scenario axes a candidate is a tunable setting over all its
-   * scenario values (docs/decisions.md). */
-  ana_split split;
-  if (ana_split_compute(&split, r)) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
-  }
-  int irc = ana_rp_init_grouped(&e->rp, e->pts, np, split.n_tun ? split.tun_of : NULL, d, err,
-                                errlen);
-  ana_split_free(&split);
-  if (irc) goto out;
-  for (size_t i = 0; i < np; i++) e->cand_of[i] = -1;
-  for (size_t c = 0; c < e->rp.n_cand; c++) e->cand_of[e->rp.cand[c].point] = (long)c;
-  /* Each candidate's fresh runs in replicate order, without gaps. */
-  qsort(conf, n_conf, sizeof *conf, cmp_conf);
-  for (size_t j = 0; j < n_conf; j++) {
-    long c = e->cand_of[conf[j].pi];
-    if (c < 0) continue;
-    ana_seq *s = &e->rp.cand[c].seq;
-    if (conf[j].rep != r0 + s->n) continue; /* a gap: later runs wait for it */
-    ana_seq_add(s, conf[j].pass, conf[j].meta);
-  }
-  e->batch = calloc(e->rp.n_cand ? e->rp.n_cand : 1, sizeof *e->batch);
-  if (!e->batch) {
-    snprintf(err, errlen, "out of memory");
-    goto out;
-  }
-  e->st = ana_rp_decide(&e->rp, k, e->batch);
-  rc = 0;
-out:
-  free(amp_n);
-  free(gp_n);
-  free(conf);
-  if (rc) evaluation_free(e);
-  return rc;
+  if (rc) fmt_results_free(&e->r);
+  return rc ? -1 : 0;
 }
 
 /* ---- /refine: design and state ---- */
 
 /* Checks the design against the file's (a refined file keeps its design:
  * changing targets after seeing its confirmation runs would void the
- * error bound). Options not given take the file's values. */
+ * error bound). Options not given take the file's values. The record is
+ * checked against the runs first (refine_eval.h): a damaged one is refused,
+ * not continued. */
 static int design_reconcile(ana_refine_opts *o, int64_t r0, char *err, size_t errlen) {
-  fmt_refine_info ri;
-  int rc = fmt_refine_read(o->path, &ri, err, errlen);
+  fmt_results r;
+  if (fmt_results_read(&r, o->path, err, errlen)) return -1;
+  ana_refined v;
+  int rc = ana_refined_load(&v, &r, err, errlen);
+  fmt_results_free(&r);
   if (rc < 0) return -1;
   if (rc == 1) return 0;
+  fmt_refine_design d = v.design;
+  ana_refined_free(&v);
   const char *bad = NULL;
-  if (o->given_pass && o->d.min_pass != ri.d.min_pass) bad = "--min-pass";
-  else if (o->given_meta && o->d.max_meta != ri.d.max_meta) bad = "--max-metastable";
-  else if (o->given_alpha && o->d.alpha != ri.d.alpha) bad = "--alpha";
-  else if (o->given_k && o->k != ri.d.k) bad = "--parallel-candidates";
-  else if (ri.d.r0 != r0) bad = "the screening replicates";
+  if (o->given_pass && o->d.min_pass != d.min_pass) bad = "--min-pass";
+  else if (o->given_meta && o->d.max_meta != d.max_meta) bad = "--max-metastable";
+  else if (o->given_alpha && o->d.alpha != d.alpha) bad = "--alpha";
+  else if (o->given_k && o->k != d.k) bad = "--parallel-candidates";
+  else if (d.r0 != r0) bad = "the screening replicates";
   if (bad) {
     snprintf(err, errlen,
              "%s: was refined with min_pass %g, max_metastable %g, alpha %g, %d candidates per "
              "round; %s differs, and changing the design after seeing its confirmation runs would "
              "void the error bound (refine a fresh copy of the sweep instead)",
-             o->path, ri.d.min_pass, ri.d.max_meta, ri.d.alpha, ri.d.k, bad);
-    fmt_refine_info_free(&ri);
+             o->path, d.min_pass, d.max_meta, d.alpha, d.k, bad);
     return -1;
   }
-  o->d.min_pass = ri.d.min_pass;
-  o->d.max_meta = ri.d.max_meta;
-  o->d.alpha = ri.d.alpha;
-  o->d.beta = ri.d.beta;
-  o->d.ratio = ri.d.ratio;
-  o->k = ri.d.k;
-  fmt_refine_info_free(&ri);
+  o->d.min_pass = d.min_pass;
+  o->d.max_meta = d.max_meta;
+  o->d.alpha = d.alpha;
+  o->d.beta = d.beta;
+  o->d.ratio = d.ratio;
+  o->k = d.k;
   return 0;
 }
 
-static int state_store(const char *path, fmt_lock *lock, const evaluation *e,
-                       const ana_refine_opts *o, int64_t r0, int64_t appended, char *err,
-                       size_t errlen) {
+static int state_store(const char *path, fmt_lock *lock, const ana_rf_eval *e,
+                       const ana_refine_opts *o, int64_t rounds, char *err, size_t errlen) {
   size_t nc = e->rp.n_cand;
   fmt_refine_info ri;
   memset(&ri, 0, sizeof ri);
@@ -265,14 +168,13 @@ static int state_store(const char *path, fmt_lock *lock, const evaluation *e,
     row->goodput_lost = p->lost;
   }
   ri.d = (fmt_refine_design){o->d.min_pass, o->d.max_meta, o->d.alpha, o->d.beta, o->d.ratio,
-                             o->k, r0};
-  snprintf(ri.status, sizeof ri.status, "%s",
-           e->st.status == ANA_RP_PROVEN ? "proven" : e->st.status == ANA_RP_NONE ? "none" : "open");
+                             o->k, e->r0};
+  snprintf(ri.status, sizeof ri.status, "%s", ana_rp_status_name(e->st.status));
   ri.decided_point = e->st.decided >= 0 ? e->pts[e->rp.cand[e->st.decided].point].id : -1;
   ri.decided_rank = e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1;
   ri.closest_point = e->st.closest >= 0 ? e->pts[e->rp.cand[e->st.closest].point].id : -1;
-  ri.runs_appended = appended;
-  ri.rounds = (int64_t)e->r.n_rounds;
+  ri.runs_appended = e->appended;
+  ri.rounds = rounds;
   int rc = fmt_refine_write(path, lock, &ri, err, errlen);
   fmt_refine_info_free(&ri);
   return rc;
@@ -362,77 +264,87 @@ static int run_rows(session *ss, int64_t n, const int64_t *point, const int32_t 
 
 /* ---- the procedure ---- */
 
-static void print_point(FILE *f, const evaluation *e, size_t pi, const swp_sweep *sw) {
+static void print_point(FILE *f, const ana_rf_eval *x, size_t pi, const swp_sweep *sw) {
   char desc[512];
-  swp_sweep_point_describe(sw, e->pts[pi].id, desc, sizeof desc);
-  fprintf(f, "point %lld (%s)", (long long)e->pts[pi].id, desc);
+  swp_sweep_point_describe(sw, x->pts[pi].id, desc, sizeof desc);
+  fprintf(f, "point %lld (%s)", (long long)x->pts[pi].id, desc);
+}
+
+/* Screening already rules every point out: the nearest (fewest runs that
+ * cannot be judged or collapsed, then most passing, then fewest bad). */
+static size_t nearest_screened_out(const ana_rf_eval *x, size_t n_points) {
+  size_t best = 0;
+  for (size_t i = 1; i < n_points; i++) {
+    const ana_rp_point *a = &x->pts[i], *b = &x->pts[best];
+    if (a->n_collapsed < b->n_collapsed ||
+        (a->n_collapsed == b->n_collapsed &&
+         (a->n_pass > b->n_pass || (a->n_pass == b->n_pass && a->n_meta < b->n_meta))))
+      best = i;
+  }
+  return best;
 }
 
 static void print_decision(const evaluation *e, const ana_refine_opts *o, const swp_sweep *sw,
-                           int64_t appended, int budget_spent) {
-  const ana_rp_step *st = &e->st;
-  fprintf(o->out, "refine: %zu candidates of %zu points (screening: %lld replicates each); %lld fresh "
-         "runs appended; %zu proven, %zu refuted, %zu open\n",
-         e->rp.n_cand, e->r.n_points, (long long)sw->replicates, (long long)appended,
-         st->n_proven, st->n_refuted, st->n_open);
+                           int budget_spent) {
+  const ana_rf_eval *x = &e->x;
+  const ana_rp_step *st = &x->st;
+  char bad[256];
+  FILE *f = o->out;
+  fprintf(f, "refine: %zu candidates of %zu points (screening: %lld replicates each); %lld fresh "
+          "runs appended; %zu proven, %zu refuted, %zu open\n",
+          x->rp.n_cand, e->r.n_points, (long long)sw->replicates, (long long)x->appended,
+          st->n_proven, st->n_refuted, st->n_open);
   if (st->status == ANA_RP_PROVEN) {
     size_t end = (size_t)st->decided + 1;
-    while (end < e->rp.n_cand && e->rp.cand[end].rank == e->rp.cand[st->decided].rank) end++;
+    while (end < x->rp.n_cand && x->rp.cand[end].rank == x->rp.cand[st->decided].rank) end++;
     if (end - (size_t)st->decided > 1)
-      fprintf(o->out, "PROVEN (robust: at each of its %zu scenario values, every one proven):\n",
-             end - (size_t)st->decided);
+      fprintf(f, "PROVEN (robust: at each of its %zu scenario values, every one proven):\n",
+              end - (size_t)st->decided);
     for (size_t i = (size_t)st->decided; i < end; i++) {
-      const ana_rp_cand *c = &e->rp.cand[i];
-      fprintf(o->out, end - (size_t)st->decided > 1 ? "  " : "PROVEN: ");
-      print_point(o->out, e, c->point, sw);
-      fprintf(o->out, "\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs (%lld "
-             "not passing, %lld metastable), alpha_%d = %.3g (rank %d of %zu candidates; family "
-             "alpha = %g)\n",
-             o->d.min_pass, o->d.max_meta, (long long)c->seq.n, (long long)c->seq.pass.bad,
-             (long long)c->seq.meta.bad, c->rank, c->alpha, c->rank, e->rp.n_groups,
-             o->d.alpha);
+      const ana_rp_cand *c = &x->rp.cand[i];
+      fprintf(f, end - (size_t)st->decided > 1 ? "  " : "PROVEN: ");
+      print_point(f, x, c->point, sw);
+      ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+      fprintf(f, "\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs "
+              "(%s), alpha_%d = %.3g (rank %d of %zu candidates; family alpha = %g)\n",
+              o->d.min_pass, o->d.max_meta, (long long)c->seq.n, bad, c->rank, c->alpha,
+              c->rank, x->rp.n_groups, o->d.alpha);
     }
-  } else if (st->status == ANA_RP_NONE && e->rp.n_cand == 0) {
-    /* Screening already rules every point out: name the nearest. */
-    size_t best = 0;
-    for (size_t i = 1; i < e->r.n_points; i++) {
-      const ana_rp_point *a = &e->pts[i], *b = &e->pts[best];
-      if (a->n_collapsed < b->n_collapsed ||
-          (a->n_collapsed == b->n_collapsed &&
-           (a->n_pass > b->n_pass || (a->n_pass == b->n_pass && a->n_meta < b->n_meta))))
-        best = i;
-    }
-    fprintf(o->out, "NO POINT QUALIFIES: no point's screening runs are consistent with P(pass) >= %g and "
-           "P(metastable) <= %g (exact 95%% bounds), so there is nothing to confirm",
-           o->d.min_pass, o->d.max_meta);
+  } else if (st->status == ANA_RP_NONE && x->rp.n_cand == 0) {
+    fprintf(f, "NO POINT QUALIFIES: no point's screening runs are consistent with P(pass) >= %g "
+            "and P(metastable) <= %g (exact 95%% bounds), so there is nothing to confirm",
+            o->d.min_pass, o->d.max_meta);
     if (e->r.n_points) {
-      fprintf(o->out, "; closest: ");
-      print_point(o->out, e, best, sw);
-      fprintf(o->out, ", %lld of %lld screening runs passing, %lld metastable",
-             (long long)e->pts[best].n_pass, (long long)e->pts[best].n, (long long)e->pts[best].n_meta);
+      size_t best = nearest_screened_out(x, e->r.n_points);
+      const ana_rf_tally *t = &x->screen[best];
+      ana_outcome_bad_describe(t->by, bad, sizeof bad);
+      fprintf(f, "; closest: ");
+      print_point(f, x, best, sw);
+      fprintf(f, ", %lld of %lld screening runs passing, %s", (long long)t->pass,
+              (long long)t->n, bad);
     }
-    fprintf(o->out, "\n");
+    fprintf(f, "\n");
   } else if (st->status == ANA_RP_NONE) {
-    fprintf(o->out, "NO POINT QUALIFIES: every candidate was refuted");
+    fprintf(f, "NO POINT QUALIFIES: every candidate was refuted");
     if (st->closest >= 0) {
-      const ana_rp_cand *c = &e->rp.cand[st->closest];
-      fprintf(o->out, "; closest: ");
-      print_point(o->out, e, c->point, sw);
-      fprintf(o->out, ", %lld of %lld fresh runs not passing, %lld metastable", (long long)c->seq.pass.bad,
-             (long long)c->seq.n, (long long)c->seq.meta.bad);
+      const ana_rp_cand *c = &x->rp.cand[st->closest];
+      ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+      fprintf(f, "; closest: ");
+      print_point(f, x, c->point, sw);
+      fprintf(f, ", %lld fresh runs: %s", (long long)c->seq.n, bad);
     }
-    fprintf(o->out, "\n");
+    fprintf(f, "\n");
   } else if (budget_spent) {
-    fprintf(o->out, "UNDECIDED: --max-runs %lld spent; still open:\n", (long long)o->max_runs);
+    fprintf(f, "UNDECIDED: --max-runs %lld spent; still open:\n", (long long)o->max_runs);
     int shown = 0;
-    for (size_t c = 0; c < e->rp.n_cand && shown < 5; c++) {
-      const ana_rp_cand *cd = &e->rp.cand[c];
+    for (size_t c = 0; c < x->rp.n_cand && shown < 5; c++) {
+      const ana_rp_cand *cd = &x->rp.cand[c];
       if (cd->seq.state != ANA_SEQ_OPEN) continue;
-      fprintf(o->out, "  rank %d: ", cd->rank);
-      print_point(o->out, e, cd->point, sw);
-      fprintf(o->out, ": %lld fresh runs, %lld not passing, %lld more would prove a perfect point\n",
-             (long long)cd->seq.n, (long long)cd->seq.pass.bad,
-             (long long)ana_rp_runs_to_go(&cd->seq));
+      ana_rf_tally_describe(&x->fresh[cd->point], bad, sizeof bad);
+      fprintf(f, "  rank %d: ", cd->rank);
+      print_point(f, x, cd->point, sw);
+      fprintf(f, ": %lld fresh runs (%s), %lld more would prove a perfect point\n",
+              (long long)cd->seq.n, bad, (long long)ana_rp_runs_to_go(&cd->seq));
       shown++;
     }
   }
@@ -457,9 +369,7 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
     swp_sweep_free(&sw);
     return 2;
   }
-  int64_t base = sw.n_points * sw.replicates;
-  if (ana_seq_design_check(&o->d, err, sizeof err) || design_reconcile(o, sw.replicates, err,
-                                                                       sizeof err)) {
+  if (ana_seq_design_check(&o->d, err, sizeof err)) {
     say(o, "%s", err);
     swp_sweep_free(&sw);
     return 2;
@@ -469,6 +379,13 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
     say(o, "%s", err);
     swp_sweep_free(&sw);
     return 1;
+  }
+  /* Under the lock: the record checked is the one this session continues. */
+  if (design_reconcile(o, sw.replicates, err, sizeof err)) {
+    say(o, "%s", err);
+    fmt_lock_release(ss.lock);
+    swp_sweep_free(&sw);
+    return 2;
   }
   double t0 = omp_get_wtime();
   int rc = 0, round = 0;
@@ -481,22 +398,22 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
       rc = 2;
       break;
     }
-    int64_t appended = (int64_t)e.r.n_runs + (int64_t)e.r.n_skipped - base;
-    if (state_store(o->path, ss.lock, &e, o, sw.replicates, appended, err, sizeof err)) {
+    int64_t appended = e.x.appended;
+    if (state_store(o->path, ss.lock, &e.x, o, (int64_t)e.r.n_rounds, err, sizeof err)) {
       say(o, "%s", err);
       evaluation_free(&e);
       rc = 1;
       break;
     }
     int64_t left = o->max_runs - appended;
-    if (e.st.status != ANA_RP_OPEN || left <= 0) {
-      print_decision(&e, o, &sw, appended, e.st.status == ANA_RP_OPEN);
+    if (e.x.st.status != ANA_RP_OPEN || left <= 0) {
+      print_decision(&e, o, &sw, e.x.st.status == ANA_RP_OPEN);
       evaluation_free(&e);
       break;
     }
     /* The next round: the K cheapest open candidates, in rank order, each
      * its next replicates; trimmed to what the budget leaves. */
-    int64_t n = e.st.batch_total < left ? e.st.batch_total : left;
+    int64_t n = e.x.st.batch_total < left ? e.x.st.batch_total : left;
     int64_t *pt = malloc((size_t)n * sizeof *pt);
     int32_t *rp = malloc((size_t)n * sizeof *rp);
     if (!pt || !rp) {
@@ -508,22 +425,22 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
       break;
     }
     int64_t m = 0;
-    for (size_t c = 0; c < e.rp.n_cand && m < n; c++) {
-      size_t pi = e.rp.cand[c].point;
-      for (int64_t j = 0; j < e.batch[c] && m < n; j++) {
-        pt[m] = e.pts[pi].id;
-        rp[m] = (int32_t)(e.next_rep[pi] + j);
+    for (size_t c = 0; c < e.x.rp.n_cand && m < n; c++) {
+      size_t pi = e.x.rp.cand[c].point;
+      for (int64_t j = 0; j < e.x.batch[c] && m < n; j++) {
+        pt[m] = e.x.pts[pi].id;
+        rp[m] = (int32_t)(e.x.next_rep[pi] + j);
         m++;
       }
     }
     round++;
     if (!o->quiet) {
       size_t given = 0;
-      for (size_t c = 0; c < e.rp.n_cand; c++) given += e.batch[c] > 0;
+      for (size_t c = 0; c < e.x.rp.n_cand; c++) given += e.x.batch[c] > 0;
       say(o, "round: %zu candidate%s, %lld runs (open %zu, proven %zu, "
               "refuted %zu of %zu; %lld of --max-runs %lld spent)",
-              given, given == 1 ? "" : "s", (long long)m, e.st.n_open, e.st.n_proven,
-              e.st.n_refuted, e.rp.n_cand, (long long)appended, (long long)o->max_runs);
+              given, given == 1 ? "" : "s", (long long)m, e.x.st.n_open, e.x.st.n_proven,
+              e.x.st.n_refuted, e.x.rp.n_cand, (long long)appended, (long long)o->max_runs);
     }
     evaluation_free(&e);
     rc = run_rows(&ss, m, pt, rp);

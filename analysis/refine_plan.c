@@ -158,6 +158,10 @@ static size_t group_end(const ana_rp *rp, size_t i) {
   return j;
 }
 
+const char *ana_rp_status_name(ana_rp_status s) {
+  return s == ANA_RP_PROVEN ? "proven" : s == ANA_RP_NONE ? "none" : "open";
+}
+
 ana_rp_step ana_rp_decide(const ana_rp *rp, int k, int64_t *batch) {
   ana_rp_step st;
   memset(&st, 0, sizeof st);

@@ -49,8 +49,9 @@
 #include "ana.h"
 #include "fmt_outfile.h"
 #include "plot.h"
-#include "textsafe.h"
 #include "refine.h"
+#include "refine_eval.h"
+#include "textsafe.h"
 
 enum { MAX_CURVE_POINTS = 8, BAND_BINS = 1000 };
 
@@ -650,45 +651,41 @@ static void effects_html(FILE *f, const fmt_results *r, const ana_summary *s, co
 }
 
 /* The refined points of a file `refine` worked on: one row per candidate,
- * cheapest first, with its test's state; nothing for other files. */
-static void html_refine_section(FILE *f, const fmt_results *r) {
-  fmt_refine_info ri;
-  char err[512];
-  if (fmt_refine_read(r->path, &ri, err, sizeof err) != 0) return;
+ * cheapest first, with its test's state, all recomputed from the runs
+ * (refine_eval.h); nothing for other files. */
+static void html_refine_section(FILE *f, const fmt_results *r, const ana_refined *v) {
+  if (!v) return;
+  const ana_rf_eval *x = &v->now;
   fprintf(f, "<h2>Refined points</h2>\n<p>refine: %zu candidates of %zu points after %lld "
-             "screening replicates each; %lld fresh runs in %lld rounds; status: ",
-          ri.n_cand, r->n_points, (long long)ri.d.r0, (long long)ri.runs_appended,
-          (long long)ri.rounds);
-  html_text(f, ri.status);
+             "screening replicates each; %lld fresh runs in %zu rounds; status: %s%s",
+          x->rp.n_cand, r->n_points, (long long)x->r0, (long long)x->appended, r->n_rounds,
+          ana_rp_status_name(x->st.status), v->interrupted ? " (refine was interrupted)" : "");
   fprintf(f, ". Targets P(pass) &ge; %g, P(metastable) &le; %g; rank i tested at alpha/2^i, "
-             "family alpha %g.</p>\n",
-          ri.d.min_pass, ri.d.max_meta, ri.d.alpha);
+             "family alpha %g. Recomputed from the runs.</p>\n",
+          v->design.min_pass, v->design.max_meta, v->design.alpha);
   fprintf(f, "<table><tr><th>rank</th><th>point</th><th>settings</th><th>alpha_i</th>"
-             "<th>fresh runs</th><th>not passing</th><th>metastable</th><th>state</th>"
-             "<th>screening pass</th><th>amplification</th></tr>\n");
-  static const char *const states[] = {"open", "proven", "refuted"};
-  for (size_t i = 0; i < ri.n_cand; i++) {
-    const fmt_refine_cand *c = &ri.cand[i];
-    long li = fmt_results_point_index(r, c->point);
-    char where[1024] = "";
-    if (li >= 0) ana_point_describe(r, (size_t)li, where, sizeof where);
-    int decided = c->point == ri.decided_point && !strcmp(ri.status, "proven");
+             "<th>fresh runs</th><th>not passing, metastable, collapsed, undetermined</th>"
+             "<th>state</th><th>screening pass</th><th>amplification</th></tr>\n");
+  for (size_t i = 0; i < x->rp.n_cand; i++) {
+    const ana_rp_cand *c = &x->rp.cand[i];
+    const ana_rp_point *p = &x->pts[c->point];
+    char where[1024], bad[256];
+    ana_point_describe(r, c->point, where, sizeof where);
+    ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+    int decided = x->st.status == ANA_RP_PROVEN && c->rank == x->rp.cand[x->st.decided].rank;
     fprintf(f, "<tr%s><td>%d</td><td>%lld</td><td style=\"text-align:left\">",
-            decided ? " style=\"background:#dfd\"" : "", c->rank, (long long)c->point);
+            decided ? " style=\"background:#dfd\"" : "", c->rank, (long long)p->id);
     html_text(f, where);
-    fprintf(f, "</td><td>%.3g</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%s%s</td>"
+    fprintf(f, "</td><td>%.3g</td><td>%lld</td><td>%s</td><td>%s%s</td>"
                "<td>%lld/%lld</td><td>%.3f</td></tr>\n",
-            c->alpha, (long long)c->runs, (long long)c->not_passing, (long long)c->metastable,
-            c->state >= 0 && c->state <= 2 ? states[c->state] : "?",
-            decided ? " (recommended)" : "", (long long)c->screen_pass,
-            (long long)c->screen_runs, c->amplification);
+            c->alpha, (long long)c->seq.n, bad, ana_seq_state_name(c->seq.state),
+            decided ? " (recommended)" : "", (long long)p->n_pass, (long long)p->n, p->amp);
   }
   fprintf(f, "</table>\n");
-  fmt_refine_info_free(&ri);
 }
 
-static int html_write(const fmt_results *r, const ana_summary *s, const char *dir,
-                      const char *reco_text, char *err, size_t errlen) {
+static int html_write(const fmt_results *r, const ana_summary *s, const ana_refined *refined,
+                      const char *dir, const char *reco_text, char *err, size_t errlen) {
   FILE *f = fmt_dir_file_create(dir, "index.html", err, errlen);
   if (!f) return -1;
   fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>stormsweep report: ");
@@ -705,7 +702,7 @@ static int html_write(const fmt_results *r, const ana_summary *s, const char *di
   fprintf(f, "<h2>Recommendation</h2>\n<pre>");
   html_text(f, reco_text ? reco_text : "");
   fprintf(f, "</pre>\n");
-  html_refine_section(f, r);
+  html_refine_section(f, r, refined);
   fprintf(f, "<h2>Plots</h2>\n");
   html_image(f, dir, "heatmap_pass", "P(pass SLO) over two axes, the others pooled");
   html_image(f, dir, "heatmap_recovered",
@@ -805,10 +802,12 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
     snprintf(err, errlen, "out of memory");
     goto done;
   }
-  char *refined = ana_reco_refined_text(r, s); /* a refined file: its proof */
-  if (refined) {
+  if (o->refined) { /* a refined file: its proof, recomputed */
     free(text);
-    text = refined;
+    if (!(text = ana_reco_refined_text(o->refined, r, s))) {
+      snprintf(err, errlen, "out of memory");
+      goto done;
+    }
   }
   long ax, ay;
   axes_choose(s, o, &ax, &ay);
@@ -850,7 +849,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
   if ((rc = ana_gnuplot_run(o->gnuplot, dir, "plots.gp", o->stop, err, errlen)) != 0)
     goto done;
   rc = -1;
-  if (html_write(r, s, dir, text, err, errlen) != 0) goto done;
+  if (html_write(r, s, o->refined, dir, text, err, errlen) != 0) goto done;
   static const char *const names[] = {"heatmap_metastable", "heatmap_pass", "heatmap_recovered",
                                       "recovery_survival",
                                       "recovery_histogram", "queue_depth", "open_breakers",

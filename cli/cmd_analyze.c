@@ -5,8 +5,8 @@
  * Exit status (all three): 0 success — including "no point qualifies", which
  * is an answer, not a failure; 1 a failure while working (writing the CSV,
  * /analysis or the report); 2 bad usage or an unusable input file (not
- * HDF5, not a stormsweep result, a newer format_version), always with a
- * one-line message on stderr.
+ * HDF5, not a stormsweep result, a newer format_version, a /refine record
+ * that disagrees with the runs), always with a one-line message on stderr.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,6 +17,7 @@
 #include "ana.h"
 #include "cli.h"
 #include "fmt_outfile.h"
+#include "refine_eval.h"
 #include "textsafe.h"
 
 
@@ -120,19 +121,36 @@ static void opts_init(cli_opts *o, const char *cmd) {
   o->method = ANA_INTERVAL_WILSON;
 }
 
-/* Loads the file and computes the summary. Returns 0, or an exit status. */
-static int load(const cli_opts *o, fmt_results *r, ana_summary *s) {
-  char err[1024];
+static void file_error(const cli_opts *o, const char *err) {
+  /* The message may quote the file's own strings. */
+  fprintf(stderr, "stormsweep %s: ", o->cmd);
+  ana_term_fputs(stderr, err, 0);
+  fputc('\n', stderr);
+}
+
+/* Loads the file, recomputes a refined file's verdict from its runs (*v,
+ * with *refined = 1; a /refine that disagrees with them is a damaged file)
+ * and computes the summary. Returns 0, or an exit status. */
+static int load(const cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
+                int *refined) {
+  char err[2048];
+  *refined = 0;
   if (fmt_results_read(r, o->file, err, sizeof err) != 0) {
-    /* The message may quote the file's own strings. */
-    fprintf(stderr, "stormsweep %s: ", o->cmd);
-    ana_term_fputs(stderr, err, 0);
-    fputc('\n', stderr);
+    file_error(o, err);
     return 2;
   }
+  int vrc = ana_refined_load(v, r, err, sizeof err);
+  if (vrc < 0) {
+    file_error(o, err);
+    fmt_results_free(r);
+    return 2;
+  }
+  *refined = vrc == 0;
   double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : ANA_DEFAULT_SLO_MS;
   if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
+    if (*refined) ana_refined_free(v);
+    *refined = 0;
     fmt_results_free(r);
     return 1;
   }
@@ -158,11 +176,10 @@ static void file_header(FILE *out, const fmt_results *r) {
 }
 
 static char *recommendation_make(const cli_opts *o, const fmt_results *r, const ana_summary *s,
-                                 ana_reco *rec) {
+                                 const ana_refined *v, ana_reco *rec) {
   ana_reco_opts ro = {o->max_meta, o->min_pass};
   if (ana_recommend(rec, r, s, &ro) != 0) return NULL;
-  char *refined = ana_reco_refined_text(r, s); /* a refined file: its proof */
-  if (refined) return refined;
+  if (v) return ana_reco_refined_text(v, r, s); /* a refined file: its proof, recomputed */
   return ana_reco_text(rec, r, s, &ro);
 }
 
@@ -218,10 +235,12 @@ int cmd_analyze(int argc, char **argv) {
   }
   fmt_results r;
   ana_summary s;
-  if ((rc = load(&o, &r, &s)) != 0) return rc;
+  ana_refined v;
+  int refined;
+  if ((rc = load(&o, &r, &s, &v, &refined)) != 0) return rc;
   ana_reco rec;
   memset(&rec, 0, sizeof rec);
-  char *text = recommendation_make(&o, &r, &s, &rec);
+  char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec);
   char err[1024];
   if (o.json) {
     ana_summary_print_json(stdout, &r, &s, text);
@@ -246,6 +265,7 @@ int cmd_analyze(int argc, char **argv) {
   }
   free(text);
   ana_reco_free(&rec);
+  if (refined) ana_refined_free(&v);
   ana_summary_free(&s);
   fmt_results_free(&r);
   return rc;
@@ -294,10 +314,12 @@ int cmd_recommend(int argc, char **argv) {
   }
   fmt_results r;
   ana_summary s;
-  if ((rc = load(&o, &r, &s)) != 0) return rc;
+  ana_refined v;
+  int refined;
+  if ((rc = load(&o, &r, &s, &v, &refined)) != 0) return rc;
   ana_reco rec;
   memset(&rec, 0, sizeof rec);
-  char *text = recommendation_make(&o, &r, &s, &rec);
+  char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec);
   if (!text) {
     fprintf(stderr, "stormsweep recommend: out of memory\n");
     rc = 1;
@@ -307,6 +329,7 @@ int cmd_recommend(int argc, char **argv) {
   }
   free(text);
   ana_reco_free(&rec);
+  if (refined) ana_refined_free(&v);
   ana_summary_free(&s);
   fmt_results_free(&r);
   return rc;
@@ -416,8 +439,11 @@ int cmd_report(int argc, char **argv) {
   }
   fmt_results r;
   ana_summary s;
-  if ((rc = load(&o, &r, &s)) != 0) return rc;
+  ana_refined v;
+  int refined;
+  if ((rc = load(&o, &r, &s, &v, &refined)) != 0) return rc;
   ana_report_opts ro = {0};
+  ro.refined = refined ? &v : NULL;
   ro.dir = o.out_dir;
   ro.x_axis = ro.y_axis = -1;
   ro.reco = (ana_reco_opts){o.max_meta, o.min_pass};
@@ -454,6 +480,7 @@ int cmd_report(int argc, char **argv) {
       rc = wrc > 0 ? 128 + wrc : 1; /* interrupted: as the shell reports a signal */
     }
   }
+  if (refined) ana_refined_free(&v);
   ana_summary_free(&s);
   fmt_results_free(&r);
   return rc;

@@ -18,9 +18,10 @@
  *               (float64: its cost keys, from screening)
  *
  * What is read back is a record of what refine did, never a verdict by
- * itself: every attribute is checked for class and shape before it is read,
- * and the candidate table may hold at most one row per grid point of the
- * file and no more rows than it stores.
+ * itself (analysis/refine_eval.c recomputes the verdict from the runs and
+ * checks this record against it): every attribute is checked for class and
+ * shape (one value) before it is read, and the candidate table may hold at
+ * most one row per grid point of the file and no more rows than it stores.
  */
 #include <hdf5.h>
 #include <stdio.h>
@@ -78,7 +79,7 @@ int fmt_refine_read(const char *path, fmt_refine_info *ri, char *err, size_t err
   if (H5Lexists(f, "refine", H5P_DEFAULT) <= 0) goto done;
   g = H5Gopen2(f, "refine", H5P_DEFAULT);
   if (g < 0) {
-    swp_seterr(err, errlen, "%s: /refine is not a group", path);
+    swp_seterr(err, errlen, "%s: /refine is damaged: it is not a group", path);
     rc = -1;
     goto done;
   }
@@ -103,7 +104,9 @@ int fmt_refine_read(const char *path, fmt_refine_info *ri, char *err, size_t err
   else if (fmt_attr_get_num(g, "rounds", H5T_NATIVE_INT64, &ri->rounds)) bad = "rounds";
   else if (fmt_attr_get_str(g, "status", sizeof ri->status - 1, &status)) bad = "status";
   if (bad) {
-    swp_seterr(err, errlen, "%s: /refine: attribute '%s' is missing or malformed", path, bad);
+    swp_seterr(err, errlen,
+               "%s: /refine is damaged: attribute '%s' is missing or not one value of its type",
+               path, bad);
     rc = -1;
     goto done;
   }
@@ -119,7 +122,7 @@ int fmt_refine_read(const char *path, fmt_refine_info *ri, char *err, size_t err
   int trc = fmt_table_read(g, "candidates", cand_columns, N_CAND_COLUMNS, sizeof(fmt_refine_cand),
                            (size_t)n_points, &rows, &n, why, sizeof why);
   if (trc < 0) {
-    swp_seterr(err, errlen, "%s: /refine/%s", path, why);
+    swp_seterr(err, errlen, "%s: /refine is damaged: /refine/%s", path, why);
     rc = -1;
     goto done;
   }

@@ -302,9 +302,12 @@ char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary
                     const ana_reco_opts *o);
 
 /* The recommendation of a file `refine` worked on: the proven point with its
- * SPRT evidence (or why none qualifies, or what is still open). NULL when
- * the file has no refine data. Returns a malloc'd string. */
-char *ana_reco_refined_text(const fmt_results *r, const ana_summary *s);
+ * SPRT evidence (or why none qualifies, or what is still open), from v, the
+ * verdict recomputed from the file's runs (refine_eval.h: ana_refined_load).
+ * Returns a malloc'd string, NULL when out of memory. */
+struct ana_refined;
+char *ana_reco_refined_text(const struct ana_refined *v, const fmt_results *r,
+                            const ana_summary *s);
 
 /* Writes /analysis (replacing an existing one); opens the file read-write. */
 int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary *s,
@@ -320,6 +323,7 @@ typedef struct ana_report_opts {
   const int64_t *points;   /* point ids for curves; NULL = recommended + worst */
   size_t n_points;
   ana_reco_opts reco;
+  const struct ana_refined *refined; /* a refined file's recomputed verdict, or NULL */
   const char *gnuplot;     /* program name, default "gnuplot" */
   const volatile sig_atomic_t *stop; /* raised: stop, leaving an earlier report as it was */
 } ana_report_opts;

@@ -33,6 +33,12 @@ static inline int ana_outcome_counts_metastable(int outcome) {
 static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms) {
   return outcome == ENG_OUTCOME_RECOVERED && recovery_ms == recovery_ms && recovery_ms <= slo_ms;
 }
+/* The runs of a tally by outcome (by[ENG_OUTCOME_*]) that count against
+ * P(metastable), each named by its own class: "2 metastable, 1
+ * undetermined". They count alike, but an undetermined or collapsed run is
+ * never called metastable in what a user reads. "0 metastable" when there
+ * is none. */
+void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, size_t len);
 
 /* ---- cost ---- */
 

@@ -1,8 +1,9 @@
 /*
  * refine.h — the refine procedure (refine.c): spends runs only where the
  * decision is open, appending them to the result file, and records its state
- * in the file's /refine group (fmt_store.h), which recommend and report read.
- * The decisions themselves are refine_plan.h's.
+ * in the file's /refine group (fmt_store.h): a record, which every reader
+ * checks against the runs (refine_eval.h). The decisions themselves are
+ * refine_plan.h's.
  */
 #ifndef STORMSWEEP_REFINE_H
 #define STORMSWEEP_REFINE_H

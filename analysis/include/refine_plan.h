@@ -88,6 +88,9 @@ typedef enum ana_rp_status {
   ANA_RP_NONE = 2     /* every candidate refuted (or there are none) */
 } ana_rp_status;
 
+/* "open", "proven", "none": the word /refine's status records. */
+const char *ana_rp_status_name(ana_rp_status s);
+
 typedef struct ana_rp_step {
   ana_rp_status status;
   long decided;       /* candidate index when PROVEN (the first of its group), else -1 */
