@@ -159,12 +159,14 @@ grep -q "HDF5-DIAG" "$T/err" && fail "a failed write printed an HDF5 error dump"
 h5dump -H lim.h5 >/dev/null 2>&1 || fail "after a failed write, HDF5 cannot open lim.h5"
 expect_exit 0 "$BIN" run r.ini -o lim.h5 -j 2 --resume
 same_results ref.h5 lim.h5
-# A limit too small for the file's skeleton: nothing is left behind.
+# A limit too small for the file's skeleton: nothing is left behind. One
+# thread: LLVM's libomp (the TSan build's) maps a file of its own when it
+# starts its thread pool, and under this limit that mapping faults.
 rm -f tiny.h5
 (
   trap '' XFSZ
   ulimit -f 40
-  exec "$BIN" run r.ini -o tiny.h5
+  exec "$BIN" run r.ini -o tiny.h5 -j 1
 ) >"$T/out" 2>"$T/err"
 rc=$?
 [ "$rc" = 1 ] || fail "a tiny file-size limit: exit $rc, want 1: $(head -c 600 "$T/err")"
