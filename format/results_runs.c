@@ -187,6 +187,47 @@ out:
 
 /* replicates: what the file declares (its root attribute), 0 when it does
  * not say. */
+/* Whether a written row of /runs is a run this file can hold: an outcome
+ * code, a recovery time where it recovered, a run id in range, the seed of
+ * its own coordinates and (where ids are rows) the run id of them. */
+static int run_row_check(const fmt_results *r, const run_row *b, unsigned long long row,
+                         const int *has, int ids_are_rows, int64_t replicates, char *err,
+                         size_t errlen) {
+  if (b->outcome < ENG_OUTCOME_RECOVERED || b->outcome > OUTCOME_MAX) {
+    snprintf(err, errlen, "%s: %s row %llu: outcome %lld is not an outcome code (0 to %d)",
+             r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
+    return -1;
+  }
+  if (b->outcome == ENG_OUTCOME_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
+    snprintf(err, errlen, "%s: %s row %llu: a recovered run needs a recovery_ms >= 0, got %g",
+             r->path, DSET_RUNS, row, b->recovery_ms);
+    return -1;
+  }
+  if (has[0] && (b->run < 0 || b->run >= (long long)SWP_MAX_RUNS)) {
+    snprintf(err, errlen, "%s: %s row %llu: run id %lld is out of range", r->path, DSET_RUNS,
+             row, (long long)b->run);
+    return -1;
+  }
+  /* A run is the run of its seed: a row copied from another run (or
+   * damaged) has the seed of its origin, not of its own coordinates. */
+  if (has[2] && has[3] && r->has_master_seed && b->replicate >= 0 &&
+      (uint64_t)b->seed != swp_run_seed(r->master_seed, r->crn, b->point, b->replicate)) {
+    snprintf(err, errlen, "%s: %s row %llu: seed %llu is not the seed of point %lld "
+             "replicate %lld (derived from master_seed): the row is a copy of another run, "
+             "or damaged", r->path, DSET_RUNS, row, (unsigned long long)b->seed,
+             (long long)b->point, (long long)b->replicate);
+    return -1;
+  }
+  if (ids_are_rows && has[0] && has[2] && b->run < (long long)r->n_points * replicates &&
+      (b->run != b->point * replicates + b->replicate || b->replicate >= replicates)) {
+    snprintf(err, errlen, "%s: %s row %llu: run %lld is not point %lld replicate %lld of "
+             "a sweep of %lld replicates", r->path, DSET_RUNS, row, (long long)b->run,
+             (long long)b->point, (long long)b->replicate, (long long)replicates);
+    return -1;
+  }
+  return 0;
+}
+
 int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined, char *err,
                      size_t errlen) {
   int rc = -1;
@@ -268,38 +309,7 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
                  row, (long long)b->point, DSET_POINTS);
         goto done;
       }
-      if (b->outcome < ENG_OUTCOME_RECOVERED || b->outcome > OUTCOME_MAX) {
-        snprintf(err, errlen, "%s: %s row %llu: outcome %lld is not an outcome code (0 to %d)",
-                 r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
-        goto done;
-      }
-      if (b->outcome == ENG_OUTCOME_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
-        snprintf(err, errlen, "%s: %s row %llu: a recovered run needs a recovery_ms >= 0, got %g",
-                 r->path, DSET_RUNS, row, b->recovery_ms);
-        goto done;
-      }
-      if (has[0] && (b->run < 0 || b->run >= (long long)SWP_MAX_RUNS)) {
-        snprintf(err, errlen, "%s: %s row %llu: run id %lld is out of range", r->path, DSET_RUNS,
-                 row, (long long)b->run);
-        goto done;
-      }
-      /* A run is the run of its seed: a row copied from another run (or
-       * damaged) has the seed of its origin, not of its own coordinates. */
-      if (has[2] && has[3] && r->has_master_seed && b->replicate >= 0 &&
-          (uint64_t)b->seed != swp_run_seed(r->master_seed, r->crn, b->point, b->replicate)) {
-        snprintf(err, errlen, "%s: %s row %llu: seed %llu is not the seed of point %lld "
-                 "replicate %lld (derived from master_seed): the row is a copy of another run, "
-                 "or damaged", r->path, DSET_RUNS, row, (unsigned long long)b->seed,
-                 (long long)b->point, (long long)b->replicate);
-        goto done;
-      }
-      if (ids_are_rows && has[0] && has[2] && b->run < (long long)r->n_points * replicates &&
-          (b->run != b->point * replicates + b->replicate || b->replicate >= replicates)) {
-        snprintf(err, errlen, "%s: %s row %llu: run %lld is not point %lld replicate %lld of "
-                 "a sweep of %lld replicates", r->path, DSET_RUNS, row, (long long)b->run,
-                 (long long)b->point, (long long)b->replicate, (long long)replicates);
-        goto done;
-      }
+      if (run_row_check(r, b, row, has, ids_are_rows, replicates, err, errlen)) goto done;
       if (runs_reserve(r, &cap)) goto oom;
       fmt_run *run = &r->runs[r->n_runs];
       run->run = has[0] ? b->run : (int64_t)row;

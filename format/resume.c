@@ -111,6 +111,73 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
  * missing or damaged, so a journal of it may rebuild it (DAMAGED). */
 enum { OPEN_REFUSED = -1, OPEN_DAMAGED = -2 };
 
+/* Whether the file that opened is this sweep's (tool, seed, definition,
+ * shape, slice). Grows o->done when refine appended rows. */
+static int resume_same_sweep(fmt_out *o, const char *path, const fmt_info *info,
+                             const swp_sweep *sw, const char *text, int64_t slice_index,
+                             int64_t slice_count, int append, char *err, size_t errlen) {
+  char why[512];
+  if (strcmp(info->tool_version, STORMSWEEP_VERSION)) {
+    swp_seterr(err, errlen,
+               "%s: written by stormsweep %s; this is %s, whose results may differ, so it cannot "
+               "continue the file (start over with --force)",
+               path, info->tool_version, STORMSWEEP_VERSION);
+    return -1;
+  }
+  if (info->master_seed != sw->seed) {
+    swp_seterr(err, errlen,
+               "%s: belongs to another sweep: its master seed is %llu, this sweep's is %llu "
+               "(refusing to resume)",
+               path, (unsigned long long)info->master_seed, (unsigned long long)sw->seed);
+    return -1;
+  }
+  if (strcmp(info->sweep_text, text)) {
+    text_first_difference(text, info->sweep_text, why, sizeof why);
+    swp_seterr(err, errlen,
+               "%s: belongs to another sweep definition: %s (refusing to resume; "
+               "'stormsweep list --ini' prints a sweep's effective text)",
+               path, why);
+    return -1;
+  }
+  if (append && info->n_runs > o->n_runs && info->ticks == o->ticks_n) {
+    /* Rows appended by an earlier refine: the file is longer than the sweep. */
+    uint8_t *d = realloc(o->done, (size_t)info->n_runs);
+    if (!d) {
+      swp_seterr(err, errlen, "%s: out of memory", path);
+      return -1;
+    }
+    memset(d, 0, (size_t)info->n_runs);
+    o->done = d;
+    o->n_runs = info->n_runs;
+  }
+  if (!append && info->n_runs > o->n_runs && info->ticks == o->ticks_n) {
+    swp_seterr(err, errlen, "%s: holds %lld runs, more than this sweep's %lld: runs were "
+               "appended by refine; continue it with 'stormsweep refine %s'", path,
+               (long long)info->n_runs, (long long)o->n_runs, path);
+    return -1;
+  }
+  if (info->n_runs != o->n_runs || info->ticks != o->ticks_n) {
+    swp_seterr(err, errlen, "%s: holds %lld runs of %d ticks; this sweep has %lld of %d", path,
+               (long long)info->n_runs, info->ticks, (long long)o->n_runs, o->ticks_n);
+    return -1;
+  }
+  if (info->slice_count != slice_count || info->slice_index != slice_index) {
+    char have[64], want[64];
+    if (info->slice_count)
+      snprintf(have, sizeof have, "slice %lld/%lld", (long long)info->slice_index,
+               (long long)info->slice_count);
+    else snprintf(have, sizeof have, "the whole sweep");
+    if (slice_count)
+      snprintf(want, sizeof want, "slice %lld/%lld", (long long)slice_index,
+               (long long)slice_count);
+    else snprintf(want, sizeof want, "the whole sweep");
+    swp_seterr(err, errlen, "%s: holds %s, but this command runs %s (refusing to resume)", path,
+               have, want);
+    return -1;
+  }
+  return 0;
+}
+
 static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw,
                           int64_t slice_index, int64_t slice_count, int append, int journal,
                           char *err, size_t errlen) {
@@ -187,64 +254,9 @@ static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw
   /* From here the file reads as a result file: what it is not is a
    * refusal, never a reason to rebuild it. */
   rc = OPEN_REFUSED;
-  if (strcmp(info.tool_version, STORMSWEEP_VERSION)) {
-    swp_seterr(err, errlen,
-               "%s: written by stormsweep %s; this is %s, whose results may differ, so it cannot "
-               "continue the file (start over with --force)",
-               path, info.tool_version, STORMSWEEP_VERSION);
+  if (resume_same_sweep(o, path, &info, sw, text, slice_index, slice_count, append, err,
+                        errlen))
     goto fail;
-  }
-  if (info.master_seed != sw->seed) {
-    swp_seterr(err, errlen,
-               "%s: belongs to another sweep: its master seed is %llu, this sweep's is %llu "
-               "(refusing to resume)",
-               path, (unsigned long long)info.master_seed, (unsigned long long)sw->seed);
-    goto fail;
-  }
-  if (strcmp(info.sweep_text, text)) {
-    text_first_difference(text, info.sweep_text, why, sizeof why);
-    swp_seterr(err, errlen,
-               "%s: belongs to another sweep definition: %s (refusing to resume; "
-               "'stormsweep list --ini' prints a sweep's effective text)",
-               path, why);
-    goto fail;
-  }
-  if (append && info.n_runs > o->n_runs && info.ticks == o->ticks_n) {
-    /* Rows appended by an earlier refine: the file is longer than the sweep. */
-    uint8_t *d = realloc(o->done, (size_t)info.n_runs);
-    if (!d) {
-      swp_seterr(err, errlen, "%s: out of memory", path);
-      goto fail;
-    }
-    memset(d, 0, (size_t)info.n_runs);
-    o->done = d;
-    o->n_runs = info.n_runs;
-  }
-  if (!append && info.n_runs > o->n_runs && info.ticks == o->ticks_n) {
-    swp_seterr(err, errlen, "%s: holds %lld runs, more than this sweep's %lld: runs were "
-               "appended by refine; continue it with 'stormsweep refine %s'", path,
-               (long long)info.n_runs, (long long)o->n_runs, path);
-    goto fail;
-  }
-  if (info.n_runs != o->n_runs || info.ticks != o->ticks_n) {
-    swp_seterr(err, errlen, "%s: holds %lld runs of %d ticks; this sweep has %lld of %d", path,
-               (long long)info.n_runs, info.ticks, (long long)o->n_runs, o->ticks_n);
-    goto fail;
-  }
-  if (info.slice_count != slice_count || info.slice_index != slice_index) {
-    char have[64], want[64];
-    if (info.slice_count)
-      snprintf(have, sizeof have, "slice %lld/%lld", (long long)info.slice_index,
-               (long long)info.slice_count);
-    else snprintf(have, sizeof have, "the whole sweep");
-    if (slice_count)
-      snprintf(want, sizeof want, "slice %lld/%lld", (long long)slice_index,
-               (long long)slice_count);
-    else snprintf(want, sizeof want, "the whole sweep");
-    swp_seterr(err, errlen, "%s: holds %s, but this command runs %s (refusing to resume)", path,
-               have, want);
-    goto fail;
-  }
   rc = OPEN_DAMAGED;
   if (fmt_layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks,
                                &o->wall, &o->thread, &o->outcome, &o->shardq, &o->shards_n, err,

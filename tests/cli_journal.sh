@@ -143,16 +143,16 @@ grep -q "has no journal" "$T/err" && fail "a symlinked journal is reported as no
 # ---- 4: one file, one lock ----
 cp ref.h5 U.h5
 ln -s U.h5 A.h5
-$PY - U.h5.lock <<'EOF' &
+$PY - U.h5.lock >"$T/held" <<'EOF' &
 import fcntl, os, struct, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
 fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 1, 0))
 print('held', flush=True)
-time.sleep(8)
+time.sleep(30)
 EOF
 holder=$!
-for i in $(seq 200); do [ -e U.h5.lock ] && break; sleep 0.02; done
-sleep 0.3
+# Wait until the lock is held (not just until its file exists).
+for i in $(seq 1000); do grep -q held "$T/held" 2>/dev/null && break; sleep 0.02; done
 expect_exit 1 "$BIN" refine A.h5 -j 1 -q --max-runs 150
 expect_in "$T/err" "another stormsweep process is writing it (it holds U.h5.lock)"
 kill $holder 2>/dev/null
