@@ -301,7 +301,7 @@ static int restore_appends(fmt_out *o, fmt_journal *j, char *why, size_t whylen)
     if (fmt_journal_read_append(j, i, &first, &n, &point, &rep, why, whylen)) return JV_READ;
     int rc = JV_OK;
     if (first + n > o->n_runs) {
-      char err[512];
+      char err[400]; /* fits in why with its prefix */
       o->replaying = 1;
       if (first != o->n_runs || fmt_out_append(o, n, point, rep, &got, err, sizeof err)) {
         snprintf(why, whylen, "restoring the rows appended at %lld: %s", (long long)first,

@@ -96,8 +96,10 @@ void swp__cl_note(ictx *c, const char *field, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   size_t old = field ? swp__cl_path_push(c, field) : c->plen;
-  snprintf(m->notes[m->n_notes++], sizeof m->notes[0], "%s: %s", c->plen ? c->path : "(top level)",
-           msg);
+  char *note = m->notes[m->n_notes++];
+  int n = snprintf(note, sizeof m->notes[0], "%s: %s", c->plen ? c->path : "(top level)", msg);
+  if (n >= (int)sizeof m->notes[0]) /* a long path and message: say it was cut */
+    memcpy(note + sizeof m->notes[0] - 4, "...", 4);
   swp__cl_path_pop(c, old);
 }
 

@@ -138,4 +138,21 @@ int drv_execute(const drv_source *src, const drv_sink *sink, const drv_options *
 int drv_sweep_execute(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
                       drv_result *res);
 
+#ifdef STORMSWEEP_MPI
+#include <mpi.h>
+
+/* ---- across MPI ranks (mpi_driver.c; built with STORMSWEEP_MPI) ---- */
+
+/* Rank 0 of comm: hands the runs of opt->subset out to the other ranks on
+ * request, computes with its own threads too, and writes every result through
+ * out. Same contract as drv_sweep_execute. */
+int drv_mpi_execute_root(const swp_sweep *sw, fmt_out *out, const drv_options *opt,
+                         drv_result *res, MPI_Comm comm);
+/* Every other rank: computes the runs rank 0 hands out (opt->threads
+ * threads) until it has none left. sw NULL: this rank could not load the
+ * sweep (err says why); it tells rank 0 and leaves. Returns 0 or -1. */
+int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm comm,
+                           char *err, size_t errlen);
+#endif
+
 #endif
