@@ -48,6 +48,7 @@
 #include "ana.h"
 #include "decision.h"
 #include "refine.h"
+#include "recommend_explain.h"
 #include "refine_eval.h"
 #include "seqtest.h"
 #include "textsafe.h"
@@ -439,12 +440,9 @@ static void split_text(FILE *f, const ana_reco *rec, const fmt_results *r, const
           sp->n_scen, sp->n_scen, sp->n_scen, sp->n_tun);
 }
 
-char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary *s,
-                    const ana_reco_opts *o) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (!f) return NULL;
+/* The answer judged from the runs, into f; headline names the chosen point. */
+static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
+                         const ana_summary *s, const ana_reco_opts *o, const char *headline) {
   size_t judged = rec->n_qualifying + rec->n_refuted + rec->n_unproven;
   fprintf(f,
           "Targets: P(metastable) upper 95%% bound <= %g and P(pass %.0f ms SLO) lower 95%% bound "
@@ -453,7 +451,7 @@ char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary
   if (rec->split.n_tun > 0) {
     split_text(f, rec, r, s, o);
   } else if (rec->best >= 0) {
-    fprintf(f, "RECOMMENDED: ");
+    fputs(headline, f);
     evidence_print(f, r, &s->points[rec->best], s->slo_ms);
     if (rec->runner_up >= 0) {
       fprintf(f, "Runner-up: ");
@@ -531,6 +529,15 @@ char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary
               (long long)ps->n_meta, ps->amp.mean);
     }
   }
+}
+
+char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary *s,
+                    const ana_reco_opts *o) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  reco_text_to(f, rec, r, s, o, "RECOMMENDED: ");
   if (fclose(f) != 0) {
     free(text);
     return NULL;
@@ -627,15 +634,12 @@ static void refined_open(FILE *f, const ana_refined *v, const fmt_results *r) {
   }
 }
 
-char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const ana_summary *s) {
+static void refined_text_to(FILE *f, const ana_refined *v, const fmt_results *r,
+                            const ana_summary *s) {
   const ana_rf_eval *x = &v->now;
   const fmt_refine_design *d = &v->design;
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (!f) return NULL;
   /* The SLO refine's runs were judged under: the sweep's own. */
-  double slo = !isnan(r->slo_ms) ? r->slo_ms : s->slo_ms;
+  double slo = !isnan(d->slo_ms) ? d->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : s->slo_ms;
   fprintf(f,
           "Targets (refine's design): P(pass %.0f ms SLO) >= %g and P(metastable) <= %g, each "
           "proven by a Wald SPRT (bad rate q0 at the target vs q0/%g, beta %g) on fresh runs; "
@@ -663,6 +667,112 @@ char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const an
   } else {
     refined_open(f, v, r);
   }
+}
+
+char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const ana_summary *s) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  refined_text_to(f, v, r, s);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The answer: a proof only for the targets it tested                        */
+/* ------------------------------------------------------------------------ */
+
+/* Which targets asked are stricter than those refine's design proved, as
+ * "--min-pass 0.999 > 0.99; ..." (empty: the design covers them all). A
+ * proof of P(pass within T) >= p and P(metastable) <= m implies the same
+ * for any SLO >= T, any target <= p and any bound >= m, and nothing else. */
+static void stricter_than_design(const fmt_refine_design *d, const ana_summary *s,
+                                 const ana_reco_opts *o, const ana_answer_opts *ao, char *buf,
+                                 size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+#define ADD(...)                                                                 \
+  do {                                                                           \
+    int w_ = snprintf(buf + used, len - used, "%s", used ? "; " : "");           \
+    if (w_ > 0 && (size_t)w_ < len - used) used += (size_t)w_;                   \
+    w_ = snprintf(buf + used, len - used, __VA_ARGS__);                          \
+    if (w_ > 0 && (size_t)w_ < len - used) used += (size_t)w_;                   \
+  } while (0)
+  if (o->min_pass > d->min_pass) ADD("--min-pass %g > %g", o->min_pass, d->min_pass);
+  if (o->max_meta < d->max_meta) ADD("--max-metastable %g < %g", o->max_meta, d->max_meta);
+  if (isnan(d->slo_ms) ? ao->given_slo : s->slo_ms < d->slo_ms) {
+    if (isnan(d->slo_ms))
+      ADD("--slo-ms %.0f, and the file does not say which SLO refine judged by", s->slo_ms);
+    else
+      ADD("--slo-ms %.0f < %.0f", s->slo_ms, d->slo_ms);
+  }
+#undef ADD
+}
+
+/* The command that would prove the targets asked. */
+static void prove_hint(FILE *f, const fmt_refine_design *d, const ana_summary *s,
+                       const ana_reco_opts *o) {
+  fprintf(f, "To prove these targets, run refine with them on a fresh copy of the sweep (a "
+             "refined file keeps the design it was refined with): 'stormsweep refine COPY.h5 "
+             "--min-pass %g --max-metastable %g'", o->min_pass, o->max_meta);
+  if (!isnan(d->slo_ms) && s->slo_ms != d->slo_ms)
+    fprintf(f, ", with slo_ms = %.0f in the sweep (refine judges each run by the sweep's SLO)",
+            s->slo_ms);
+  fprintf(f, ".\n");
+}
+
+char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summary *s,
+                      const ana_reco_opts *o, const ana_answer_opts *ao, const ana_refined *v,
+                      long *chosen) {
+  static const ana_answer_opts none = {0, NULL, 0};
+  if (!ao) ao = &none;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return NULL;
+  long base = rec->split.n_tun > 0 ? -1 : rec->best;
+  int proven = 0;
+  if (v) {
+    const fmt_refine_design *d = &v->design;
+    char stricter[512];
+    stricter_than_design(d, s, o, ao, stricter, sizeof stricter);
+    if (!stricter[0]) {
+      refined_text_to(f, v, r, s);
+      if (o->min_pass != d->min_pass || o->max_meta != d->max_meta ||
+          (!isnan(d->slo_ms) && s->slo_ms != d->slo_ms))
+        fprintf(f, "The targets asked (P(pass %.0f ms SLO) >= %g, P(metastable) <= %g) are no "
+                   "stricter than the design's: what it proved covers them.\n",
+                s->slo_ms, o->min_pass, o->max_meta);
+      const ana_rf_eval *x = &v->now;
+      if (x->st.status == ANA_RP_PROVEN) {
+        int64_t id = x->pts[x->rp.cand[x->st.decided].point].id;
+        long sp = stats_of(s, id);
+        base = rec->split.n_tun > 0 ? -1 : sp;
+        proven = sp >= 0;
+      } else {
+        base = -1;
+      }
+    } else {
+      fprintf(f,
+              "NOT PROVEN FOR THESE TARGETS: refine tested P(pass %.0f ms SLO) >= %g and "
+              "P(metastable) <= %g on this file; the targets asked are stricter (%s). Its "
+              "verdict says nothing about them, so they are judged again from all %zu runs "
+              "(exact bounds, not corrected for the choice):\n",
+              d->slo_ms, d->min_pass, d->max_meta, stricter, r->n_runs);
+      reco_text_to(f, rec, r, s, o,
+                   "MEETS THE TARGETS ON THE EVIDENCE, NOT PROVEN (run refine with these "
+                   "targets): ");
+      prove_hint(f, d, s, o);
+    }
+  } else {
+    reco_text_to(f, rec, r, s, o, "RECOMMENDED: ");
+  }
+  long c = ana_reco_explain(f, rec, r, s, o, ao, base, proven);
+  if (chosen) *chosen = c;
   if (fclose(f) != 0) {
     free(text);
     return NULL;

@@ -138,7 +138,8 @@ static int design_reconcile(ana_refine_opts *o, int64_t r0, char *err, size_t er
 }
 
 static int state_store(const char *path, fmt_lock *lock, const ana_rf_eval *e,
-                       const ana_refine_opts *o, int64_t rounds, char *err, size_t errlen) {
+                       const ana_refine_opts *o, int64_t rounds, double slo_ms, char *err,
+                       size_t errlen) {
   size_t nc = e->rp.n_cand;
   fmt_refine_info ri;
   memset(&ri, 0, sizeof ri);
@@ -168,7 +169,7 @@ static int state_store(const char *path, fmt_lock *lock, const ana_rf_eval *e,
     row->goodput_lost = p->lost;
   }
   ri.d = (fmt_refine_design){o->d.min_pass, o->d.max_meta, o->d.alpha, o->d.beta, o->d.ratio,
-                             o->k, e->r0};
+                             o->k, e->r0, slo_ms}; /* runs are judged by their passed_slo */
   snprintf(ri.status, sizeof ri.status, "%s", ana_rp_status_name(e->st.status));
   ri.decided_point = e->st.decided >= 0 ? e->pts[e->rp.cand[e->st.decided].point].id : -1;
   ri.decided_rank = e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1;
@@ -399,7 +400,8 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
       break;
     }
     int64_t appended = e.x.appended;
-    if (state_store(o->path, ss.lock, &e.x, o, (int64_t)e.r.n_rounds, err, sizeof err)) {
+    if (state_store(o->path, ss.lock, &e.x, o, (int64_t)e.r.n_rounds, e.r.slo_ms, err,
+                    sizeof err)) {
       say(o, "%s", err);
       evaluation_free(&e);
       rc = 1;

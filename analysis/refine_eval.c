@@ -279,6 +279,11 @@ static int design_of(const fmt_refine_info *ri, const fmt_results *r, ana_seq_de
              (long long)s->r0, (long long)r->replicates);
     return -1;
   }
+  /* The proofs judged each run by its passed_slo, i.e. by the sweep's SLO. */
+  if (!isnan(s->slo_ms) && !(s->slo_ms == r->slo_ms)) {
+    snprintf(why, len, "its design has slo_ms %g, the sweep %g", s->slo_ms, r->slo_ms);
+    return -1;
+  }
   if (ri->rounds < 0 || ri->rounds > (int64_t)r->n_rounds) {
     snprintf(why, len, "it records %lld rounds, the file holds %zu", (long long)ri->rounds,
              r->n_rounds);
@@ -316,6 +321,9 @@ int ana_refined_load(ana_refined *v, const fmt_results *r, char *err, size_t err
     return damaged(r, why, err, errlen);
   }
   v->design = ri.d;
+  /* A file refined before the SLO was recorded: its runs were judged by the
+   * sweep's own (their passed_slo), so that is the SLO of its proofs. */
+  if (isnan(v->design.slo_ms)) v->design.slo_ms = r->slo_ms;
   /* The rows the record describes: below the first round it does not know. */
   int64_t limit = ri.rounds < (int64_t)r->n_rounds ? r->round_start[ri.rounds] : -1;
   v->interrupted = limit >= 0 || r->n_skipped > 0;

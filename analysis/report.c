@@ -798,16 +798,11 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
   memset(&od, 0, sizeof od);
   if (fmt_outdir_begin(&od, o->dir, is_old_report, err, errlen) != 0) goto done;
   const char *dir = od.tmp;
-  if (ana_recommend(&rec, r, s, &o->reco) != 0 || !(text = ana_reco_text(&rec, r, s, &o->reco))) {
+  /* A refined file: its proof (recomputed) only for the targets it tested. */
+  if (ana_recommend(&rec, r, s, &o->reco) != 0 ||
+      !(text = ana_reco_answer(&rec, r, s, &o->reco, &o->answer, o->refined, NULL))) {
     snprintf(err, errlen, "out of memory");
     goto done;
-  }
-  if (o->refined) { /* a refined file: its proof, recomputed */
-    free(text);
-    if (!(text = ana_reco_refined_text(o->refined, r, s))) {
-      snprintf(err, errlen, "out of memory");
-      goto done;
-    }
   }
   long ax, ay;
   axes_choose(s, o, &ax, &ay);

@@ -26,6 +26,12 @@ int cmd_list(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_recommend(int argc, char **argv);
+/* recommend's headroom (cmd_recommend_headroom.c): prints where the setting
+ * of point_index stops passing along load (and a swept fault size), from at
+ * most max_runs fresh runs per search. 0, or 128 + the signal. */
+struct fmt_results;
+int cli_headroom_print(FILE *out, const struct fmt_results *r, size_t point_index,
+                       double min_pass, double slo_ms, int64_t max_runs, int threads);
 int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

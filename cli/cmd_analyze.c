@@ -35,14 +35,22 @@ typedef struct cli_opts {
   int json, write, help, force;
   const char *out_dir;
   const char *x_axis, *y_axis, *points;
+  int given_slo, given_meta, given_pass; /* a refined file: the others are its design's */
+  const char *prefer[32];                /* recommend --prefer, in order */
+  size_t n_prefer;
+  ana_prefer prefs[32];
+  int no_headroom, threads;
+  long long headroom_runs;
 } cli_opts;
 
 /* Parses the options every analysis command shares plus the ones allowed
  * for cmd (flags: which extras). Returns 0, or 2 after printing a message. */
-enum { OPT_CSV = 1, OPT_JSON = 2, OPT_WRITE = 4, OPT_INTERVAL = 8, OPT_REPORT = 16 };
+enum { OPT_CSV = 1, OPT_JSON = 2, OPT_WRITE = 4, OPT_INTERVAL = 8, OPT_REPORT = 16,
+       OPT_RECOMMEND = 32 };
 
 static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
-  enum { O_SLO = 256, O_META, O_PASS, O_INTERVAL, O_CSV, O_JSON, O_WRITE, O_X, O_Y, O_POINTS };
+  enum { O_SLO = 256, O_META, O_PASS, O_INTERVAL, O_CSV, O_JSON, O_WRITE, O_X, O_Y, O_POINTS,
+         O_PREFER, O_NO_HEADROOM, O_HEADROOM_RUNS };
   static const struct option all[] = {
       {"slo-ms", required_argument, NULL, O_SLO},   {"max-metastable", required_argument, NULL, O_META},
       {"min-pass", required_argument, NULL, O_PASS}, {"interval", required_argument, NULL, O_INTERVAL},
@@ -50,6 +58,10 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
       {"write", no_argument, NULL, O_WRITE},        {"output", required_argument, NULL, 'o'},
       {"x", required_argument, NULL, O_X},          {"y", required_argument, NULL, O_Y},
       {"points", required_argument, NULL, O_POINTS}, {"force", no_argument, NULL, 'f'},
+      {"prefer", required_argument, NULL, O_PREFER},
+      {"no-headroom", no_argument, NULL, O_NO_HEADROOM},
+      {"headroom-runs", required_argument, NULL, O_HEADROOM_RUNS},
+      {"threads", required_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'}};
   /* Only the options this command takes are known to it. */
   struct option opts[sizeof all / sizeof all[0] + 1];
@@ -60,23 +72,46 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
              (v == O_INTERVAL && (allowed & OPT_INTERVAL)) || (v == O_CSV && (allowed & OPT_CSV)) ||
              (v == O_JSON && (allowed & OPT_JSON)) || (v == O_WRITE && (allowed & OPT_WRITE)) ||
              (v == 'f' && (allowed & OPT_CSV)) ||
-             ((v == 'o' || v == O_X || v == O_Y || v == O_POINTS) && (allowed & OPT_REPORT));
+             ((v == 'o' || v == O_X || v == O_Y || v == O_POINTS) && (allowed & OPT_REPORT)) ||
+             ((v == O_PREFER || v == O_NO_HEADROOM || v == O_HEADROOM_RUNS || v == 'j') &&
+              (allowed & OPT_RECOMMEND));
     if (ok) opts[n++] = all[i];
   }
   opts[n] = (struct option){NULL, 0, NULL, 0};
   int c;
   cli_opts_begin(argc, argv);
-  const char *shortopts = allowed & OPT_REPORT ? ":o:h" : allowed & OPT_CSV ? ":fh" : ":h";
+  const char *shortopts = allowed & OPT_REPORT      ? ":o:h"
+                          : allowed & OPT_CSV       ? ":fh"
+                          : allowed & OPT_RECOMMEND ? ":j:h"
+                                                    : ":h";
   while ((c = cli_getopt(o->cmd, argc, argv, shortopts, opts)) != -1) {
     switch (c) {
     case O_SLO:
       if (cli_parse_number(o->cmd, "--slo-ms", optarg, 0, 1e12, &o->slo_ms)) return 2;
+      o->given_slo = 1;
       break;
     case O_META:
       if (cli_parse_prob(o->cmd, "--max-metastable", optarg, &o->max_meta)) return 2;
+      o->given_meta = 1;
       break;
     case O_PASS:
       if (cli_parse_prob(o->cmd, "--min-pass", optarg, &o->min_pass)) return 2;
+      o->given_pass = 1;
+      break;
+    case O_PREFER:
+      if (o->n_prefer == sizeof o->prefer / sizeof o->prefer[0]) {
+        cli_error(o->cmd, "--prefer: at most %zu preferences", o->n_prefer);
+        return 2;
+      }
+      o->prefer[o->n_prefer++] = optarg;
+      break;
+    case O_NO_HEADROOM: o->no_headroom = 1; break;
+    case O_HEADROOM_RUNS:
+      if (cli_parse_count(o->cmd, "--headroom-runs", optarg, 32, 100000, &o->headroom_runs))
+        return 2;
+      break;
+    case 'j':
+      if (cli_parse_threads(o->cmd, "-j", optarg, &o->threads)) return 2;
       break;
     case O_INTERVAL:
       if (!strcmp(optarg, "wilson")) {
@@ -119,6 +154,7 @@ static void opts_init(cli_opts *o, const char *cmd) {
   o->max_meta = ANA_DEFAULT_MAX_META;
   o->min_pass = ANA_DEFAULT_MIN_PASS;
   o->method = ANA_INTERVAL_WILSON;
+  o->headroom_runs = 256;
 }
 
 static void file_error(const cli_opts *o, const char *err) {
@@ -131,7 +167,7 @@ static void file_error(const cli_opts *o, const char *err) {
 /* Loads the file, recomputes a refined file's verdict from its runs (*v,
  * with *refined = 1; a /refine that disagrees with them is a damaged file)
  * and computes the summary. Returns 0, or an exit status. */
-static int load(const cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
+static int load(cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
                 int *refined) {
   char err[2048];
   *refined = 0;
@@ -146,6 +182,21 @@ static int load(const cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *
     return 2;
   }
   *refined = vrc == 0;
+  /* A refined file answers its own question unless asked another: targets
+   * not given are its design's (a stricter one given is never "proven"). */
+  if (*refined) {
+    if (!o->given_pass) o->min_pass = v->design.min_pass;
+    if (!o->given_meta) o->max_meta = v->design.max_meta;
+  }
+  /* --prefer names values of this file's axes: checked now, or refused. */
+  for (size_t i = 0; i < o->n_prefer; i++)
+    if (ana_prefer_parse(r, o->prefer[i], &o->prefs[i], err, sizeof err)) {
+      file_error(o, err);
+      if (*refined) ana_refined_free(v);
+      *refined = 0;
+      fmt_results_free(r);
+      return 2;
+    }
   double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : ANA_DEFAULT_SLO_MS;
   if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
@@ -175,12 +226,19 @@ static void file_header(FILE *out, const fmt_results *r) {
   fprintf(out, "\n\n");
 }
 
+static ana_answer_opts answer_opts(const cli_opts *o) {
+  return (ana_answer_opts){o->given_slo, o->prefs, o->n_prefer};
+}
+
+/* The answer (a refined file's proof only for the targets it tested, and
+ * why); *chosen: the point it explains, or -1. */
 static char *recommendation_make(const cli_opts *o, const fmt_results *r, const ana_summary *s,
-                                 const ana_refined *v, ana_reco *rec) {
+                                 const ana_refined *v, ana_reco *rec, long *chosen) {
   ana_reco_opts ro = {o->max_meta, o->min_pass};
+  ana_answer_opts ao = answer_opts(o);
+  *chosen = -1;
   if (ana_recommend(rec, r, s, &ro) != 0) return NULL;
-  if (v) return ana_reco_refined_text(v, r, s); /* a refined file: its proof, recomputed */
-  return ana_reco_text(rec, r, s, &ro);
+  return ana_reco_answer(rec, r, s, &ro, &ao, v, chosen);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -240,7 +298,8 @@ int cmd_analyze(int argc, char **argv) {
   if ((rc = load(&o, &r, &s, &v, &refined)) != 0) return rc;
   ana_reco rec;
   memset(&rec, 0, sizeof rec);
-  char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec);
+  long chosen;
+  char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec, &chosen);
   char err[1024];
   if (o.json) {
     ana_summary_print_json(stdout, &r, &s, text);
@@ -277,7 +336,9 @@ int cmd_analyze(int argc, char **argv) {
 
 static void recommend_help(void) {
   printf(
-      "usage: stormsweep recommend FILE [--max-metastable P] [--min-pass P] [--slo-ms MS]\n\n"
+      "usage: stormsweep recommend FILE [--max-metastable P] [--min-pass P] [--slo-ms MS]\n"
+      "                                 [--prefer KEY=VALUE]... [--no-headroom]\n"
+      "                                 [--headroom-runs N] [-j N]\n\n"
       "Names the cheapest grid point that provably meets the targets, with its evidence\n"
       "and the runner-up.\n\n"
       "A point qualifies when, with two-sided 95%% Clopper-Pearson (exact) intervals,\n"
@@ -293,12 +354,30 @@ static void recommend_help(void) {
       "P(metastable), then cost) and by how much it misses, and lists the next candidates.\n"
       "Exact bounds need enough runs: 20 runs of 20 passing only show P(pass) >= 0.832, and\n"
       "the default targets need at least %lld runs per point; the message says so.\n\n"
+      "A file 'refine' worked on: targets not given are its design's, and its proof is\n"
+      "printed only when the design is at least as strict as every target asked (SLO no\n"
+      "longer, --min-pass no higher, --max-metastable no lower). Stricter targets are judged\n"
+      "again from all its runs as above and never called proven (\"meets the targets on the\n"
+      "evidence, not proven\"), with the refine command that would prove them.\n\n"
+      "Then why: the cost rule; the safe set (every point whose runs meet the targets on\n"
+      "the evidence: none collapsed, observed P(pass) and P(metastable) within them; not a\n"
+      "proof) summarised per axis; at the chosen point, which axes change the answer when\n"
+      "changed alone and which do not; a warning when a value that matters is the smallest\n"
+      "or largest swept; ties on cost. Last the headroom: fresh runs of the chosen setting\n"
+      "(not stored) and the boundary search locate the load (and a swept surge_factor or\n"
+      "hot_key_share) where P(pass) falls below --min-pass, with a 95%% interval.\n\n"
       "options:\n"
       "  --max-metastable P   highest acceptable upper bound of P(metastable), in [0, 1]\n"
       "  --min-pass P         lowest acceptable lower bound of P(pass), in [0, 1]\n"
       "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
-      "                       seed study)\n\n"
-      "exit status: 0 whether or not a point qualifies, 2 bad usage or unusable FILE\n",
+      "                       seed study)\n"
+      "  --prefer KEY=VALUE   among the safe set, prefer settings with this value of axis\n"
+      "                       KEY (repeatable, most important first; then the cost rule)\n"
+      "  --no-headroom        skip the headroom search (no runs at all)\n"
+      "  --headroom-runs N    runs per headroom search, at most (default 256, >= 32)\n"
+      "  -j, --threads N      threads for the headroom runs\n\n"
+      "exit status: 0 whether or not a point qualifies, 2 bad usage or unusable FILE,\n"
+      "130/143 interrupted during the headroom runs\n",
       ANA_DEFAULT_MAX_META, ANA_DEFAULT_MIN_PASS,
       (long long)ana_runs_needed(ANA_DEFAULT_MAX_META, ANA_DEFAULT_MIN_PASS, ANA_CONF));
 }
@@ -306,7 +385,7 @@ static void recommend_help(void) {
 int cmd_recommend(int argc, char **argv) {
   cli_opts o;
   opts_init(&o, "recommend");
-  int rc = opts_parse(argc, argv, 0, &o);
+  int rc = opts_parse(argc, argv, OPT_RECOMMEND, &o);
   if (rc) return rc;
   if (o.help) {
     recommend_help();
@@ -319,13 +398,20 @@ int cmd_recommend(int argc, char **argv) {
   if ((rc = load(&o, &r, &s, &v, &refined)) != 0) return rc;
   ana_reco rec;
   memset(&rec, 0, sizeof rec);
-  char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec);
+  long chosen;
+  char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec, &chosen);
   if (!text) {
     fprintf(stderr, "stormsweep recommend: out of memory\n");
     rc = 1;
   } else {
     file_header(stdout, &r);
     ana_term_fputs(stdout, text, 1);
+    fflush(stdout);
+    if (chosen >= 0 && !o.no_headroom) {
+      int hrc = cli_headroom_print(stdout, &r, s.points[chosen].index, o.min_pass, s.slo_ms,
+                                   o.headroom_runs, o.threads);
+      if (hrc) rc = hrc;
+    }
   }
   free(text);
   ana_reco_free(&rec);
@@ -447,6 +533,7 @@ int cmd_report(int argc, char **argv) {
   ro.dir = o.out_dir;
   ro.x_axis = ro.y_axis = -1;
   ro.reco = (ana_reco_opts){o.max_meta, o.min_pass};
+  ro.answer = answer_opts(&o);
   int64_t ids[16];
   char list[512];
   axes_list(&r, list, sizeof list);

@@ -3,7 +3,10 @@
  *
  *   attributes  the design: min_pass, max_meta, alpha, beta, ratio (float64),
  *               k (int32: candidates per round), r0 (int64: screening
- *               replicates); the state after the last evaluation: status
+ *               replicates), slo_ms (float64: the SLO the proofs judged runs
+ *               by; absent in files refined before it was recorded, which
+ *               were judged by the sweep's own slo_ms); the state after the
+ *               last evaluation: status
  *               ("proven", "none" or "open"), decided_point, decided_rank,
  *               closest_point (int64, -1 when none), n_candidates,
  *               runs_appended, rounds (int64)
@@ -24,6 +27,7 @@
  * most one row per grid point of the file and no more rows than it stores.
  */
 #include <hdf5.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +114,15 @@ int fmt_refine_read(const char *path, fmt_refine_info *ri, char *err, size_t err
     rc = -1;
     goto done;
   }
+  /* Optional: absent in files written before the SLO was recorded. */
+  d->slo_ms = NAN;
+  if (H5Aexists(g, "slo_ms") > 0 &&
+      fmt_attr_get_num(g, "slo_ms", H5T_NATIVE_DOUBLE, &d->slo_ms)) {
+    swp_seterr(err, errlen,
+               "%s: /refine is damaged: attribute 'slo_ms' is not one value of its type", path);
+    rc = -1;
+    goto done;
+  }
   snprintf(ri->status, sizeof ri->status, "%s", status);
   /* A candidate is a grid point: no more rows than the file has points. */
   int64_t n_points = 0;
@@ -155,6 +168,7 @@ int fmt_refine_write(const char *path, fmt_lock *held, const fmt_refine_info *ri
       {"ratio", FMT_V_F64, 0, {0}, &d->ratio, NULL, 0},
       {"k", FMT_V_I32, 0, {0}, &d->k, NULL, 0},
       {"r0", FMT_V_I64, 0, {0}, &d->r0, NULL, 0},
+      {"slo_ms", FMT_V_F64, 0, {0}, &d->slo_ms, NULL, 0},
       {"status", FMT_V_TEXT, 0, {0}, status, NULL, 0},
       {"decided_point", FMT_V_I64, 0, {0}, &ri->decided_point, NULL, 0},
       {"decided_rank", FMT_V_I64, 0, {0}, &ri->decided_rank, NULL, 0},

@@ -435,7 +435,14 @@ def b_seed_findings(S):
 def b_seed_recommend(S):
     path = S.get("seed")
     d = os.path.dirname(path)
-    return fence("$ stormsweep recommend results.h5\n" + S.sh(["recommend", "results.h5"], cwd=d))
+    prefer = ["--prefer", "vnodes=150", "--prefer", "capacity_factor=1.25", "--prefer", "budget_ratio=0.1",
+              "--prefer", "backoff_cap_ms=1000"]
+    article = [l for l in S.sh(["recommend", "results.h5", "--no-headroom"] + prefer, cwd=d).splitlines()
+               if "Preferred (--prefer" in l]
+    return fence("$ stormsweep recommend results.h5\n" +
+                 S.sh(["recommend", "results.h5", "-j", str(THREADS)], cwd=d) +
+                 "\n$ stormsweep recommend results.h5 --no-headroom " + " ".join(prefer) + " | grep Preferred\n" +
+                 "\n".join(article) + "\n")
 
 
 def b_seed_refine(S):

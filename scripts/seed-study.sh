@@ -51,6 +51,9 @@ else
   "$bin" run -o results.h5 "${threads[@]}" "${run_args[@]}"
 fi
 "$bin" refine results.h5 "${threads[@]}"
-"$bin" recommend results.h5
+"$bin" recommend results.h5 "${threads[@]}"
+# Is the seed article's setting (vnodes 150, c 1.25, budget 0.1, backoff cap 1 s) safe here?
+"$bin" recommend results.h5 --no-headroom --prefer vnodes=150 --prefer capacity_factor=1.25 \
+  --prefer budget_ratio=0.1 --prefer backoff_cap_ms=1000 | grep "Preferred (--prefer"
 "$bin" report results.h5 -o report
 echo "seed study: seed-study/results.h5; plots and tables in seed-study/report/index.html"

@@ -259,10 +259,24 @@ void ana_ms_format(double ms, double censor_ms, char *buf, size_t len);
 /* Recommendation (recommend.c)                                              */
 /* ======================================================================== */
 
+/* A preference among settings that meet the targets (recommend --prefer
+ * KEY=VALUE): axis and the value's index in it. */
+typedef struct ana_prefer {
+  size_t axis;
+  double value;
+} ana_prefer;
+
 typedef struct ana_reco_opts {
   double max_meta; /* exact upper bound of P(metastable) must be <= this */
   double min_pass; /* exact lower bound of P(pass) must be >= this */
 } ana_reco_opts;
+
+/* What the answer is asked beyond the targets (recommend's options). */
+typedef struct ana_answer_opts {
+  int given_slo;            /* --slo-ms given (the SLO itself is the summary's) */
+  const ana_prefer *prefer; /* --prefer, in order of importance */
+  size_t n_prefer;
+} ana_answer_opts;
 
 #define ANA_RECO_CANDIDATES 5
 
@@ -309,6 +323,26 @@ struct ana_refined;
 char *ana_reco_refined_text(const struct ana_refined *v, const fmt_results *r,
                             const ana_summary *s);
 
+/* The whole answer: for a file without refine, ana_reco_text; for a refined
+ * one, its proof when the design's targets are at least as strict as those
+ * asked (o, s->slo_ms), else the answer judged again from the runs, never
+ * called proven; then why (recommend_explain.c): the cost rule, the safe set
+ * (every point meeting the targets on the evidence) by axis, which axes
+ * change the answer at the chosen point, grid-edge warnings and the
+ * preferences. *chosen is the point index explained (-1: none). Returns a
+ * malloc'd string, NULL when out of memory. */
+char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summary *s,
+                      const ana_reco_opts *o, const ana_answer_opts *ao,
+                      const struct ana_refined *v, long *chosen);
+/* Meets the targets on the evidence: runs, none collapsed, and the observed
+ * P(pass) (undetermined runs do not pass) and P(metastable) meet them (not
+ * a proof). */
+int ana_reco_on_evidence(const ana_point_stats *ps, const ana_reco_opts *o);
+/* Parses "KEY=VALUE" into p: KEY an axis of r, VALUE one of its values (as
+ * a label or a number). 0, or -1 with a message. */
+int ana_prefer_parse(const fmt_results *r, const char *arg, ana_prefer *p, char *err,
+                     size_t errlen);
+
 /* Writes /analysis (replacing an existing one); opens the file read-write. */
 int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary *s,
                        const char *recommendation, char *err, size_t errlen);
@@ -323,6 +357,7 @@ typedef struct ana_report_opts {
   const int64_t *points;   /* point ids for curves; NULL = recommended + worst */
   size_t n_points;
   ana_reco_opts reco;
+  ana_answer_opts answer;
   const struct ana_refined *refined; /* a refined file's recomputed verdict, or NULL */
   const char *gnuplot;     /* program name, default "gnuplot" */
   const volatile sig_atomic_t *stop; /* raised: stop, leaving an earlier report as it was */

@@ -6,7 +6,7 @@
  * the checks on reading it back and the writer lock on writing it.
  *
  * /refine (the first refine of a file creates it; layout in refine_store.c):
- * the design — min_pass, max_meta, alpha, beta, ratio, k, r0 — the state
+ * the design — min_pass, max_meta, alpha, beta, ratio, k, r0, slo_ms — the state
  * after the last evaluation, the candidate table, and round_start (written by
  * the writer with each round's rows).
  */
@@ -101,6 +101,8 @@ typedef struct fmt_refine_design {
   double min_pass, max_meta, alpha, beta, ratio;
   int32_t k;  /* candidates per round */
   int64_t r0; /* screening replicates */
+  double slo_ms; /* the recovery SLO its runs were judged by; NaN when the file does not say
+                    (written before it was recorded: then the sweep's own slo_ms) */
 } fmt_refine_design;
 
 typedef struct fmt_refine_info {
