@@ -57,23 +57,21 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t n) {
 static int sink_close(void *cookie) {
   term_sink *t = cookie;
   char out[16];
-  int rc = write_all(t->fd, out, ana_term_stream_end(&t->st, out));
-  free(t);
-  return rc;
+  return write_all(t->fd, out, ana_term_stream_end(&t->st, out));
 }
 
-/* A stream on fd through the escaper, buffered as mode says; NULL when out
- * of memory. */
-static FILE *escaped_stream(int fd, int mode) {
-  term_sink *t = calloc(1, sizeof *t);
-  if (!t) return NULL;
+/* The two sinks live as long as the process: the streams on them are never
+ * closed (see cli_term_install), so nothing is allocated for them. */
+static term_sink sinks[2];
+
+/* A stream on fd through the escaper t, buffered as mode says; NULL when
+ * out of memory. */
+static FILE *escaped_stream(term_sink *t, int fd, int mode) {
+  memset(t, 0, sizeof *t);
   t->fd = fd;
   cookie_io_functions_t io = {.write = sink_write, .close = sink_close};
   FILE *f = fopencookie(t, "w", io);
-  if (!f) {
-    free(t);
-    return NULL;
-  }
+  if (!f) return NULL;
   setvbuf(f, NULL, mode, BUFSIZ);
   return f;
 }
@@ -85,8 +83,8 @@ int cli_term_install(void) {
    * terminal and in blocks elsewhere, stderr not at all (so messages and
    * the progress line, written to the descriptor directly, keep their
    * order). */
-  FILE *out = escaped_stream(STDOUT_FILENO, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
-  FILE *err = escaped_stream(STDERR_FILENO, _IONBF);
+  FILE *out = escaped_stream(&sinks[0], STDOUT_FILENO, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+  FILE *err = escaped_stream(&sinks[1], STDERR_FILENO, _IONBF);
   if (!out || !err) {
     if (out) fclose(out);
     if (err) fclose(err);
