@@ -49,7 +49,7 @@ int cli_refine_opt(const char *cmd, int c, const char *arg, struct ana_refine_op
  * finishes the runs in flight); returns the exit status. */
 int cli_refine_run(struct ana_refine_opts *o);
 
-/* ---- exit codes (every command; README "Exit status") ---- */
+/* ---- exit codes (every command; README "A tour of the commands") ---- */
 
 enum {
   CLI_EXIT_OK = 0,        /* done (also: an answer such as "no point qualifies") */

@@ -1,7 +1,7 @@
 /*
  * cmd_sim.c — `stormsweep sim`: one run, its summary in words or JSON, and
  * optionally its per-tick metrics as CSV. With no scenario file it runs the
- * seed study's scenario (SPEC §3), which is also the engine's defaults.
+ * seed study's scenario, which is also the engine's defaults.
  */
 #include <errno.h>
 #include <math.h>
@@ -198,7 +198,7 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_object_set_new(j, "successes", json_integer((json_int_t)s->successes));
   json_object_set_new(j, "failed_requests", json_integer((json_int_t)s->failed_requests));
   json_object_set_new(j, "events", json_integer((json_int_t)s->events));
-  /* What the outcome rule decided on (README "The outcome rule"); drain_ms
+  /* What the outcome rule decided on (docs/model.md "The outcome rule"); drain_ms
    * is null both when recovered and when the backlog is not shrinking. */
   json_num(j, "baseline_goodput_ratio", s->baseline_goodput_ratio);
   json_num(j, "baseline_amplification", s->baseline_amplification);

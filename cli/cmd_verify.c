@@ -1,6 +1,6 @@
 /*
- * cmd_verify.c — `stormsweep verify`: a CI gate for one configuration
- * (SPEC §5). It runs seeds of the configuration until the sequential test of
+ * cmd_verify.c — `stormsweep verify`: a CI gate for one configuration.
+ * It runs seeds of the configuration until the sequential test of
  * analysis/seqtest.h proves the targets met (exit 0) or missed (exit 1), or
  * --max-runs is spent (exit 3, undecided, with intervals).
  *
@@ -309,7 +309,7 @@ static int build_sweep(verify_state *v) {
     return 2;
   }
   /* A run that is not back by the horizon needs hold + trend after the
-   * clearance to be classed (README "The outcome rule"); otherwise it would
+   * clearance to be classed (docs/model.md "The outcome rule"); otherwise it would
    * be undetermined, and a verdict must not guess. */
   const eng_config *c = &v->sw.base;
   double tail = c->horizon_ms - eng_config_fault_clear_ms(c);

@@ -1,6 +1,6 @@
 /*
  * config.c — the settings table: every user-visible scenario setting, its
- * type, bounds, default (the built-in seed study, SPEC §3) and help text.
+ * type, bounds, default (the built-in seed study) and help text.
  *
  * Parsing, formatting, "did you mean" suggestions, help output and the
  * README's settings reference all read this one table, so a new setting is
@@ -343,7 +343,7 @@ void eng_config_defaults(eng_config *c) {
   c->breaker_threshold = 0.5;
   c->breaker_cooldown_ms = 1000;
   c->breaker_probes = 3;
-  /* issue 16's modelling choices: the behaviour of common libraries and servers */
+  /* modelling choices: the behaviour of common libraries and servers */
   c->codel_variant = ENG_CODEL_FAIL_AT_SCALE;
   c->shed_reply = ENG_SHED_ERROR;
   c->router_load = ENG_ROUTER_LOAD_SENT;
