@@ -145,5 +145,8 @@ void cli_term_control(const char *s);
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a message already formatted. */
 void cli_error_text(const char *cmd, const char *text);
+/* The policy presets and what each sets, one per line indented by indent
+ * (from the settings table, so help texts cannot drift from it). */
+void cli_help_presets(FILE *out, int indent);
 
 #endif

@@ -253,7 +253,7 @@ static void run_usage(FILE *out) {
 #endif
           "Exit status: 0 every run written (or --resume of a complete file), 1 a run or the\n"
           "file failed, 2 bad usage, sweep or file, 130 interrupted (143 on SIGTERM).\n"
-          "Sweep file grammar: 'stormsweep list --help'; file layout: README (HDF5 layout).\n");
+          "Sweep file grammar: 'stormsweep list --help'; file layout: docs/file-format.md.\n");
 }
 
 /* The command that finishes an interrupted file: this one without --force

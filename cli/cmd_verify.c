@@ -88,7 +88,7 @@ typedef struct verify_state {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "usage: stormsweep verify [SCENARIO.ini] [--policy NAME] [--client FILE]\n"
           "                         [--client-lenient] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
@@ -101,7 +101,9 @@ static void usage(FILE *out) {
           "verified in turn, each at --alpha, and the configuration is proven only when every\n"
           "value is, refuted when any is (the overall false-proof rate stays <= alpha;\n"
           "docs/decisions.md).\n\n"
-          "  --policy NAME         naive or guarded (applied before --set)\n"
+          "  --policy NAME         a preset of several settings (applied before --set):\n");
+  cli_help_presets(out, 24);
+  fprintf(out,
           "  --client FILE         the retry policy you ship (gRPC service config or Envoy\n"
           "                        retry_policy; docs/client-import.md), after --policy\n"
           "  --client-lenient      an unknown field in the --client file is a note, not an\n"

@@ -207,6 +207,10 @@ int eng_config_get(const eng_config *cfg, const char *key, char *buf, size_t len
  * first start (NaN when none), presets NaN. */
 double eng_config_get_number(const eng_config *cfg, const char *key);
 
+/* The settings a preset value sets ("budget_ratio=0.1", ... up to NULL),
+ * for help texts; NULL when key is no preset or name none of its values. */
+const char *const *eng_preset_settings(const char *key, const char *name);
+
 /* Cross-field checks (fault windows inside the horizon, shard indexes, ...). */
 int eng_config_validate(const eng_config *cfg, char *err, size_t errlen);
 
