@@ -43,6 +43,36 @@ static const char *nearest_option(const char *name, size_t len, const struct opt
   return eng_suggest(word, names, n);
 }
 
+/* "--capacity-factor 2" to a command that takes --set: settings are not
+ * options, so say how to give it ("--set capacity_factor=2"), or the
+ * nearest setting when the name is a misspelt one and no option is near.
+ * arg is the unknown option (len: its name's end); its value is after '='
+ * or, when it does not look like an option, the next argument. 1 when it
+ * reported. */
+static int setting_hint(const char *cmd, const char *arg, size_t len, char **argv,
+                        const struct option *longopts) {
+  int has_set = 0;
+  for (const struct option *o = longopts; o->name; o++)
+    if (!strcmp(o->name, "set")) has_set = 1;
+  if (!has_set || len < 3 || len - 2 >= 64) return 0;
+  char key[64];
+  for (size_t i = 0; i < len - 2; i++) key[i] = arg[2 + i] == '-' ? '_' : arg[2 + i];
+  key[len - 2] = 0;
+  const char *name = eng_settings_find(key) ? key : NULL;
+  if (!name && !nearest_option(arg + 2, len - 2, longopts)) name = eng_settings_suggest(key);
+  if (!name) return 0;
+  const char *value = arg[len] == '=' ? arg + len + 1
+                      : argv[optind] && argv[optind][0] != '-' ? argv[optind]
+                                                               : "VALUE";
+  if (name == key)
+    cli_error(cmd, "unknown option '%.*s': %s is a setting (did you mean --set %s=%s?)", (int)len,
+              arg, name, name, value);
+  else
+    cli_error(cmd, "unknown option '%.*s' (did you mean the setting --set %s=%s?)", (int)len, arg,
+              name, value);
+  return 1;
+}
+
 static int report(const char *cmd, int c, char **argv, const struct option *longopts) {
   /* getopt_long has consumed the offending argument (and, for a missing
    * value, nothing more), so it is argv[optind - 1]. */
@@ -66,6 +96,7 @@ static int report(const char *cmd, int c, char **argv, const struct option *long
     cli_error(cmd, "unknown option '-%c' (see 'stormsweep %s --help')", optopt, cmd);
     return '?';
   }
+  if (arg[0] == '-' && arg[1] == '-' && setting_hint(cmd, arg, len, argv, longopts)) return '?';
   const char *sug = arg[0] == '-' && arg[1] == '-' ? nearest_option(arg + 2, len - 2, longopts)
                                                     : NULL;
   if (sug)

@@ -98,8 +98,6 @@ static int section_lookup(const char *name) {
   return SEC_UNKNOWN;
 }
 
-/* Edit distance with adjacent transpositions ("grdi" is one step from
- * "grid"), case-insensitive; words longer than 63 characters are far. */
 /* fgets for a string that counts lines and checks section headers. */
 static char *reader(char *str, int num, void *stream) {
   parse_ctx *c = stream;
@@ -480,6 +478,7 @@ static int entries_apply(swp_sweep *sw, parse_ctx *c, char *err, size_t errlen) 
     entry *e = &c->entries[i];
     int rc = 0;
     if (e->section == SEC_SWEEP) {
+      if (!sw->sweep_line) sw->sweep_line = e->line;
       rc = sweep_key_apply(sw, e->key, e->value, msg, sizeof msg);
     } else if (e->section == SEC_SCENARIO) {
       rc = eng_config_set(&scratch, e->key, e->value, msg, sizeof msg);

@@ -129,7 +129,7 @@ cat >"$tmp/bad.ini" <<'EOF'
 load = 0.5
 capacty_factor = 2
 EOF
-usage_error file_key "$tmp/bad.ini:4: unknown setting 'capacty_factor' (did you mean 'capacity_factor'?)" sim "$tmp/bad.ini"
+usage_error file_key "$tmp/bad.ini:4: unknown setting 'capacty_factor' in [scenario] (did you mean 'capacity_factor'?)" sim "$tmp/bad.ini"
 
 cat >"$tmp/badval.ini" <<'EOF'
 [scenario]

@@ -119,6 +119,7 @@ typedef struct swp_sweep {
   int crn;           /* common random numbers: the seed ignores the point */
   int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
   char *scenario_axes, *tunable_axes; /* [sweep] role overrides, "a, b" ("" = none); NULL unset */
+  int sweep_line;     /* line of the first [sweep] key in the file (0: none) */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
