@@ -51,7 +51,8 @@ static void usage(FILE *out) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(out, "\n'stormsweep COMMAND --help' describes a command. Every command takes\n"
-               "\"--opt value\" and \"--opt=value\", and --some_opt for --some-opt.\n");
+               "\"--opt value\" and \"--opt=value\", and --some_opt for --some-opt;\n"
+               "'stormsweep COMMAND --list-options' lists its options (for completion).\n");
 }
 
 int main(int argc, char **argv) {

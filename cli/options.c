@@ -6,9 +6,11 @@
  * a later option could silently change what an old abbreviation means), an
  * unknown option gets a "did you mean", and the values several commands take
  * (threads, seeds, probabilities, counts) have one parser each, so they mean
- * the same everywhere.
+ * the same everywhere. "stormsweep COMMAND --list-options" prints the
+ * command's option table.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,13 @@ static int report(const char *cmd, int c, char **argv, const struct option *long
 
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts) {
+  if (optind == 1 && argc == 2 && !strcmp(argv[1], "--list-options")) {
+    /* The command's option table itself, one per line (for shell completion
+     * and for the test that its --help and the docs name what it takes). */
+    for (const struct option *o = longopts; o->name; o++)
+      printf("--%s%s\n", o->name, o->has_arg == required_argument ? "=" : "");
+    exit(CLI_EXIT_OK);
+  }
   int index = -1;
   int c = getopt_long(argc, argv, shortopts, longopts, &index);
   if (c == ':' || c == '?') return report(cmd, c, argv, longopts);
