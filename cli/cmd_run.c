@@ -215,7 +215,7 @@ static void run_usage(FILE *out) {
           "                       unless --force\n"
           "  -j, --threads N      OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --set KEY=VALUE      fix a setting for every run (removes a grid axis of KEY);\n"
-          "                       also replicates=N, seed=N, crn=on|off, name=..., description=...\n"
+          "                       also any [sweep] key: replicates=N, seed=N, crn=on|off, ...\n"
           "  --client FILE        the retry policy you ship (gRPC service config or Envoy\n"
           "                       retry_policy; docs/client-import.md) as [scenario]\n"
           "                       settings: before --set and the grid axes\n"
@@ -705,8 +705,13 @@ static void list_usage(FILE *out) {
           "  --ini           print the effective sweep (overrides folded in) as INI text\n"
           "  -h, --help      this help\n\n"
           "Sweep file grammar:\n"
-          "  [sweep]      name, description, replicates (default %d), seed (default %d),\n"
-          "               crn = on|off (common random numbers across points; default off)\n"
+          "  [sweep]     ");
+  const char *const *keys = swp_sweep_keys();
+  for (int i = 0; keys[i]; i++) fprintf(out, " %s%s", keys[i], keys[i + 1] ? "," : "\n");
+  fprintf(out,
+          "               (replicates default %d, seed default %d; crn = on|off: common\n"
+          "               random numbers across points; refine = on|off: run then refines;\n"
+          "               scenario_axes, tunable_axes: axis roles, docs/decisions.md)\n"
           "  [scenario]   KEY = VALUE for any engine setting ('stormsweep sim --list-settings')\n"
           "  [grid]       KEY = V1, V2, ...   one axis per key, any setting; items are values,\n"
           "               lin(START, STOP, N) or log(START, STOP, N) (N points, ends included)\n"

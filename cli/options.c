@@ -51,7 +51,7 @@ static const char *nearest_option(const char *name, size_t len, const struct opt
  * arg is the unknown option (len: its name's end); its value is after '='
  * or, when it does not look like an option, the next argument. 1 when it
  * reported. */
-static int setting_hint(const char *cmd, const char *arg, size_t len, char **argv,
+static int setting_hint(const char *cmd, const char *arg, size_t len, int argc, char **argv,
                         const struct option *longopts) {
   int has_set = 0;
   for (const struct option *o = longopts; o->name; o++)
@@ -64,8 +64,8 @@ static int setting_hint(const char *cmd, const char *arg, size_t len, char **arg
   if (!name && !nearest_option(arg + 2, len - 2, longopts)) name = eng_settings_suggest(key);
   if (!name) return 0;
   const char *value = arg[len] == '=' ? arg + len + 1
-                      : argv[optind] && argv[optind][0] != '-' ? argv[optind]
-                                                               : "VALUE";
+                      : optind < argc && argv[optind][0] != '-' ? argv[optind]
+                                                                : "VALUE";
   if (name == key)
     cli_error(cmd, "unknown option '%.*s': %s is a setting (did you mean --set %s=%s?)", (int)len,
               arg, name, name, value);
@@ -75,7 +75,8 @@ static int setting_hint(const char *cmd, const char *arg, size_t len, char **arg
   return 1;
 }
 
-static int report(const char *cmd, int c, char **argv, const struct option *longopts) {
+static int report(const char *cmd, int c, int argc, char **argv,
+                  const struct option *longopts) {
   /* getopt_long has consumed the offending argument (and, for a missing
    * value, nothing more), so it is argv[optind - 1]. */
   const char *arg = optind > 0 ? argv[optind - 1] : "";
@@ -98,7 +99,7 @@ static int report(const char *cmd, int c, char **argv, const struct option *long
     cli_error(cmd, "unknown option '-%c' (see 'stormsweep %s --help')", optopt, cmd);
     return '?';
   }
-  if (arg[0] == '-' && arg[1] == '-' && setting_hint(cmd, arg, len, argv, longopts)) return '?';
+  if (arg[0] == '-' && arg[1] == '-' && setting_hint(cmd, arg, len, argc, argv, longopts)) return '?';
   const char *sug = arg[0] == '-' && arg[1] == '-' ? nearest_option(arg + 2, len - 2, longopts)
                                                     : NULL;
   if (sug)
@@ -119,7 +120,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
   }
   int index = -1;
   int c = getopt_long(argc, argv, shortopts, longopts, &index);
-  if (c == ':' || c == '?') return report(cmd, c, argv, longopts);
+  if (c == ':' || c == '?') return report(cmd, c, argc, argv, longopts);
   if (c >= 0 && index >= 0) {
     /* The option is argv[optind - 1], or argv[optind - 2] when its value
      * was the next argument (optarg is then that argument itself). */

@@ -183,6 +183,21 @@ for preset in ("naive", "guarded"):
         if key != "policy" and f"{key}=" not in listed:
             problems.append(f"'sim --list-settings' does not say that policy {preset} sets {key}")
 
+# ---- [sweep] keys: list --help names the keys the reader takes ------------------
+with tempfile.TemporaryDirectory() as d:
+    ini = os.path.join(d, "keys.ini")
+    with open(ini, "w") as f:
+        f.write("[sweep]\nzzzz_qqqq = 1\n")
+    rc, out, err = run("list", ini)
+    m = re.search(r"\(expected (.*)\)", err)
+    keys = set(re.split(r", | or ", m.group(1))) if m else set()
+    if not keys:
+        problems.append(f"list: no key list for an unknown [sweep] key: {err.strip()}")
+    line = re.search(r"^\s+\[sweep\]\s+(.*)$", helps.get("list", ""), re.M)
+    said = set(re.split(r",\s*", line.group(1).strip())) if line else set()
+    for k in sorted(keys ^ said):
+        problems.append(f"'list --help' [sweep] keys and the reader's differ in '{k}'")
+
 # ---- the option grammar ----------------------------------------------------------
 for c, opts in tables.items():
     for o in sorted(opts):

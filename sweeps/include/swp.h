@@ -142,6 +142,9 @@ void swp_sweep_init(swp_sweep *sw);
 int swp_sweep_axis_is_scenario(const swp_sweep *sw, const char *key);
 void swp_sweep_free(swp_sweep *sw);
 
+/* The keys of [sweep], up to a NULL (--set takes them too), for help texts. */
+const char *const *swp_sweep_keys(void);
+
 /* Parses sweep text (source names it in messages). sw must be freshly
  * initialised. Returns 0 or -1 with "SOURCE:LINE: message" in err. */
 int swp_sweep_parse_string(swp_sweep *sw, const char *text, const char *source, char *err,
