@@ -99,7 +99,8 @@ static int report(const char *cmd, int c, int argc, char **argv,
     cli_error(cmd, "unknown option '-%c' (see 'stormsweep %s --help')", optopt, cmd);
     return '?';
   }
-  if (arg[0] == '-' && arg[1] == '-' && setting_hint(cmd, arg, len, argc, argv, longopts)) return '?';
+  if (arg[0] == '-' && arg[1] == '-' && setting_hint(cmd, arg, len, argc, argv, longopts))
+    return '?';
   const char *sug = arg[0] == '-' && arg[1] == '-' ? nearest_option(arg + 2, len - 2, longopts)
                                                     : NULL;
   if (sug)
