@@ -206,7 +206,8 @@ for c, opts in tables.items():
             continue
         rc, out, err = run(c, short + "=1", "--zz-not-an-option")
         if f"unknown option '{short}'" not in err:
-            problems.append(f"'{c} {short}' is not refused as an abbreviation of {o}: {err.strip()}")
+            problems.append(f"'{c} {short}' is not refused as an abbreviation of {o}: "
+                            f"{err.strip()}")
         elif f"did you mean {o}?" not in err and "did you mean --" not in err:
             problems.append(f"'{c} {short}': no did-you-mean: {err.strip()}")
 
