@@ -1,5 +1,5 @@
 /*
- * recommend.c — the tuning recommendation of `recommend` (SPEC §5): the
+ * recommend.c — the tuning recommendation of `recommend`: the
  * cheapest grid point that provably meets the targets, with its evidence.
  *
  * Rule. A point qualifies when, with the two-sided 95% Clopper–Pearson
@@ -20,7 +20,7 @@
  *
  * A point with any run that collapsed without a fault never qualifies and
  * counts as refuted: the system falls over by itself there, whatever the
- * fault-recovery odds (README "Collapse"). A point with an undetermined run
+ * fault-recovery odds (docs/model.md "Collapse without a fault"). A point with an undetermined run
  * (too little time after clearance to judge it) cannot be proven either.
  *
  * No point qualifying is a normal answer, not an error. The text then says

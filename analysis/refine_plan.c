@@ -1,6 +1,6 @@
 /*
  * refine_plan.c — candidates, alpha spending, stopping rule and batch sizes
- * of `refine` (the design is in refine_plan.h; README "Refine"). Pure.
+ * of `refine` (the design is in refine_plan.h; docs/reference.md "Refine"). Pure.
  */
 #include "refine_plan.h"
 

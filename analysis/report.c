@@ -1,5 +1,5 @@
 /*
- * report.c — `report`: image files a person can open (SPEC §5) and an
+ * report.c — `report`: image files a person can open and an
  * index.html that shows them with the tables and the recommendation.
  *
  * How: every plot's data goes into small text files in the output directory
@@ -209,7 +209,7 @@ static int heatmap_write(const fmt_results *r, const ana_summary *s, long ax, lo
   if (!f) return -1;
   /* One file for the three heat maps (metastable, pass, recovered): every
    * outcome of a cell, so a cell with no metastable run but most runs slow
-   * is visible as such (issue 17). */
+   * is visible as such. */
   fprintf(f, "# x_index y_index p_metastable runs metastable p_pass passed p_recovered "
              "recovered slow collapsed undetermined (runs of the other axes pooled)\n");
   for (size_t i = 0; i < g->nx; i++) {

@@ -1,6 +1,6 @@
 /*
- * stats.c — the pure statistics behind `analyze`, `recommend` and `report`
- * (SPEC §5): binomial confidence intervals, Kaplan–Meier survival with right
+ * stats.c — the pure statistics behind `analyze`, `recommend` and `report`:
+ * binomial confidence intervals, Kaplan–Meier survival with right
  * censoring and its quantiles, histograms, sample quantiles and t intervals
  * for means.
  *

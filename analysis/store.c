@@ -1,6 +1,6 @@
 /*
  * store.c — `analyze --write`: stores what analyze computed in the result
- * file under /analysis (SPEC §4), replacing an earlier /analysis.
+ * file under /analysis, replacing an earlier /analysis.
  *
  * Layout written (all tables are 1-D compound datasets, h5py-friendly):
  *

@@ -1,6 +1,6 @@
 /*
- * summarize.c — the per-point table and the parameter effects of `analyze`
- * (SPEC §5), computed from the rows of /runs already in memory.
+ * summarize.c — the per-point table and the parameter effects of `analyze`,
+ * computed from the rows of /runs already in memory.
  *
  * Per point: outcome counts, P(metastable) and P(pass SLO) with 95% Wilson
  * and exact intervals, Kaplan–Meier quantiles of the recovery time (runs that

@@ -55,7 +55,7 @@ int cli_refine_opt(const char *cmd, int c, const char *arg, struct ana_refine_op
  * finishes the runs in flight); returns the exit status. */
 int cli_refine_run(struct ana_refine_opts *o);
 
-/* ---- exit codes (every command; README "Exit status") ---- */
+/* ---- exit codes (every command; README "A tour of the commands") ---- */
 
 enum {
   CLI_EXIT_OK = 0,        /* done (also: an answer such as "no point qualifies") */
@@ -151,5 +151,8 @@ void cli_term_control(const char *s);
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a message already formatted. */
 void cli_error_text(const char *cmd, const char *text);
+/* The policy presets and what each sets, one per line indented by indent
+ * (from the settings table, so help texts cannot drift from it). */
+void cli_help_presets(FILE *out, int indent);
 
 #endif

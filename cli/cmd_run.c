@@ -215,7 +215,7 @@ static void run_usage(FILE *out) {
           "                       unless --force\n"
           "  -j, --threads N      OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
           "  --set KEY=VALUE      fix a setting for every run (removes a grid axis of KEY);\n"
-          "                       also replicates=N, seed=N, crn=on|off, name=..., description=...\n"
+          "                       also any [sweep] key: replicates=N, seed=N, crn=on|off, ...\n"
           "  --client FILE        the retry policy you ship (gRPC service config or Envoy\n"
           "                       retry_policy; docs/client-import.md) as [scenario]\n"
           "                       settings: before --set and the grid axes\n"
@@ -253,7 +253,7 @@ static void run_usage(FILE *out) {
 #endif
           "Exit status: 0 every run written (or --resume of a complete file), 1 a run or the\n"
           "file failed, 2 bad usage, sweep or file, 130 interrupted (143 on SIGTERM).\n"
-          "Sweep file grammar: 'stormsweep list --help'; file layout: README (HDF5 layout).\n");
+          "Sweep file grammar: 'stormsweep list --help'; file layout: docs/file-format.md.\n");
 }
 
 /* The command that finishes an interrupted file: this one without --force
@@ -705,8 +705,13 @@ static void list_usage(FILE *out) {
           "  --ini           print the effective sweep (overrides folded in) as INI text\n"
           "  -h, --help      this help\n\n"
           "Sweep file grammar:\n"
-          "  [sweep]      name, description, replicates (default %d), seed (default %d),\n"
-          "               crn = on|off (common random numbers across points; default off)\n"
+          "  [sweep]     ");
+  const char *const *keys = swp_sweep_keys();
+  for (int i = 0; keys[i]; i++) fprintf(out, " %s%s", keys[i], keys[i + 1] ? "," : "\n");
+  fprintf(out,
+          "               (replicates default %d, seed default %d; crn = on|off: common\n"
+          "               random numbers across points; refine = on|off: run then refines;\n"
+          "               scenario_axes, tunable_axes: axis roles, docs/decisions.md)\n"
           "  [scenario]   KEY = VALUE for any engine setting ('stormsweep sim --list-settings')\n"
           "  [grid]       KEY = V1, V2, ...   one axis per key, any setting; items are values,\n"
           "               lin(START, STOP, N) or log(START, STOP, N) (N points, ends included)\n"

@@ -1,7 +1,7 @@
 /*
  * cmd_sim.c — `stormsweep sim`: one run, its summary in words or JSON, and
  * optionally its per-tick metrics as CSV. With no scenario file it runs the
- * seed study's scenario (SPEC §3), which is also the engine's defaults.
+ * seed study's scenario, which is also the engine's defaults.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,21 +19,22 @@
 
 static void sim_usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep sim [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "usage: stormsweep sim [SCENARIO.ini] [--policy NAME] [--client FILE]\n"
           "                      [--client-lenient]\n"
           "                      [--set KEY=VALUE]... [--seed N] [--ticks-csv FILE] [--json]\n"
           "                      [--show-settings]\n"
           "                      [--list-settings]\n\n"
           "Simulates one run and prints its summary: outcome (recovered / slow / metastable /\n"
-          "collapsed / undetermined; README \"The outcome rule\") and why, recovery time after\n"
-          "the last fault clears or time to collapse, retry amplification, goodput, router\n"
-          "balance and the Little's Law check. Without SCENARIO.ini it runs the built-in seed\n"
-          "study's scenario (16 shards x 8 workers, 0.7 load, 5x surge and one shard stalled\n"
-          "for 500 ms from 2 s).\n\n"
+          "collapsed / undetermined; docs/model.md \"The outcome rule\") and why, recovery\n"
+          "time after the last fault clears or time to collapse, retry amplification,\n"
+          "goodput, router balance and the Little's Law check. Without SCENARIO.ini it runs\n"
+          "the built-in seed study's scenario (16 shards x 8 workers, 0.7 load, 5x surge and\n"
+          "one shard stalled for 500 ms from 2 s).\n\n"
           "  SCENARIO.ini        settings in a [scenario] section (key = value); a sweep file's\n"
           "                      [grid] and [sweep] are ignored, with a warning\n"
-          "  --policy NAME       naive (immediate retries, no budget) or guarded (10%% retry\n"
-          "                      budget, full-jitter backoff 10 ms..1 s); default naive\n"
+          "  --policy NAME       a preset of several settings (default naive):\n");
+  cli_help_presets(out, 22);
+  fprintf(out,
           "  --client FILE       the retry policy you ship: a gRPC service config (JSON) or an\n"
           "                      Envoy retry_policy + circuit_breakers (YAML or JSON), mapped\n"
           "                      onto settings after --policy (the mapping goes to stderr;\n"
@@ -68,6 +69,7 @@ static void list_settings(void) {
     char val[256];
     eng_config_get(&d, s->key, val, sizeof val);
     printf("  %-24s = %-12s %s\n", s->key, val, s->help);
+    if (s->type == ENG_SET_PRESET) cli_help_presets(stdout, 42);
   }
 }
 
@@ -198,7 +200,7 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_object_set_new(j, "successes", json_integer((json_int_t)s->successes));
   json_object_set_new(j, "failed_requests", json_integer((json_int_t)s->failed_requests));
   json_object_set_new(j, "events", json_integer((json_int_t)s->events));
-  /* What the outcome rule decided on (README "The outcome rule"); drain_ms
+  /* What the outcome rule decided on (docs/model.md "The outcome rule"); drain_ms
    * is null both when recovered and when the backlog is not shrinking. */
   json_num(j, "baseline_goodput_ratio", s->baseline_goodput_ratio);
   json_num(j, "baseline_amplification", s->baseline_amplification);

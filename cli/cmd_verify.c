@@ -1,6 +1,6 @@
 /*
- * cmd_verify.c — `stormsweep verify`: a CI gate for one configuration
- * (SPEC §5). It runs seeds of the configuration until the sequential test of
+ * cmd_verify.c — `stormsweep verify`: a CI gate for one configuration.
+ * It runs seeds of the configuration until the sequential test of
  * analysis/seqtest.h proves the targets met (exit 0) or missed (exit 1), or
  * --max-runs is spent (exit 3, undecided, with intervals).
  *
@@ -88,7 +88,7 @@ typedef struct verify_state {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: stormsweep verify [SCENARIO.ini] [--policy naive|guarded] [--client FILE]\n"
+          "usage: stormsweep verify [SCENARIO.ini] [--policy NAME] [--client FILE]\n"
           "                         [--client-lenient] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
@@ -101,7 +101,9 @@ static void usage(FILE *out) {
           "verified in turn, each at --alpha, and the configuration is proven only when every\n"
           "value is, refuted when any is (the overall false-proof rate stays <= alpha;\n"
           "docs/decisions.md).\n\n"
-          "  --policy NAME         naive or guarded (applied before --set)\n"
+          "  --policy NAME         a preset of several settings (applied before --set):\n");
+  cli_help_presets(out, 24);
+  fprintf(out,
           "  --client FILE         the retry policy you ship (gRPC service config or Envoy\n"
           "                        retry_policy; docs/client-import.md), after --policy\n"
           "  --client-lenient      an unknown field in the --client file is a note, not an\n"
@@ -309,7 +311,7 @@ static int build_sweep(verify_state *v) {
     return 2;
   }
   /* A run that is not back by the horizon needs hold + trend after the
-   * clearance to be classed (README "The outcome rule"); otherwise it would
+   * clearance to be classed (docs/model.md "The outcome rule"); otherwise it would
    * be undetermined, and a verdict must not guess. */
   const eng_config *c = &v->sw.base;
   double tail = c->horizon_ms - eng_config_fault_clear_ms(c);

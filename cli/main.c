@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eng_config.h"
 
 typedef struct command {
   const char *name;
@@ -50,7 +51,8 @@ static void usage(FILE *out) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(out, "\n'stormsweep COMMAND --help' describes a command. Every command takes\n"
-               "\"--opt value\" and \"--opt=value\", and --some_opt for --some-opt.\n");
+               "\"--opt value\" and \"--opt=value\", and --some_opt for --some-opt;\n"
+               "'stormsweep COMMAND --list-options' lists its options (for completion).\n");
 }
 
 int main(int argc, char **argv) {
@@ -76,6 +78,13 @@ int main(int argc, char **argv) {
       respell_long_options(argc - 1, argv + 1);
       return commands[i].run(argc - 1, argv + 1);
     }
-  fprintf(stderr, "stormsweep: unknown command '%s' (see 'stormsweep --help')\n", argv[1]);
+  const char *names[sizeof commands / sizeof commands[0]];
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
+  const char *sug = argv[1][0] == '-' ? NULL
+                                      : eng_suggest(argv[1], names, sizeof names / sizeof *names);
+  if (sug)
+    fprintf(stderr, "stormsweep: unknown command '%s' (did you mean '%s'?)\n", argv[1], sug);
+  else
+    fprintf(stderr, "stormsweep: unknown command '%s' (see 'stormsweep --help')\n", argv[1]);
   return 2;
 }

@@ -6,9 +6,11 @@
  * a later option could silently change what an old abbreviation means), an
  * unknown option gets a "did you mean", and the values several commands take
  * (threads, seeds, probabilities, counts) have one parser each, so they mean
- * the same everywhere.
+ * the same everywhere. "stormsweep COMMAND --list-options" prints the
+ * command's option table.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,38 @@ static const char *nearest_option(const char *name, size_t len, const struct opt
   return eng_suggest(word, names, n);
 }
 
-static int report(const char *cmd, int c, char **argv, const struct option *longopts) {
+/* "--capacity-factor 2" to a command that takes --set: settings are not
+ * options, so say how to give it ("--set capacity_factor=2"), or the
+ * nearest setting when the name is a misspelt one and no option is near.
+ * arg is the unknown option (len: its name's end); its value is after '='
+ * or, when it does not look like an option, the next argument. 1 when it
+ * reported. */
+static int setting_hint(const char *cmd, const char *arg, size_t len, int argc, char **argv,
+                        const struct option *longopts) {
+  int has_set = 0;
+  for (const struct option *o = longopts; o->name; o++)
+    if (!strcmp(o->name, "set")) has_set = 1;
+  if (!has_set || len < 3 || len - 2 >= 64) return 0;
+  char key[64];
+  for (size_t i = 0; i < len - 2; i++) key[i] = arg[2 + i] == '-' ? '_' : arg[2 + i];
+  key[len - 2] = 0;
+  const char *name = eng_settings_find(key) ? key : NULL;
+  if (!name && !nearest_option(arg + 2, len - 2, longopts)) name = eng_settings_suggest(key);
+  if (!name) return 0;
+  const char *value = arg[len] == '=' ? arg + len + 1
+                      : optind < argc && argv[optind][0] != '-' ? argv[optind]
+                                                                : "VALUE";
+  if (name == key)
+    cli_error(cmd, "unknown option '%.*s': %s is a setting (did you mean --set %s=%s?)", (int)len,
+              arg, name, name, value);
+  else
+    cli_error(cmd, "unknown option '%.*s' (did you mean the setting --set %s=%s?)", (int)len, arg,
+              name, value);
+  return 1;
+}
+
+static int report(const char *cmd, int c, int argc, char **argv,
+                  const struct option *longopts) {
   /* getopt_long has consumed the offending argument (and, for a missing
    * value, nothing more), so it is argv[optind - 1]. */
   const char *arg = optind > 0 ? argv[optind - 1] : "";
@@ -66,6 +99,8 @@ static int report(const char *cmd, int c, char **argv, const struct option *long
     cli_error(cmd, "unknown option '-%c' (see 'stormsweep %s --help')", optopt, cmd);
     return '?';
   }
+  if (arg[0] == '-' && arg[1] == '-' && setting_hint(cmd, arg, len, argc, argv, longopts))
+    return '?';
   const char *sug = arg[0] == '-' && arg[1] == '-' ? nearest_option(arg + 2, len - 2, longopts)
                                                     : NULL;
   if (sug)
@@ -77,9 +112,16 @@ static int report(const char *cmd, int c, char **argv, const struct option *long
 
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts) {
+  if (optind == 1 && argc == 2 && !strcmp(argv[1], "--list-options")) {
+    /* The command's option table itself, one per line (for shell completion
+     * and for the test that its --help and the docs name what it takes). */
+    for (const struct option *o = longopts; o->name; o++)
+      printf("--%s%s\n", o->name, o->has_arg == required_argument ? "=" : "");
+    exit(CLI_EXIT_OK);
+  }
   int index = -1;
   int c = getopt_long(argc, argv, shortopts, longopts, &index);
-  if (c == ':' || c == '?') return report(cmd, c, argv, longopts);
+  if (c == ':' || c == '?') return report(cmd, c, argc, argv, longopts);
   if (c >= 0 && index >= 0) {
     /* The option is argv[optind - 1], or argv[optind - 2] when its value
      * was the next argument (optarg is then that argument itself). */

@@ -1,5 +1,5 @@
 /*
- * backoff.h — how long a client sleeps before a retry (SPEC §1).
+ * backoff.h — how long a client sleeps before a retry.
  *
  * With v = min(cap, base * m^n), n = retries already made for the request
  * and m the multiplier (2 by default; gRPC's backoffMultiplier):

@@ -1,6 +1,6 @@
 /*
  * breaker.h — a client's circuit breaker towards one shard: closed, open,
- * half-open (SPEC §1), driven by the outcomes of that client's attempts.
+ * half-open, driven by the outcomes of that client's attempts.
  *
  * Closed: the last `window` calls are a bit window (1 = failure); once it
  * holds at least `min_calls` calls and failures / calls >= threshold, the

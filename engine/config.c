@@ -1,6 +1,6 @@
 /*
  * config.c — the settings table: every user-visible scenario setting, its
- * type, bounds, default (the built-in seed study, SPEC §3) and help text.
+ * type, bounds, default (the built-in seed study) and help text.
  *
  * Parsing, formatting, "did you mean" suggestions, help output and the
  * README's settings reference all read this one table, so a new setting is
@@ -24,6 +24,16 @@ static const char *const backoff_names[] = {"none",         "full", "equal",
 static const char *const breaker_names[] = {"off", "fail_fast", "next_shard", NULL};
 static const char *const bool_names[] = {"off", "on", NULL};
 static const char *const policy_names[] = {"naive", "guarded", NULL};
+/* What each policy preset sets, in policy_names' order: one table for
+ * applying a preset, naming the preset a config matches (eng_config_get)
+ * and describing it in help texts (eng_preset_settings). Values are spelt
+ * as eng_config_get prints them. */
+static const char *const preset_settings[][6] = {
+    {"budget_ratio=inf", "backoff=none", "deadline_drop=off", NULL},
+    /* guarded: the seed article's fix names a budget and load shedding */
+    {"budget_ratio=0.1", "backoff=full", "backoff_base_ms=10", "backoff_cap_ms=1000",
+     "deadline_drop=on", NULL},
+};
 static const char *const codel_variant_names[] = {"fail_at_scale", "rfc8289", "folly", NULL};
 static const char *const shed_reply_names[] = {"error", "silent", NULL};
 static const char *const router_load_names[] = {"sent", "admitted", NULL};
@@ -110,9 +120,7 @@ static const eng_setting settings[] = {
      "closed: mean of a user's exponential think time after a request ends; 0 = none"},
     /* client policy */
     {"policy", ENG_SET_PRESET, 0, 0, 0, policy_names, "client",
-     "preset: naive = no budget, no backoff, no deadline_drop; guarded = budget_ratio 0.1, "
-     "full jitter backoff with base 10 ms and cap 1000 ms, deadline_drop on (sets those "
-     "settings when applied)"},
+     "preset: sets several settings at once (listed below)"},
     {"timeout_ms", ENG_SET_DOUBLE_INF, OFF(timeout_ms), 0, BIG, NULL, "client",
      "per-attempt client timeout in ms (the server is not told); inf or none = no "
      "per-attempt timeout, the attempt waits for the rest of deadline_ms (which it needs)"},
@@ -343,7 +351,7 @@ void eng_config_defaults(eng_config *c) {
   c->breaker_threshold = 0.5;
   c->breaker_cooldown_ms = 1000;
   c->breaker_probes = 3;
-  /* issue 16's modelling choices: the behaviour of common libraries and servers */
+  /* modelling choices: the behaviour of common libraries and servers */
   c->codel_variant = ENG_CODEL_FAIL_AT_SCALE;
   c->shed_reply = ENG_SHED_ERROR;
   c->router_load = ENG_ROUTER_LOAD_SENT;
@@ -513,19 +521,37 @@ bad:
   return -1;
 }
 
+static int eng_config_set_pair(eng_config *c, const char *pair, char *err, size_t errlen) {
+  char key[64];
+  const char *eq = strchr(pair, '=');
+  snprintf(key, sizeof key, "%.*s", (int)(eq - pair), pair);
+  return eng_config_set(c, key, eq + 1, err, errlen);
+}
+
 static int apply_preset(eng_config *c, int which) {
-  if (which == 0) { /* naive */
-    c->budget_ratio = INFINITY;
-    c->backoff = ENG_BACKOFF_NONE;
-    c->deadline_drop = 0;
-  } else { /* guarded: the seed article's fix names a budget and load shedding */
-    c->budget_ratio = 0.1;
-    c->backoff = ENG_BACKOFF_FULL;
-    c->backoff_base_ms = 10;
-    c->backoff_cap_ms = 1000;
-    c->deadline_drop = 1;
-  }
+  char err[160];
+  for (int i = 0; preset_settings[which][i]; i++)
+    if (eng_config_set_pair(c, preset_settings[which][i], err, sizeof err)) return -1;
   return 0;
+}
+
+/* 1 when every setting preset which sets has that value in c. */
+static int preset_matches(const eng_config *c, int which) {
+  for (int i = 0; preset_settings[which][i]; i++) {
+    const char *pair = preset_settings[which][i], *eq = strchr(pair, '=');
+    char key[64], val[64];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - pair), pair);
+    if (eng_config_get(c, key, val, sizeof val) || strcmp(val, eq + 1)) return 0;
+  }
+  return 1;
+}
+
+const char *const *eng_preset_settings(const char *key, const char *name) {
+  const eng_setting *s = eng_settings_find(key);
+  if (!s || s->type != ENG_SET_PRESET) return NULL;
+  for (int i = 0; s->names[i]; i++)
+    if (!strcmp(s->names[i], name)) return preset_settings[i];
+  return NULL;
 }
 
 static void describe_names(const char *const *names, char *buf, size_t len) {
@@ -703,11 +729,8 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   case ENG_SET_PRESET: {
     /* A preset has no state of its own: report the name whose settings match. */
     const char *name = "custom";
-    if (isinf(c->budget_ratio) && c->backoff == ENG_BACKOFF_NONE && !c->deadline_drop)
-      name = "naive";
-    if (c->budget_ratio == 0.1 && c->backoff == ENG_BACKOFF_FULL && c->backoff_base_ms == 10 &&
-        c->backoff_cap_ms == 1000 && c->deadline_drop)
-      name = "guarded";
+    for (int i = 0; s->names[i] && !strcmp(name, "custom"); i++)
+      if (preset_matches(c, i)) name = s->names[i];
     snprintf(buf, len, "%s", name);
     break;
   }

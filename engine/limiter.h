@@ -1,6 +1,6 @@
 /*
  * limiter.h — the retry limiters production client libraries ship, one
- * state per client process (SPEC §1 "Clients as real libraries write them";
+ * state per client process ("Clients as real libraries write them";
  * semantics and sources in docs/clients.md).
  *
  * A run keeps one eng_limiter per client process in its context and calls,

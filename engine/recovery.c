@@ -1,5 +1,5 @@
 /*
- * recovery.c — recovery time and outcome of a run (SPEC §2; README "The
+ * recovery.c — recovery time and outcome of a run (docs/model.md "The
  * outcome rule", which states the same rule in prose; keep the two in step).
  *
  * Four questions, in this order:

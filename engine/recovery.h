@@ -1,5 +1,5 @@
 /*
- * recovery.h — the outcome rule (SPEC §2): when a run counts as recovered,
+ * recovery.h — the outcome rule: when a run counts as recovered,
  * slow, metastable or collapsed, computed from its per-tick traces.
  * Internal to the engine; a pure function so it can be tested on synthetic
  * traces.

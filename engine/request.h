@@ -2,8 +2,7 @@
  * request.h — what a client knows about one request across its attempts,
  * for the client features that need more than the attempt in flight: a
  * request deadline over every attempt and backoff wait, hedged copies in
- * flight together, and the client's own concurrency limit (SPEC §1
- * "Deadlines, retryable failures and hedging"; docs/clients.md).
+ * flight together, and the client's own concurrency limit (docs/clients.md).
  *
  * Without those features (the defaults) a request is just its attempt
  * record in sim.c and none of this is used. With any of them the run is in

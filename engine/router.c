@@ -1,5 +1,5 @@
 /*
- * router.c — consistent hashing with bounded load (SPEC §1, the reference
+ * router.c — consistent hashing with bounded load (the reference
  * routeWithBoundedLoad).
  *
  * The ring is an array of (hash, shard) points sorted ascending by hash, ties

@@ -1,5 +1,5 @@
 /*
- * sim.c — one run of the sharded cluster, tick by tick (SPEC §1–2).
+ * sim.c — one run of the sharded cluster, tick by tick.
  *
  * Everything a run touches lives in struct eng_run, reused across runs so a
  * sweep thread allocates only while its buffers grow.
@@ -144,7 +144,7 @@ struct eng_run {
   int32_t *loads;
   uint8_t *healthy;
   size_t sh_cap, loads_cap, healthy_cap, excluded_cap;
-  int64_t in_flight;   /* admitted and not finished (SPEC: in flight) */
+  int64_t in_flight;   /* admitted and not finished (the router's "in flight") */
   int64_t route_load;  /* the router's L: in_flight plus lost attempts it still counts */
   int64_t total_queued;
   eng_ring ring;
@@ -202,7 +202,7 @@ struct eng_run {
   eng_zipf zipf;
   eng_breaker_params brk_params;
 
-  /* Issue 12: closed-loop users and the retry limiters other than the
+  /* Closed-loop users and the retry limiters other than the
    * inline token bucket; all of it sits behind r->hooks. */
   uint8_t hooks;     /* closed model or a limiter: request starts and ends are reported */
   uint8_t closed;    /* client_model = closed */
@@ -219,7 +219,7 @@ struct eng_run {
   uint32_t ready_head, ready_tail; /* users whose next request goes out this tick */
   double think_ticks, cycle_ticks; /* cycle: the start spread without think time */
 
-  /* Issue 27: request mode (request.h), for deadlines, hedging, retry_on,
+  /* Request mode (request.h), for deadlines, hedging, retry_on,
    * the client concurrency limit and Envoy's budget; off by default. */
   uint8_t reqs;
   uint8_t drop_abandoned; /* deadline_drop, or request mode (cancelled copies) */
@@ -1430,7 +1430,7 @@ static __attribute__((noinline)) void new_request_req(eng_run *r, uint32_t keyha
 }
 
 /* ------------------------------------------------------------------------ */
-/* issue 12: limiter hooks and closed-loop users                             */
+/* limiter hooks and closed-loop users                                      */
 
 static __attribute__((noinline)) void hook_success(eng_run *r, const attempt *a) {
   if (r->lim_kind)

@@ -444,7 +444,7 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
      * /timing (see Durability). -1: not run yet. */
     int8_t none = -1;
     o->outcome = run_coord(g, fmt_run_coord_names[3], H5T_STD_I8LE, n, run_ds, "1",
-                           "the run's outcome (SPEC 2); -1: not run yet", &none, 1);
+                           "the run's outcome (docs/model.md); -1: not run yet", &none, 1);
     int8_t flags[ENG_OUTCOME_COUNT + 1];
     char meanings[256] = "not_run";
     flags[0] = -1;

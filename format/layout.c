@@ -57,7 +57,7 @@ static const column run_columns[] = {
     {"replicate", offsetof(run_row, replicate), K_I32, "replicate within the point"},
     {"seed", RS(seed), K_U64, "the run's seed: eng_seed_derive(master_seed, point, replicate); point 0 when crn = 1"},
     {"done", offsetof(run_row, done), K_I8, "1 once the run is written (0: not run yet)"},
-    {"outcome", RS(outcome), K_OUTCOME, "recovered, slow, metastable or collapsed (SPEC 2)"},
+    {"outcome", RS(outcome), K_OUTCOME, "recovered, slow, metastable or collapsed (docs/model.md)"},
     {"passed_slo", RS(passed_slo), K_I8_FROM_I32, "1: recovered within slo_ms"},
     {"recovery_ms", RS(recovery_ms), K_F64, "fault clearance to recovery in ms; NaN unless recovered"},
     {"baseline_queue", RS(baseline_queue), K_F64, "mean total queue depth over the baseline window"},

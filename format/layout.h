@@ -1,5 +1,5 @@
 /*
- * layout.h — the one owner of the result file's layout (SPEC §4): the format
+ * layout.h — the one owner of the result file's layout: the format
  * name and versions, the names of every group, dataset and attribute that
  * the writer (create.c, state.c), resume, merge and the analysis
  * reader (results_read.c) share, and the /ticks coordinates of format 2.
@@ -64,7 +64,7 @@
  * `successor_peak_load`; int64: `new_requests`, `attempts`, `successes`,
  * `failed_requests`, `events` — then `ticks` (int32, the run's own tick
  * count; -1 in unwritten rows), and appended after it (float64, the figures
- * the outcome rule decides on; README "The outcome rule"):
+ * the outcome rule decides on; docs/model.md "The outcome rule"):
  * `baseline_goodput_ratio`, `baseline_amplification`, `collapse_ms`,
  * `collapse_watch_ms`, `return_ms`, `late_goodput`, `late_amplification`,
  * `late_wasted_share`, `drain_ms`, `late_load`.

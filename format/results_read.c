@@ -1,5 +1,5 @@
 /*
- * reader.c — reading a stormsweep result file (SPEC §4) for the analysis.
+ * reader.c — reading a stormsweep result file for the analysis.
  * This is the only analysis module that knows the HDF5 layout; the names it
  * relies on are collected below so following a layout change means editing
  * one place. The layout is documented in layout.h; this reader
@@ -46,7 +46,7 @@
  * Root attributes n_points, n_runs, replicates and ticks, when present,
  * must agree with the tables.
  *
- * Untrusted files (issue 19): evidence is counted once — a run id or a
+ * Untrusted files: evidence is counted once — a run id or a
  * (point, replicate) pair that appears twice, more finished runs at a point
  * than the file declares, or a /runs fill value that would make unwritten
  * rows finished runs is refused; at most SWP_MAX_POINTS points; every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""crn-study.py — variance reduction from common random numbers (README
+"""crn-study.py — variance reduction from common random numbers (docs/reference.md
 "Common random numbers").
 
 Usage: crn-study.py DIR   (DIR holds sN-on.h5 and sN-off.h5: the same sweep

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # crn-study.sh — runs the seed study with replicates = 5 for master seeds
 # 1-4, with crn = on and off (8 sweeps of 1200 runs), and prints the variance
-# reduction table of scripts/crn-study.py (README "Common random numbers").
+# reduction table of scripts/crn-study.py (docs/reference.md "Common random numbers").
 # Usage: scripts/crn-study.sh [DIR] (default crn-study/); needs build/stormsweep (or $STORMSWEEP_BIN)
 # and python3 with h5py.
 set -euo pipefail

@@ -55,7 +55,7 @@ print(line)
 PY
 }
 
-echo "== Issue 18: the Metafor example (10/s server, 9.5/s, 3 s timeout, 4 retries, 100 slots), no fault"
+echo "== The Metafor example (10/s server, 9.5/s, 3 s timeout, 4 retries, 100 slots), no fault"
 m18=(--set shards=1 --set workers=1 --set vnodes=1 --set clients=1 --set service_mean_ms=100
      --set rate_rps=9.5 --set timeout_ms=3000 --set max_retries=4 --set queue_capacity=100
      --set surge=none --set brownout=none --set horizon_ms=1000000)
@@ -80,7 +80,7 @@ run_case "budget + jitter, queue_capacity=512" --policy guarded --set deadline_d
 run_case "budget + jitter, queue_capacity=256" --policy guarded --set deadline_drop=off --set queue_capacity=256
 run_case "naive, breaker=fail_fast" --policy naive --set breaker=fail_fast
 
-echo "== Issue 16 cases (seed 1)"
+echo "== Engine-fidelity cases (seed 1)"
 run1() { local title=$1; shift; : > "$tmp/one.jsonl"; sim_json "$tmp/one.jsonl" 1 "$@"; summarise "$tmp/one.jsonl" "$title"; }
 run1 "max_retries=0 load=0.97 (item 4: slow, not metastable)" --set max_retries=0 --set load=0.97
 run1 "the same, horizon 40 s" --set max_retries=0 --set load=0.97 --set horizon_ms=40000

@@ -471,7 +471,7 @@ def b_shedding_table(S):
     sim = S.get("sim")
     n = len(sim["g_none"])
     rows = [
-        ("none (SPEC §3 as written)", "g_none", "n_none"),
+        ("none (the seed scenario as first defined)", "g_none", "n_none"),
         ("`deadline_drop = on` (= `guarded`)", "g_dd", "n_dd"),
         ("`queue_capacity = 512`", "g_q512", "n_q512"),
         ("`queue_capacity = 256`", "g_q256", "n_q256"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # seed-study.sh — the seed study from nothing to a decision, for a
 # newcomer: install what is needed, build, then in seed-study/ run the
-# built-in seed study (SPEC §3: every grid point screened), `refine` it
+# built-in seed study (every grid point screened), `refine` it
 # (fresh runs for the cheapest candidates until one is proven or all are
 # refuted), print the recommendation with its proof, and write the report.
 # Extra arguments go to `stormsweep run` and `refine` alike only when they

@@ -92,14 +92,23 @@ static int fail(parse_ctx *c, int line, const char *fmt, ...) {
   return 0;
 }
 
+const char *const *swp_sweep_keys(void) { return sweep_keys; }
+
+/* "name, description, ... or tunable_axes", for a message. */
+static void sweep_keys_describe(char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int i = 0; sweep_keys[i] && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                             !i ? "" : sweep_keys[i + 1] ? ", " : " or ", sweep_keys[i]);
+}
+
 static int section_lookup(const char *name) {
   for (int i = SEC_SWEEP; i <= SEC_GRID; i++)
     if (!strcmp(name, section_names[i])) return i;
   return SEC_UNKNOWN;
 }
 
-/* Edit distance with adjacent transpositions ("grdi" is one step from
- * "grid"), case-insensitive; words longer than 63 characters are far. */
 /* fgets for a string that counts lines and checks section headers. */
 static char *reader(char *str, int num, void *stream) {
   parse_ctx *c = stream;
@@ -220,10 +229,9 @@ static int handler(void *user, const char *section, const char *name, const char
     const char *sug = eng_suggest(name, sweep_keys, (size_t)-1);
     if (sug)
       return fail(c, c->line, "unknown key '%s' in [sweep] (did you mean '%s'?)", name, sug);
-    return fail(c, c->line,
-                "unknown key '%s' in [sweep] (expected name, description, replicates, seed, crn, "
-                "refine, scenario_axes or tunable_axes)",
-                name);
+    char keys[256];
+    sweep_keys_describe(keys, sizeof keys);
+    return fail(c, c->line, "unknown key '%s' in [sweep] (expected %s)", name, keys);
   }
   if (sec != SEC_SWEEP && !eng_settings_find(name)) {
     if (is_sweep_key(name))
@@ -480,6 +488,7 @@ static int entries_apply(swp_sweep *sw, parse_ctx *c, char *err, size_t errlen) 
     entry *e = &c->entries[i];
     int rc = 0;
     if (e->section == SEC_SWEEP) {
+      if (!sw->sweep_line) sw->sweep_line = e->line;
       rc = sweep_key_apply(sw, e->key, e->value, msg, sizeof msg);
     } else if (e->section == SEC_SCENARIO) {
       rc = eng_config_set(&scratch, e->key, e->value, msg, sizeof msg);

@@ -122,7 +122,7 @@ assert "Targets:" in d["recommendation"]
 EOF
 fi
 
-# Each point's axis values by name (issue 14): a CSV column and a top-level
+# Each point's axis values by name: a CSV column and a top-level
 # JSON key per axis, equal to the grid point's values (point = the first
 # axis varying slowest: 0 -> 0.1/0, 1 -> 0.1/1000, 2 -> inf/0, 3 -> inf/1000),
 # so pandas or a spreadsheet needs no join with /points.

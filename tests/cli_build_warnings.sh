@@ -3,7 +3,7 @@
 # still compile with -Werror at -O3, with and without the sanitizers (gcc's
 # -Wformat-truncation only sees a buffer's size after inlining, so the
 # default RelWithDebInfo/LTO builds missed engine/config.c's, which broke
-# the sanitizer build; issue 19).
+# the sanitizer build).
 #
 # usage: bash tests/cli_build_warnings.sh STORMSWEEP_BIN SOURCE_DIR
 set -u

@@ -130,7 +130,7 @@ if "$BIN" sim --list-settings | grep -q '^  retry_limiter '; then
   expect_exit 0 "$BIN" sim --client examples/grpc-service-config.json --json
   expect_in "$T/out" '"retry_limiter": "grpc"'
 else
-  echo "SKIP: end-to-end --client checks (this build has no retry_limiter setting; issue 12's limiter branch)"
+  echo "SKIP: end-to-end --client checks (this build has no retry_limiter setting)"
   [ "$rc" = 2 ] || fail "sim --client without the limiter settings exited $rc, want 2"
   expect_in "$T/err" "this build has no setting"
 fi

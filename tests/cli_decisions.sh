@@ -44,7 +44,7 @@ expect_in "$T/out" "Scenario axes (what happens to you): hot_key_share"
 grep -q "ROBUST RECOMMENDATION.*hot_key_share" "$T/out" && fail "robust answer picks hot_key_share: $(cat "$T/out")"
 grep -q "^RECOMMENDED: point" "$T/out" && fail "recommend picks a point: $(cat "$T/out")"
 
-# ---- outcomes in view (issue 17 item 2) ----
+# ---- outcomes in view ----
 expect_exit 0 "$BIN" analyze ramp.h5 --slo-ms 2000
 expect_in "$T/out" "P(recovered)"
 expect_in "$T/out" "P(slow)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_format1.sh — result files of format_version 1 (the layout before
-# issue 14) stay readable: analyze, recommend and report read the fixture
+# axis names were stored) stay readable: analyze, recommend and report read the fixture
 # tests/data/format1.h5, written by stormsweep 0.1.0 from tests/data/format1.ini
 # (2 points x 4 replicates: budget_ratio 0.1 recovers, inf ends metastable),
 # and give the figures that release gave; resume, refine and merge refuse

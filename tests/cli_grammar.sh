@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# cli_grammar.sh — one option grammar (issue 17 item 6, the commands done so
-# far: analyze, recommend, refine, verify; then every other command): "--opt value", "--opt=value" and
+# cli_grammar.sh — one option grammar (every
+# command): "--opt value", "--opt=value" and
 # the underscore spelling "--opt_name" all work; an unknown option exits 2
 # with "stormsweep CMD: ... unknown option". Usage: bash cli_grammar.sh BIN SRC
 set -u

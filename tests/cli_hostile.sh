@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_hostile.sh — bad input through the CLI (SPEC §7):
+# cli_hostile.sh — bad input through the CLI:
 #  * bad sweep files and --set/--grid values given to `run` and `list` exit
 #    2 with exactly one stderr line naming the file, line and key, and `run`
 #    creates no output file (nothing at all appears in its directory);

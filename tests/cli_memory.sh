@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# cli_memory.sh — the memory check counts every thread (issue 25, findings
-# 13/14): each of -j N threads holds one run, so a sweep whose N runs (and
+# cli_memory.sh — the memory check counts every thread: each of -j N threads holds one run, so a sweep whose N runs (and
 # the driver's buffers) do not fit in the memory this process may take is
 # refused before anything is created, by every command that runs sweeps
 # (run, verify, boundary, refine, bench), with the estimate, the memory

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_outcome.sh — the outcome rule's reference cases through `stormsweep
-# sim --json` (issues 16 and 18; README "The outcome rule"): each command of
-# the issues gets the class the rule defines, with the figures that explain
+# sim --json` (docs/model.md "The outcome rule"): each case
+# gets the class the rule defines, with the figures that explain
 # it. Usage: bash cli_outcome.sh STORMSWEEP_BIN SOURCE_DIR
 set -euo pipefail
 bin="$1"
@@ -25,7 +25,7 @@ sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
 }
 
-# Issue 16 item 4: no retries at load 0.97 drains slowly: slow, not metastable.
+# No retries at load 0.97 drains slowly: slow, not metastable.
 check item4 'd["outcome"] == "slow" and d["amplification"] == 1 and d["late_load"] < 1' \
   --set max_retries=0 --set load=0.97
 # ... and with the time to finish, it recovers.
@@ -40,7 +40,7 @@ check item6 'd["outcome"] == "recovered" and d["recovery_ms"] > 4000 and not d["
   --set breaker=fail_fast --set breaker_cooldown_ms=5000
 # The naive seed scenario stays metastable.
 check naive 'd["outcome"] == "metastable" and d["late_amplification"] > 3' --policy naive
-# Issue 18: the Metafor example collapses without a fault (10 ms ticks keep it fast).
+# The Metafor example collapses without a fault (10 ms ticks keep it fast).
 m18=(--set shards=1 --set workers=1 --set vnodes=1 --set clients=1 --set service_mean_ms=100
      --set rate_rps=9.5 --set timeout_ms=3000 --set max_retries=4 --set queue_capacity=100
      --set surge=none --set brownout=none --set horizon_ms=1000000 --set tick_ms=10)

@@ -4,6 +4,8 @@
 #    top-level source folder, and names every .c and .h file of engine/,
 #    sweeps/, format/, driver/, analysis/ and cli/ (include/ subfolders as
 #    include/NAME) in that folder's entry, and no file that is not there;
+#  - its scripts/ entry names every script of scripts/, its docs/ entry
+#    every document of docs/;
 #  - the Debian packages it says scripts/setup.sh installs are exactly the
 #    PACKAGES array of scripts/setup.sh, in the same order.
 # The files and folders are `git ls-files` when SOURCE_DIR is a git work
@@ -76,6 +78,22 @@ for p in sorted(sources - named):
     problems.append(f"the map does not name {p}")
 for p in sorted(named - sources):
     problems.append(f"the map names {p}, which does not exist")
+
+# scripts/ and docs/: the map names every script (by file name) and every
+# document (by its name without .md, "-" read as a blank), and none that
+# is not there.
+scripts = {p.split("/", 1)[1] for p in tracked
+           if p.startswith("scripts/") and p.count("/") == 1 and re.search(r"\.(sh|py)$", p)}
+said_scripts = set(re.findall(r"[\w-]+\.(?:sh|py)\b", entries.get("scripts", "")))
+for p in sorted(scripts - said_scripts):
+    problems.append(f"the map's scripts/ entry does not name {p}")
+for p in sorted(said_scripts - scripts):
+    problems.append(f"the map's scripts/ entry names {p}, which does not exist")
+doc_entry = " " + re.sub(r"[,()]", " ", entries.get("docs", "")) + " "
+for p in sorted(p for p in tracked if p.startswith("docs/") and p.endswith(".md")):
+    name = p[len("docs/"):-len(".md")]
+    if f" {name} " not in doc_entry and f" {name.replace('-', ' ')} " not in doc_entry:
+        problems.append(f"the map's docs/ entry does not name {p}")
 
 # The package sentence against scripts/setup.sh.
 sentence = re.search(r"`scripts/setup\.sh` alone installs the Debian\s+packages \(([^)]*)\)",

@@ -122,7 +122,7 @@ bad csv_value "--csv takes no value" "${ok[@]}" --csv=1
 bad extra "unexpected argument 'stray'" "${ok[@]}" stray
 bad no_value --keys --shards 16 --vnodes 150 --capacity-factor 1.25 --keys
 
-# --- one grammar (issue 17): --opt=value, '_' or '-', the engine's defaults ----
+# --- one grammar: --opt=value, '_' or '-', the engine's defaults ----
 # Without --shards, --vnodes and --capacity-factor route uses the seed study's
 # (the engine defaults: 16 x 150, c = 1.25).
 if run defaults 0 --keys=1000; then

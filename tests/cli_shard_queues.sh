@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_shard_queues.sh — record_shard_queues = on is visible (issue 17 item 4):
+# cli_shard_queues.sh — record_shard_queues = on is visible:
 # `sim --ticks-csv` gets one shard_queue_K column per shard, `run` writes
 # /ticks/shard_queue_depth as int32 runs x ticks x shards in chunks of one
 # run, with the shard scale; the matrix agrees with the engine's own

@@ -129,7 +129,7 @@ cat >"$tmp/bad.ini" <<'EOF'
 load = 0.5
 capacty_factor = 2
 EOF
-usage_error file_key "$tmp/bad.ini:4: unknown setting 'capacty_factor' (did you mean 'capacity_factor'?)" sim "$tmp/bad.ini"
+usage_error file_key "$tmp/bad.ini:4: unknown setting 'capacty_factor' in [scenario] (did you mean 'capacity_factor'?)" sim "$tmp/bad.ini"
 
 cat >"$tmp/badval.ini" <<'EOF'
 [scenario]
@@ -167,7 +167,7 @@ if run list 0 sim --list-settings; then
   expect_in "$tmp/list.out" "capacity_factor          = 1.25" "--list-settings default of capacity_factor"
 fi
 
-# ---- one grammar (issue 17): --opt=value, '_' or '-' in names ------------------
+# ---- one grammar: --opt=value, '_' or '-' in names ------------------
 if run eq_form 0 sim --json --seed=3 --policy=guarded --set=horizon_ms=4000 &&
   run space_form 0 sim --json --seed 3 --policy guarded --set horizon_ms=4000; then
   python3 - "$tmp/eq_form.out" "$tmp/space_form.out" <<'EOF' || fail "sim --opt=value and --opt value differ"
@@ -188,7 +188,7 @@ if run bench_eq 0 bench --engine-only --runs=2 --set=horizon_ms=3000 --json; the
 fi
 usage_error bench_set "--set needs KEY=VALUE, got 'load'" bench --engine-only --set load
 
-# ---- what sim simulated (issue 17): --show-settings, settings in --json ---------
+# ---- what sim simulated: --show-settings, settings in --json ---------
 cat >"$tmp/sweep.ini" <<'EOF'
 ; a sweep file: sim runs its [scenario] and ignores [grid] and [sweep]
 [scenario]
@@ -224,7 +224,7 @@ if run list_after_set 0 sim --set vnodes=10 --list-settings; then
   expect_in "$tmp/list_after_set.err" "--show-settings" "--list-settings with --set points to --show-settings"
 fi
 
-# ---- errors (issue 17) ----------------------------------------------------------
+# ---- errors ----------------------------------------------------------
 usage_error set_space "--set needs KEY=VALUE, got 'breaker' (did you mean --set breaker=fail_fast?)" sim --set breaker fail_fast
 printf '\211HDF\r\n\032\n\000\000\000\000\377\377binary' >"$tmp/results.h5"
 usage_error hdf5 "$tmp/results.h5: an HDF5 result file, not a scenario" sim "$tmp/results.h5"
@@ -234,7 +234,7 @@ if run csv_early 1 sim --ticks-csv "$tmp/no/such/dir/x.csv"; then
   expect_in "$tmp/csv_early.err" "stormsweep sim: --ticks-csv: $tmp/no/such/dir/x.csv: cannot create" "--ticks-csv error"
 fi
 
-# ---- units and definitions (issue 17) ---------------------------------------------
+# ---- units and definitions ---------------------------------------------
 if run units 0 sim --set horizon_ms=4000 && run units_tick 0 sim --set horizon_ms=4000 --set tick_ms=0.5 --json &&
   run units_json 0 sim --set horizon_ms=4000 --json; then
   expect_in "$tmp/units.out" "Little's Law         over the baseline window" "Little's Law line"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_term_escapes.sh — no control character that a sweep file, a scenario,
 # a client config, a result file or a command line chose reaches the
-# terminal, from any command (issue 25, finding 9): values, keys and
+# terminal, from any command: values, keys and
 # section names in error messages, [sweep] name and description in list
 # and in the result file's readers, paths, option values. Every byte the
 # tool writes goes through one escaper (cli/termout.c), so each case

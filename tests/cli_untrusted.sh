@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_untrusted.sh — result files and output places somebody else prepared
-# (issue 19, the output side). Every hostile file is made here from a tiny
+# (the output side). Every hostile file is made here from a tiny
 # sweep (tests/lib/hostile_h5.py rewrites it with h5py) and every check is:
 # the documented exit code, no marker file created, no victim file changed.
 #  1, 2  a newline, quote or backtick in a /points_text label or a /points

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_untrusted3.sh — what refine and recommend say about a refine that did
-# not finish and about runs that cannot be judged (issue 25, M4 and M5):
+# not finish and about runs that cannot be judged (M4 and M5):
 #  * M4: after SIGINT stops refine in the middle of a round, `recommend`
 #    says refine was interrupted and names the command that continues — not
 #    that refine "stopped at its run budget" — and the file is not taken for

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_untrusted_read.sh — small untrusted inputs must not ask for big work
-# (issue 19, items 10 and 11): each is refused (exit 2, one line naming the
+# (items 10 and 11): each is refused (exit 2, one line naming the
 # file) while the process may use at most 400 MB of address space, which
 # the old code overran (it expanded every axis, or allocated per declared
 # run, before refusing):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_walkthrough.sh — the result file in xarray (issue 14): on a small sweep
+# cli_walkthrough.sh — the result file in xarray: on a small sweep
 # made here,
 #  * examples/walkthrough.py runs, saves its figure, and its P(metastable)
 #    per budget_ratio equals `analyze --json`'s p_metastable of each point;

@@ -464,7 +464,7 @@ static void test_effects(void **state) {
   /* The level interval is the pooled one: 30/40 with Wilson. */
   ana_interval w = ana_wilson(30, 40, ANA_Z95);
   assert_near(first->levels[1].meta_ci.lo, w.lo, 1e-12);
-  /* Every outcome per level (issue 17): budget inf has 5 recovered, 5
+  /* Every outcome per level: budget inf has 5 recovered, 5
    * slow, 30 metastable of 40; its P(recovered) and P(slow) effects. */
   assert_int_equal(first->levels[1].n_rec, 5);
   assert_int_equal(first->levels[1].n_slow, 5);

@@ -224,7 +224,7 @@ static void test_step_brackets(void **state) {
   }
 }
 
-/* ---- validation: boundaries with closed forms (README "Boundary search") ---- */
+/* ---- validation: boundaries with closed forms (docs/reference.md "Boundary search") ---- */
 
 /* Reads /boundary crossing and interval of response 0, combination 0. */
 static void read_crossing(const char *name, double *est, double *lo, double *hi) {

@@ -6,9 +6,8 @@
  *
  * The list is compared whole, so a setting that moves, changes value or
  * loses its source shows up as a diff. Applying the list end to end needs
- * the client limiter settings (retry_limiter, backoff_multiplier, ...) from
- * issue 12's other half; without them those tests are skipped, with a
- * message saying so.
+ * the client limiter settings (retry_limiter, backoff_multiplier, ...); without them those tests
+ * are skipped, with a message saying so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -582,12 +581,12 @@ static void test_apply_order_and_errors(void **state) {
 }
 
 /* End to end: both examples apply to the seed scenario and set what the
- * list says. Needs issue 12's limiter settings. */
+ * list says. Needs the limiter settings. */
 static void test_apply_end_to_end(void **state) {
   (void)state;
   if (!eng_settings_find("retry_limiter") || !eng_settings_find("backoff_multiplier")) {
-    print_message("SKIP: this build has no retry_limiter/backoff_multiplier settings (issue 12's "
-                  "limiter branch); the end-to-end apply runs once both are merged\n");
+    print_message("SKIP: this build has no retry_limiter/backoff_multiplier settings"
+                  "; the end-to-end apply runs once both are merged\n");
     skip();
   }
   static const char *const files[] = {"examples/grpc-service-config.json",

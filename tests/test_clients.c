@@ -1,5 +1,5 @@
 /*
- * test_clients.c — issue 12: the retry limiters of production client
+ * test_clients.c — the retry limiters of production client
  * libraries on scripted event sequences (each library's documented
  * behaviour, gRPC's own test sequence step by step), the backoff
  * multiplier, and the closed-loop client model against queueing theory

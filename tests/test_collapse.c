@@ -1,6 +1,6 @@
 /*
  * test_collapse.c — collapse without a fault, end to end through the engine
- * (issue 18; README "Collapse without a fault").
+ * (docs/model.md "Collapse without a fault").
  *
  * The standard example of metastability papers (Metafor's): one server with
  * service rate 10/s, clients at 9.5/s, a 3 s timeout, 4 immediate retries
@@ -46,7 +46,7 @@ static void cfg_set(eng_config *c, const char *key, const char *value) {
   if (eng_config_set(c, key, value, err, sizeof err)) fail_msg("set %s=%s: %s", key, value, err);
 }
 
-/* The issue-18 example, at the given tick size. */
+/* The Metafor example (docs/model.md), at the given tick size. */
 static void metafor(eng_config *c, const char *tick_ms) {
   eng_config_defaults(c);
   const char *kv[][2] = {{"shards", "1"},         {"workers", "1"},

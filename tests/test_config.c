@@ -87,7 +87,7 @@ static void test_defaults_are_the_seed_study(void **state) {
   assert_int_equal(c.backoff, ENG_BACKOFF_NONE);
   assert_true(isinf(c.budget_ratio));
   CHECK_EQ_DOUBLE(c.slo_ms, 1500, "slo_ms");
-  /* issue 16's modelling choices default to what common libraries and
+  /* modelling choices default to what common libraries and
    * servers do; codel_target_ms alone keeps meaning the Fail-at-Scale variant */
   assert_int_equal(c.codel_variant, ENG_CODEL_FAIL_AT_SCALE);
   assert_int_equal(c.shed_reply, ENG_SHED_ERROR);
@@ -193,7 +193,7 @@ static void test_every_setting_roundtrips(void **state) {
   roundtrip_all(&c, "guarded", 0);
 }
 
-/* Windows are times in ms like any other: a long study (SPEC §1 mentions
+/* Windows are times in ms like any other: a long study (mentions
  * 600,000 ms horizons) puts windows at times with more than six
  * significant digits, and a fractional ms window must survive too. */
 static void test_window_roundtrip_keeps_precision(void **state) {
@@ -575,7 +575,7 @@ static void test_policy_presets(void **state) {
   assert_int_equal(c.backoff, ENG_BACKOFF_FULL);
   CHECK_EQ_DOUBLE(c.backoff_base_ms, 10, "backoff_base_ms");
   CHECK_EQ_DOUBLE(c.backoff_cap_ms, 1000, "backoff_cap_ms");
-  assert_int_equal(c.deadline_drop, 1); /* SPEC §3: guarded sheds abandoned work */
+  assert_int_equal(c.deadline_drop, 1); /* guarded sheds abandoned work */
   char buf[64];
   eng_config_get(&c, "policy", buf, sizeof buf);
   assert_string_equal(buf, "guarded");

@@ -1,7 +1,7 @@
 /*
  * test_engine.c — whole runs of the engine (engine/sim.c): determinism, the
  * seed study's reference outcomes (naive metastable, no retries recovered,
- * guarded within the SLO as SPEC §3 requires), the bookkeeping identities
+ * guarded within the SLO as requires), the bookkeeping identities
  * every run must satisfy, one small scenario per mechanism (bounded queue,
  * network outage, surge, brownout, crash with failover), and durations too
  * long for an int32 tick count.
@@ -410,13 +410,13 @@ static void test_seed_study_no_retries_recovers(void **state) {
   }
 }
 
-/* SPEC §3: "guarded (10% retry budget, full jitter with base 10 ms and cap
+/* The seed study's "guarded (10% retry budget, full jitter with base 10 ms and cap
  * 1 s) must pass the 1.5 s recovery SLO in nearly every one". */
 /* The seed study's guarded policy recovers in every seed, but no client
  * policy can beat the drain bound: the surge fills all 16 x 1024 queue
  * slots, and the spare capacity (capacity - arrivals) drains them no faster
- * than backlog / spare. That bound (~2.1 s) is above SPEC §3's 1.5 s SLO; the
- * README and the closing note of the policies issue explain it. Server-side
+ * than backlog / spare. That bound (~2.1 s) is above the seed study's 1.5 s SLO; the
+ * README's "Why `guarded` includes load shedding" explains it. Server-side
  * deadline dropping, which discards abandoned work, gets under the SLO. */
 static void test_seed_study_guarded_recovers_at_drain_bound(void **state) {
   eng_config c;
@@ -826,7 +826,7 @@ static void test_huge_hold_never_recovers(void **state) {
 
 
 /* ------------------------------------------------------------------------ */
-/* issue 16: engine fidelity                                                 */
+/* engine fidelity                                                          */
 
 /* Defect 1: attempt_no was 8 bits, so max_retries >= 256 wrapped and meant
  * unlimited retries (the wrapped attempts counting as first tries). With
@@ -863,7 +863,7 @@ static void test_max_retries_beyond_255(void **state) {
   }
 }
 
-/* The issue's stall scenario: one shard, 1000 workers, every service takes
+/* A stall scenario: one shard, 1000 workers, every service takes
  * exactly 1000 ms, 50 requests/s, timeout 1200 ms, no retries, shard stalled
  * over [2000, 2500). Work in service when the stall begins is delayed by its
  * 500 ms, so a request sent at t in [1000, 2000) completes at t + 1500, after

@@ -4,7 +4,7 @@
  * failover, outage, brownout, CoDel variants, LIFO, breakers, every backoff,
  * silent shedding, Zipf and hot keys, router_load = admitted) hash to
  * values computed once with the engine as it was before the performance
- * work of issue 15 (main at a750cc5).
+ * engine performance work (main at a750cc5).
  *
  * Speed work on the hot loop (data layout, skipped bookkeeping, cached
  * router caps) must not change a single number; determinism tests only

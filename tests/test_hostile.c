@@ -1,6 +1,6 @@
 /*
  * test_hostile.c — damaged, foreign and hand-made result files never crash
- * the analysis (SPEC §7): `analyze`, `recommend` and `report` refuse them
+ * the analysis: `analyze`, `recommend` and `report` refuse them
  * with one clear line and exit 2, allocate nothing absurd, and a file that
  * is odd but consistent is analysed to the end.
  *
@@ -847,7 +847,7 @@ static void test_odd_but_readable(void **state) {
 
 
 /* ------------------------------------------------------------------------ */
-/* Untrusted files (issue 19): fake evidence, lying labels, strings, costs   */
+/* Untrusted files: fake evidence, lying labels, strings, costs   */
 /* ------------------------------------------------------------------------ */
 
 /* Rewrites /points with the column old renamed to new (values kept). */

@@ -1,5 +1,5 @@
 /*
- * test_policies.c — client and server policies (issue: backoff, retry
+ * test_policies.c — client and server policies (backoff, retry
  * budgets, circuit breakers, load shedding, failover, hot keys): each
  * mechanism alone through its module, then its effect in whole runs.
  */
@@ -146,7 +146,7 @@ static void test_breaker_scripted(void **state) {
   assert_int_equal(eng_breaker_record(&c, &p10, 0, 0, 1), 1); /* the fifth: 5/10 */
 }
 
-/* Issue 16, defect 7: answers to calls sent before the breaker opened are
+/* Answers to calls sent before the breaker opened are
  * stale in half-open too. Three of them used to close a breaker that had
  * let one probe through; only the probes' answers count. */
 static void test_breaker_ignores_stale_answers_in_half_open(void **state) {
@@ -260,7 +260,7 @@ static void test_breaker_halfopen_failure_rate(void **state) {
   assert_int_equal(b.state, ENG_BRK_CLOSED);
 }
 
-/* Issue 16, defect 2: probe counters were 8 bits, so with breaker_probes >=
+/* Probe counters were 8 bits, so with breaker_probes >=
  * 256 a half-open breaker never closed and probes stopped being limited. */
 static void test_breaker_many_probes(void **state) {
   (void)state;
@@ -275,7 +275,7 @@ static void test_breaker_many_probes(void **state) {
   assert_int_equal(eng_breaker_record(&b, &p, 11, 10, 0), -1);
   assert_int_equal(b.state, ENG_BRK_CLOSED);
 
-  /* the issue's run: one client, breaker_probes 256 — every breaker closes
+  /* the failing run: one client, breaker_probes 256 — every breaker closes
    * again after the storm, as with 255 */
   eng_run *r = eng_run_create();
   for (int probes = 255; probes <= 256; probes++) {
@@ -641,7 +641,7 @@ static void test_seed_policies_over_20_seeds(void **state) {
   }
   assert_true(naive_meta >= 19);
   assert_true(guarded_recovered >= 19);
-  /* SPEC §3: guarded (with deadline_drop) passes the 1.5 s SLO in nearly
+  /* guarded (with deadline_drop) passes the 1.5 s SLO in nearly
    * every replicate. */
   if (guarded_passed < 19) fail_msg("guarded passed the SLO in %d of 20 seeds", guarded_passed);
   eng_run_destroy(r);

@@ -1,5 +1,5 @@
 /*
- * test_recovery.c — the outcome rule (engine/recovery.c, SPEC §2, README
+ * test_recovery.c — the outcome rule (engine/recovery.c, docs/model.md
  * "The outcome rule") on synthetic traces whose answers are known by
  * construction.
  *
@@ -162,7 +162,7 @@ static void test_threshold_uses_p99(void **state) {
   CHECK_EQ_DOUBLE(s.recovery_threshold, 593.5, "recovery_threshold");
 }
 
-/* The threshold never exceeds what the queues can hold (issue 18: 151 above
+/* The threshold never exceeds what the queues can hold (151 above
  * a queue of 100): queue_cap 12 < 16 caps it. With the queue at 14 after
  * clearance the run is then not back; at 12 it is. */
 static void test_threshold_capped_by_queue(void **state) {
@@ -244,7 +244,7 @@ static void test_hold_must_fit_before_horizon(void **state) {
   CHECK_EQ_DOUBLE(s.recovery_ms, (double)(T_TICKS - 50 - 600) * 2.0, "recovery_ms");
 }
 
-/* Issue 16 item 6: every breaker open, so the queue is empty at once but
+/* Every breaker open, so the queue is empty at once but
  * nothing succeeds until tick 1200. An empty queue is not a working service:
  * recovered only when goodput over the hold window is back to 0.9 x 20 x 50
  * = 900, first over [1195, 1245) (45 ticks of 20): (1195 - 600) x 2 = 1190 ms. */
@@ -323,7 +323,7 @@ static void test_growing_backlog_low_goodput_is_metastable(void **state) {
   assert_true(isinf(s.drain_ms));
 }
 
-/* Issue 16 item 4: no retries, every completion wasted, almost no goodput,
+/* No retries, every completion wasted, almost no goodput,
  * but the backlog drains: queue 5000 - 2 (t - 600). The line through the
  * second half after clearance, [1300, 2000), ends at 5000 - 2 x 1399 = 2202
  * and reaches 16 after (2202 - 16) / 2 = 1093 ticks = 2186 ms <= 60 s: slow. */
@@ -503,7 +503,7 @@ static void test_unhealthy_baseline_is_collapsed(void **state) {
   CHECK_OUTCOME(s.outcome, ENG_OUTCOME_COLLAPSED);
 }
 
-/* Issue 16 item 5: too little time after clearance. With the fault until
+/* Too little time after clearance. With the fault until
  * 1800, 200 ticks remain, fewer than hold + trend = 250: a storm there has
  * no late window to judge, so the outcome is undetermined, not a guess; a
  * run back within those ticks is still recovered. 250 ticks suffice. */

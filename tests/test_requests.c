@@ -1,5 +1,5 @@
 /*
- * test_requests.c — issue 27: what a client does across the attempts of one
+ * test_requests.c — what a client does across the attempts of one
  * request (engine/request.h): the request deadline, retry_on, hedging, the
  * client's concurrency limit and Envoy's budget, in whole runs.
  *

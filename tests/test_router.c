@@ -1,6 +1,6 @@
 /*
  * test_router.c — the bounded-load consistent-hash router (engine/router.c)
- * against the SPEC §1 reference.
+ * against the reference.
  *
  * Three kinds of evidence: known-answer vectors pin the hash byte layout;
  * a hand-built ring with hand-computed decisions pins the semantics (cap,

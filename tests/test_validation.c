@@ -1,6 +1,6 @@
 /*
  * test_validation.c — every kind of bad sweep input is refused before any
- * work starts, with the exact one-line message a user sees (SPEC §7):
+ * work starts, with the exact one-line message a user sees:
  * unknown sections and keys (with the nearest known one), malformed numbers,
  * out-of-range values, fault windows outside the horizon, horizons and grids
  * that cannot fit in memory, too many runs or points, empty and duplicate

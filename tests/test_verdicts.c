@@ -1,6 +1,6 @@
 /*
  * test_verdicts.c — a refined file's verdicts come from its runs, never from
- * what its /refine group claims (issue 25, findings 6 and 0).
+ * what its /refine group claims (findings 6 and 0).
  *
  * Two genuine files are made with the CLI: an unrefined sweep whose points
  * pass 0 of their 6 runs (every run is undetermined), and a small sweep that

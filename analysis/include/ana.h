@@ -1,5 +1,5 @@
 /*
- * ana.h — public API of the stormsweep analysis library (SPEC §5): reading a
+ * ana.h — public API of the stormsweep analysis library: reading a
  * result file, per-point statistics, parameter effects, the tuning
  * recommendation and the plots of `report`.
  *
@@ -160,7 +160,7 @@ typedef struct ana_point_stats {
   double rec_p50, rec_p90, rec_p99; /* KM; +inf = not reached, NaN = no runs */
   double rec_mean_recovered;        /* mean over recovered runs only */
   ana_mean amp, gp_during, gp_after, peak_queue;
-  /* Collapse without a fault (README "Collapse"): counts, P(collapsed), and
+  /* Collapse without a fault (docs/model.md "Collapse without a fault"): counts, P(collapsed), and
    * the time to collapse, Kaplan–Meier with runs that never collapsed
    * censored where watching stopped (first fault or horizon). coll_mean is
    * the plain mean with a t interval when every run collapsed, else the
@@ -181,7 +181,7 @@ typedef struct ana_level {
   double p_meta, p_pass;
   ana_interval meta_ci, pass_ci;
   /* Every outcome, so a level with no metastable run but most runs slow
-   * does not read as healthy (issue 17): recovered, slow, collapsed,
+   * does not read as healthy: recovered, slow, collapsed,
    * undetermined; n_rec + n_slow + n_meta + n_coll + n_undet = n. */
   int64_t n_rec, n_slow, n_coll, n_undet;
   double p_rec, p_slow;

@@ -1,6 +1,6 @@
 /*
  * boundary.h — where a binary outcome's probability crosses a level along one
- * numeric axis (`stormsweep boundary`, README "Boundary search").
+ * numeric axis (`stormsweep boundary`, docs/reference.md "Boundary search").
  *
  * Model: the outcome y of a run at axis value x is Bernoulli with
  *
@@ -78,7 +78,7 @@ int ana_bnd_crossing_compute(const double *t, const uint8_t *y, size_t n, const 
 /* Two-sided standard normal quantile for confidence conf (1.959964 at 0.95). */
 double ana_bnd_z(double conf);
 
-/* A uniform grid of equal precision (README "Boundary search"): levels
+/* A uniform grid of equal precision (docs/reference.md "Boundary search"): levels
  * evenly spaced over [rlo, rhi] no farther apart than the crossing's
  * interval is wide, the same replicates at each, enough that the expected
  * Fisher information for t* under the fitted curve matches the adaptive

@@ -1,5 +1,5 @@
 /*
- * refine_plan.h — the decisions of `refine` (SPEC §5) as pure functions:
+ * refine_plan.h — the decisions of `refine` as pure functions:
  * which grid points are candidates, in which order, at which error level
  * each is confirmed, when the procedure stops and what the next round runs.
  * No I/O: cmd_refine.c feeds it a result file's data, the tests feed it

@@ -1,5 +1,5 @@
 /*
- * seqtest.h — the sequential test behind every "proven" claim (SPEC §5):
+ * seqtest.h — the sequential test behind every "proven" claim:
  * `verify` (one configuration) and `refine` (candidates of a grid) both
  * decide with it, one run at a time, in replicate order.
  *

@@ -1,6 +1,6 @@
 /*
  * eng.h — public API of the stormsweep engine: one seeded run of a sharded
- * cluster in integer ticks (SPEC §1–2).
+ * cluster in integer ticks.
  *
  * Threading: the engine has no mutable global state. An eng_run owns every
  * buffer a run needs; use one eng_run per thread and reuse it across runs
@@ -18,7 +18,7 @@
 
 #include "eng_config.h"
 
-/* ---- per-tick metrics (SPEC §2); every one is an int32 count per tick ---- */
+/* ---- per-tick metrics; every one is an int32 count per tick ---- */
 typedef enum eng_metric {
   ENG_M_NEW_REQUESTS,   /* requests created by the clients (open or closed loop) */
   ENG_M_ATTEMPTS,       /* attempts sent to the router (first tries + retries) */
@@ -50,7 +50,7 @@ typedef struct eng_metric_info {
 
 const eng_metric_info *eng_metric_get_info(eng_metric m);
 
-/* ---- run outcome (SPEC §2; the rule lives in recovery.c and the README) ---- */
+/* ---- run outcome (the rule lives in recovery.c and the README) ---- */
 typedef enum eng_outcome {
   ENG_OUTCOME_RECOVERED = 0,
   ENG_OUTCOME_SLOW = 1,
@@ -90,7 +90,7 @@ typedef struct eng_summary {
   double successor_peak_load;  /* peak in-flight on a live shard during a crash / baseline mean */
   int64_t new_requests, attempts, successes, failed_requests;
   int64_t events;              /* engine events processed (for cost accounting) */
-  /* What the outcome rule decided on (README "The outcome rule"): */
+  /* What the outcome rule decided on (docs/model.md "The outcome rule"): */
   double baseline_goodput_ratio; /* successes / new requests over the health window */
   double baseline_amplification; /* attempts / new requests over the health window */
   double collapse_ms;          /* time from start to the first collapsed window's midpoint,

@@ -5,7 +5,7 @@
  * Every field a user can change has exactly one entry in the settings table
  * (config.c): its key, type, bounds, default and help. Sweep files, --set and
  * grid axes all go through eng_config_set, so "any setting can be an axis"
- * holds by construction. Defaults are the built-in seed study (SPEC §3).
+ * holds by construction. Defaults are the built-in seed study.
  */
 #ifndef STORMSWEEP_ENG_CONFIG_H
 #define STORMSWEEP_ENG_CONFIG_H
@@ -31,17 +31,17 @@ typedef enum {
   ENG_BACKOFF_ENVOY /* Envoy's JitteredExponentialBackOffStrategy, whole ms */
 } eng_backoff;
 typedef enum { ENG_BREAKER_OFF, ENG_BREAKER_FAIL_FAST, ENG_BREAKER_NEXT_SHARD } eng_breaker_mode;
-/* Issue 16's modelling choices; the first of each is the default. */
+/* Modelling choices where real systems differ; the first of each is the default. */
 typedef enum { ENG_CODEL_FAIL_AT_SCALE, ENG_CODEL_RFC8289, ENG_CODEL_FOLLY } eng_codel_variant;
 typedef enum { ENG_SHED_ERROR, ENG_SHED_SILENT } eng_shed_reply;
 typedef enum { ENG_ROUTER_LOAD_SENT, ENG_ROUTER_LOAD_ADMITTED } eng_router_load;
 typedef enum { ENG_BREAKER_REJECT_FAIL, ENG_BREAKER_REJECT_RETRY } eng_breaker_reject;
-/* Issue 27: how a half-open breaker's probes decide (breaker.h). */
+/* How a half-open breaker's probes decide (breaker.h). */
 typedef enum { ENG_BREAKER_HALFOPEN_ANY_FAILURE, ENG_BREAKER_HALFOPEN_FAILURE_RATE } eng_breaker_halfopen;
-/* Issue 12: how clients generate load, and which retry limiter they ship. */
+/* How clients generate load, and which retry limiter they ship. */
 typedef enum { ENG_CLIENT_OPEN, ENG_CLIENT_CLOSED } eng_client_model;
 typedef enum {
-  ENG_LIMITER_TOKEN_BUCKET, /* budget_ratio / budget_max_tokens (SPEC §1) */
+  ENG_LIMITER_TOKEN_BUCKET, /* budget_ratio / budget_max_tokens */
   ENG_LIMITER_GRPC,         /* gRFC A6 retry throttling */
   ENG_LIMITER_FINAGLE,      /* Finagle / tower RetryBudget */
   ENG_LIMITER_ENVOY,        /* Envoy / Gateway API concurrent retry budget */
@@ -49,7 +49,7 @@ typedef enum {
   ENG_LIMITER_AWS           /* AWS SDK standard-mode retry quota */
 } eng_retry_limiter;
 
-/* Issue 27: the failures an attempt can meet, by name (retry_on). Each
+/* The failures an attempt can meet, by name (retry_on). Each
  * one's gRPC status and Envoy retry_on condition are in docs/clients.md. */
 typedef enum {
   ENG_FAIL_TIMEOUT,  /* its timeout passed with no answer (also: shed silently) */
@@ -206,6 +206,10 @@ int eng_config_get(const eng_config *cfg, const char *key, char *buf, size_t len
 /* Numeric value of a setting for tables: enums give their index, windows the
  * first start (NaN when none), presets NaN. */
 double eng_config_get_number(const eng_config *cfg, const char *key);
+
+/* The settings a preset value sets ("budget_ratio=0.1", ... up to NULL),
+ * for help texts; NULL when key is no preset or name none of its values. */
+const char *const *eng_preset_settings(const char *key, const char *name);
 
 /* Cross-field checks (fault windows inside the horizon, shard indexes, ...). */
 int eng_config_validate(const eng_config *cfg, char *err, size_t errlen);

@@ -1,6 +1,6 @@
 /*
  * router.h — consistent hashing with bounded load over a uint32 ring of
- * xxHash points (SPEC §1, the reference routeWithBoundedLoad).
+ * xxHash points (the reference routeWithBoundedLoad).
  *
  * The ring is built once per run (and again when a shard leaves or rejoins);
  * routing a key is a table lookup plus a short scan, then a clockwise walk

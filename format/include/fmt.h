@@ -1,5 +1,5 @@
 /*
- * fmt.h — public API of stormsweep's result file (SPEC §4): the one owner of
+ * fmt.h — public API of stormsweep's result file: the one owner of
  * the HDF5 file a sweep writes. Writing it (create, commit, resume, rebuild
  * from the journal, append), reading it back (merge, verify --resume), the
  * /ticks chunk encoding, and the journal and lock that keep it durable.

@@ -119,6 +119,7 @@ typedef struct swp_sweep {
   int crn;           /* common random numbers: the seed ignores the point */
   int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
   char *scenario_axes, *tunable_axes; /* [sweep] role overrides, "a, b" ("" = none); NULL unset */
+  int sweep_line;     /* line of the first [sweep] key in the file (0: none) */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
@@ -140,6 +141,9 @@ void swp_sweep_init(swp_sweep *sw);
  * tunable_axes, else the setting's default role, eng_setting_role_find). */
 int swp_sweep_axis_is_scenario(const swp_sweep *sw, const char *key);
 void swp_sweep_free(swp_sweep *sw);
+
+/* The keys of [sweep], up to a NULL (--set takes them too), for help texts. */
+const char *const *swp_sweep_keys(void);
 
 /* Parses sweep text (source names it in messages). sw must be freshly
  * initialised. Returns 0 or -1 with "SOURCE:LINE: message" in err. */
