@@ -719,9 +719,17 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
     word[n] = 0;
     size_t rest = n;
     while (isspace((unsigned char)value[rest])) rest++;
-    /* "custom" is what get reports for hand-made policy settings: accepting
-     * it (as "change nothing") keeps get's output valid input for set. */
-    if (s->type == ENG_SET_PRESET && !strcmp(word, "custom") && !value[rest]) return 0;
+    /* "custom" is what get reports for hand-made policy settings, not a
+     * preset: taken as "change nothing" it would run whatever the other
+     * settings say under a name that promises something else. */
+    if (s->type == ENG_SET_PRESET && !strcmp(word, "custom") && !value[rest]) {
+      seterr(err, errlen,
+             "%s: 'custom' is not a preset (it is how settings changed one by one are "
+             "reported): choose naive or guarded, or set budget_ratio, backoff, "
+             "backoff_base_ms, backoff_cap_ms and deadline_drop themselves",
+             key);
+      return -1;
+    }
     for (int i = 0; s->names[i] && !value[rest]; i++)
       if (!strcmp(word, s->names[i])) {
         if (s->type == ENG_SET_PRESET) return apply_preset(c, i);

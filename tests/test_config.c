@@ -207,9 +207,8 @@ static void test_window_roundtrip_keeps_precision(void **state) {
 }
 
 /* A preset has no state of its own; get reports "custom" when neither
- * preset matches. Whatever get reports must still be accepted by set (the
- * contract in eng_config.h), so a file that dumps every setting in table
- * order can be read back. */
+ * preset matches. Every other value get reports is accepted by set; set
+ * refuses "custom", which names no preset (it ran naive before). */
 static void test_policy_custom_roundtrips(void **state) {
   (void)state;
   eng_config c;
@@ -219,7 +218,11 @@ static void test_policy_custom_roundtrips(void **state) {
   char buf[64];
   assert_int_equal(eng_config_get(&c, "policy", buf, sizeof buf), 0);
   assert_string_equal(buf, "custom");
-  roundtrip_all(&c, "custom policy", 0);
+  roundtrip_all(&c, "custom policy", 1);
+  expect_set_error("policy", "custom",
+                   "policy: 'custom' is not a preset (it is how settings changed one by one are "
+                   "reported): choose naive or guarded, or set budget_ratio, backoff, "
+                   "backoff_base_ms, backoff_cap_ms and deadline_drop themselves");
 }
 
 /* Dump every setting in table order and read it into fresh defaults: the

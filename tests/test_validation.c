@@ -312,8 +312,11 @@ static void test_grid_shape(void **state) {
   expect_error("[grid]\nvnodes = 10, 1e1\n", "t.ini:2: vnodes: value '1e1' appears twice in the axis");
   expect_error("[grid]\nsurge = 2000+500, 2e3+5e2\n",
                "t.ini:2: surge: value '2e3+5e2' appears twice in the axis");
+  /* custom names no preset: refused (it used to run as naive) */
   expect_error("[grid]\npolicy = naive, custom\n",
-               "t.ini:2: policy: value 'custom' appears twice in the axis");
+               "t.ini:2: policy: 'custom' is not a preset (it is how settings changed one by one "
+               "are reported): choose naive or guarded, or set budget_ratio, backoff, "
+               "backoff_base_ms, backoff_cap_ms and deadline_drop themselves");
   /* integer rounding of a range makes repeats */
   expect_error("[grid]\nvnodes = lin(1, 2, 3)\n", "t.ini:2: vnodes: value '2' appears twice in the axis");
   /* the first repeat in list order is named, and before a later bad value */

@@ -209,7 +209,8 @@ int eng_setting_live(const eng_config *cfg, const char *key, char *why, size_t l
 /* Parses value for key into cfg. Returns 0, or -1 with a message such as
  * "capacity_factor: must be >= 1 or inf, got 0.5". */
 int eng_config_set(eng_config *cfg, const char *key, const char *value, char *err, size_t errlen);
-/* Formats the current value of key (as eng_config_set would accept it). */
+/* Formats the current value of key (as eng_config_set would accept it, but
+ * for policy's "custom": settings changed one by one, which set refuses). */
 int eng_config_get(const eng_config *cfg, const char *key, char *buf, size_t len);
 /* Numeric value of a setting for tables: enums give their index, windows the
  * first start (NaN when none), presets NaN. */
