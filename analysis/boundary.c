@@ -13,6 +13,8 @@
  */
 #include "boundary.h"
 
+#include "ana.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,7 @@ const char *ana_bnd_status_name(ana_bnd_status s) {
   case ANA_BND_BELOW: return "below-range";
   case ANA_BND_ABOVE: return "above-range";
   case ANA_BND_ABSENT: return "absent";
+  case ANA_BND_NONMONOTONE: return "non-monotone";
   default: return "none";
   }
 }
@@ -272,13 +275,75 @@ int ana_bnd_crossing_compute(const double *t, const uint8_t *y, size_t n, const 
     }
     *out = (in + outp) / 2;
   }
-  if (c->est < rlo)
+  if (ana_bnd_monotone_check(t, y, n, c))
+    c->status = ANA_BND_NONMONOTONE;
+  else if (c->est < rlo)
     c->status = ANA_BND_BELOW;
   else if (c->est > rhi)
     c->status = ANA_BND_ABOVE;
   else
     c->status = ANA_BND_FOUND;
   return 0;
+}
+
+/* ---- monotonicity ---- */
+
+static const double *sort_t; /* qsort's comparison has no user pointer */
+static int cmp_index_t(const void *x, const void *y) {
+  double a = sort_t[*(const size_t *)x], b = sort_t[*(const size_t *)y];
+  return (a > b) - (a < b);
+}
+
+#define NM_MAX_BINS 12
+#define NM_RUNS_PER_BIN 25
+#define NM_Z 3.2905 /* 99.9% two-sided */
+
+int ana_bnd_monotone_check(const double *t, const uint8_t *y, size_t n, ana_bnd_crossing *c) {
+  size_t nb = n / NM_RUNS_PER_BIN;
+  if (nb > NM_MAX_BINS) nb = NM_MAX_BINS;
+  if (nb < 3) return 0;
+  size_t *ix = malloc(n * sizeof *ix);
+  if (!ix) return 0;
+  for (size_t i = 0; i < n; i++) ix[i] = i;
+  sort_t = t;
+  qsort(ix, n, sizeof *ix, cmp_index_t);
+  int64_t k[NM_MAX_BINS] = {0}, m[NM_MAX_BINS] = {0};
+  double med[NM_MAX_BINS];
+  size_t bins = 0, first = 0;
+  for (size_t i = 0; i < n && bins < nb; i++) {
+    k[bins] += y[ix[i]] != 0;
+    m[bins]++;
+    /* close the bin at its share, never between equal t */
+    int last = i + 1 == n;
+    if (last || ((size_t)m[bins] >= n / nb && t[ix[i + 1]] != t[ix[i]] && bins + 1 < nb)) {
+      med[bins] = t[ix[first + (i - first) / 2]];
+      bins++;
+      first = i + 1;
+    }
+  }
+  free(ix);
+  ana_interval w[NM_MAX_BINS];
+  for (size_t b = 0; b < bins; b++) w[b] = ana_wilson(k[b], m[b], NM_Z);
+  double best = 0;
+  int found = 0;
+  for (size_t b = 1; b + 1 < bins; b++)
+    for (size_t a = 0; a < b; a++)
+      for (size_t d = b + 1; d < bins; d++) {
+        /* a valley at b, then a peak at b: the margin by which the intervals part */
+        double valley = fmin(w[a].lo - w[b].hi, w[d].lo - w[b].hi);
+        double peak = fmin(w[b].lo - w[a].hi, w[b].lo - w[d].hi);
+        double g = fmax(valley, peak);
+        if (g > best) {
+          best = g;
+          found = 1;
+          size_t sel[3] = {a, b, d};
+          for (int j = 0; j < 3; j++) {
+            c->nm_t[j] = med[sel[j]];
+            c->nm_p[j] = (double)k[sel[j]] / (double)m[sel[j]];
+          }
+        }
+      }
+  return found;
 }
 
 /* ---- uniform-grid equivalent ---- */
@@ -303,11 +368,11 @@ int64_t ana_bnd_uniform_equivalent(const double *t, size_t n, const ana_bnd_fit 
                                    const ana_bnd_crossing *c, double rlo, double rhi,
                                    int64_t *levels, int64_t *replicates) {
   *levels = *replicates = 0;
-  if (c->status == ANA_BND_ABSENT || c->status == ANA_BND_NONE || !(c->hi > c->lo)) return -1;
+  if (c->status != ANA_BND_FOUND || !(c->hi > c->lo)) return -1;
   double span = rhi - rlo, width = c->hi - c->lo;
+  if (span / width > 100000) return -1;
   int64_t g = (int64_t)ceil(span / width - 1e-9) + 1;
   if (g < 5) g = 5;
-  if (g > 100000) g = 100000;
   *levels = g;
   if (fit->separated) {
     *replicates = 1;
@@ -381,8 +446,11 @@ int ana_bnd_search_update(ana_bnd_search *s) {
     /* One class only after two batches: nothing to locate in this range. */
     int64_t min_runs = s->o.min_runs > 0 ? s->o.min_runs : 10 * s->o.batch;
     int narrow = c->hi - c->lo <= s->o.width * (rhi - rlo);
-    s->resolved[r] = c->status == ANA_BND_ABSENT ? s->batches >= 2
-                                                 : s->n >= min_runs && narrow && s->narrow[r];
+    /* Non-monotone: no one crossing to narrow down; the search stops once
+     * it has its minimum of runs. */
+    s->resolved[r] = c->status == ANA_BND_ABSENT        ? s->batches >= 2
+                     : c->status == ANA_BND_NONMONOTONE ? s->n >= min_runs
+                                                        : s->n >= min_runs && narrow && s->narrow[r];
     s->narrow[r] = narrow;
   }
   return 0;
@@ -440,7 +508,7 @@ int ana_bnd_search_run(ana_bnd_search *s, const ana_bnd_opts *o, ana_bnd_oracle 
         const ana_bnd_crossing *c = &s->cross[open[j]];
         int64_t share = m / (int64_t)k + ((int64_t)j < m % (int64_t)k ? 1 : 0);
         double lo = c->lo, hi = c->hi;
-        if (c->status == ANA_BND_ABSENT || !(hi > lo)) {
+        if (c->status == ANA_BND_ABSENT || c->status == ANA_BND_NONMONOTONE || !(hi > lo)) {
           lo = rlo;
           hi = rhi;
         }

@@ -295,6 +295,16 @@ static int cmp_order(const void *x, const void *y) {
 /* Summary                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* A time's interval on the log scale (delta method: half-width h on the
+ * time is h / mean on its log), so it never reaches below 0: [mean / f,
+ * mean x f], f = exp(h / mean). A mean of 0 (never healthy) stays [0, 0]. */
+static ana_interval log_scale_ci(double mean, double half) {
+  if (!(mean > 0)) return (ana_interval){mean, mean};
+  if (!isfinite(half)) return (ana_interval){NAN, NAN};
+  double f = exp(half / mean);
+  return (ana_interval){mean / f, mean * f};
+}
+
 /* P(collapsed) and the time to collapse of one point (see ana.h). */
 static void collapse_stats(ana_point_stats *ps, const fmt_results *r, const size_t *runs,
                            size_t n, double *buf, unsigned char *ev) {
@@ -320,12 +330,12 @@ static void collapse_stats(ana_point_stats *ps, const fmt_results *r, const size
   if (events > 0 && km.n_events == km.n_obs) {
     ana_mean m = ana_mean_compute(buf, n);
     ps->coll_mean = m.mean;
-    ps->coll_ci = m.ci;
+    ps->coll_ci = log_scale_ci(m.mean, m.ci.hi - m.mean);
   } else if (events > 0) {
     double se;
     ps->coll_tau = tau;
     ps->coll_mean = ana_km_rmst(&km, tau, &se);
-    ps->coll_ci = (ana_interval){ps->coll_mean - ANA_Z95 * se, ps->coll_mean + ANA_Z95 * se};
+    ps->coll_ci = log_scale_ci(ps->coll_mean, ANA_Z95 * se);
     ps->coll_restricted = 1;
   }
   ana_km_free(&km);
@@ -633,7 +643,7 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
           "+Nu = N undetermined (too little time after clearance); amp = mean attempts per "
           "request; gp_dur, gp_aft = mean goodput during the faults and after clearance, "
           "relative to baseline; t_collapse = mean time to collapse from an empty start with a "
-          "95%% interval, * = Kaplan-Meier restricted mean up to the longest watch when some "
+          "95%% interval (on the log scale, so never below 0), * = Kaplan-Meier restricted mean up to the longest watch when some "
           "runs never collapsed)\n");
   free(w);
 }

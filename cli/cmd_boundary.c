@@ -379,7 +379,8 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
 
 static void fmt_x(double v, char *buf, size_t len) { snprintf(buf, len, "%.4g", v); }
 
-static void crossing_text(const ana_bnd_opts *o, const ana_bnd_crossing *c, char *buf,
+/* pass: the response is "did not pass", shown as P(pass) = 1 - it. */
+static void crossing_text(const ana_bnd_opts *o, const ana_bnd_crossing *c, int pass, char *buf,
                           size_t len) {
   char e[32], lo[32], hi[32];
   fmt_x(ana_bnd_x_of_t(o, c->est), e, sizeof e);
@@ -399,6 +400,21 @@ static void crossing_text(const ana_bnd_opts *o, const ana_bnd_crossing *c, char
   case ANA_BND_ABSENT:
     snprintf(buf, len, "none in range (every run had the same outcome)");
     break;
+  case ANA_BND_NONMONOTONE: {
+    char x[3][32];
+    double p[3];
+    for (int j = 0; j < 3; j++) {
+      fmt_x(ana_bnd_x_of_t(o, c->nm_t[j]), x[j], sizeof x[j]);
+      p[j] = pass ? 1 - c->nm_p[j] : c->nm_p[j];
+    }
+    int down = p[1] < p[0];
+    snprintf(buf, len,
+             "none: non-monotone between %s and %s (binned runs: %.2f near %s, %s to %.2f near "
+             "%s, %s to %.2f near %s; 99.9%% intervals apart), so no single crossing",
+             x[0], x[2], p[0], x[0], down ? "down" : "up", p[1], x[1], down ? "up" : "down", p[2],
+             x[2]);
+    break;
+  }
   default:
     snprintf(buf, len, "-");
   }
@@ -433,18 +449,18 @@ static int run_combination(bctx *c, const ana_bnd_opts *o, const char (*lvl)[64]
     br->cross[r] = s.cross[r];
     br->uniform[r] = ana_bnd_uniform_equivalent(s.t, (size_t)s.n, &s.fit[r], &s.cross[r], rlo,
                                                 rhi, &br->uniform_levels[r], &br->uniform_reps[r]);
-    char txt[256], ut[128];
-    crossing_text(o, &s.cross[r], txt, sizeof txt);
+    char txt[512], ut[128];
+    crossing_text(o, &s.cross[r], r == 1, txt, sizeof txt);
     if (br->uniform[r] > 0) {
       snprintf(ut, sizeof ut, "%lld runs (%lld levels x %lld)", (long long)br->uniform[r],
                (long long)br->uniform_levels[r], (long long)br->uniform_reps[r]);
       total_unif[r] += br->uniform[r];
       n_unif[r]++;
-    } else {
-      snprintf(ut, sizeof ut, "-");
     }
-    printf("  %-32s crossing %s%s\n  %-32s uniform grid of equal precision: %s\n", lvl[r], txt,
-           s.resolved[r] ? "" : "  (not resolved: run budget spent)", "", ut);
+    printf("  %-32s crossing %s%s\n", lvl[r], txt,
+           s.resolved[r] ? "" : "  (not resolved: run budget spent)");
+    /* only for a crossing inside the range that a grid could resolve */
+    if (br->uniform[r] > 0) printf("  %-32s uniform grid of equal precision: %s\n", "", ut);
   }
   ana_bnd_search_free(&s);
   return 0;
@@ -488,7 +504,8 @@ static int write_file(const bargs *b, const swp_sweep *sw, const ana_bnd_opts *o
     for (size_t r = 0; r < R; r++) {
       const ana_bnd_crossing *cr = &res[i].cross[r];
       size_t k = i * R + r;
-      int ok = cr->status != ANA_BND_ABSENT && cr->status != ANA_BND_NONE;
+      int ok = cr->status != ANA_BND_ABSENT && cr->status != ANA_BND_NONE &&
+               cr->status != ANA_BND_NONMONOTONE;
       est[k] = ok ? ana_bnd_x_of_t(o, cr->est) : NAN;
       lo[k] = ok ? ana_bnd_x_of_t(o, cr->lo) : NAN;
       hi[k] = ok ? ana_bnd_x_of_t(o, cr->hi) : NAN;

@@ -52,6 +52,7 @@ typedef struct run_args {
   const char *output;
   int threads;
   int force, quiet, help, print_ini, resume, no_space_check, no_journal;
+  int allow_dead;         /* --allow-dead-axes: a dead axis is a warning, not an error */
   int64_t slice_index, slice_count; /* slice_count 0: the whole sweep */
   double commit_s;
   const char *client;     /* --client FILE: applied before every override */
@@ -66,7 +67,7 @@ typedef struct run_args {
  * an error. */
 static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
   enum { O_SET = 256, O_GRID, O_CLIENT, O_SLICE, O_COMMIT, O_RESUME, O_NO_SPACE, O_NO_JOURNAL,
-         O_INI, O_REFINE, O_LENIENT };
+         O_INI, O_REFINE, O_LENIENT, O_ALLOW_DEAD };
   static const struct option run_opts[] = {
       {"set", required_argument, NULL, O_SET},       {"grid", required_argument, NULL, O_GRID},
       {"client", required_argument, NULL, O_CLIENT}, {"output", required_argument, NULL, 'o'},
@@ -77,11 +78,13 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
       {"no-space-check", no_argument, NULL, O_NO_SPACE},
       {"no-journal", no_argument, NULL, O_NO_JOURNAL}, {"quiet", no_argument, NULL, 'q'},
       {"refine", no_argument, NULL, O_REFINE},       CLI_REFINE_LONGOPTS,
+      {"allow-dead-axes", no_argument, NULL, O_ALLOW_DEAD},
       {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
   static const struct option list_opts[] = {
       {"set", required_argument, NULL, O_SET},       {"grid", required_argument, NULL, O_GRID},
       {"client", required_argument, NULL, O_CLIENT}, {"ini", no_argument, NULL, O_INI},
       {"client-lenient", no_argument, NULL, O_LENIENT},
+      {"allow-dead-axes", no_argument, NULL, O_ALLOW_DEAD},
       {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
   const char *cmd = is_run ? "run" : "list";
   memset(ra, 0, sizeof *ra);
@@ -150,6 +153,7 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
     case 'q': ra->quiet = ra->ro.quiet = 1; break;
     case O_INI: ra->print_ini = 1; break;
     case O_REFINE: ra->refine = 1; break;
+    case O_ALLOW_DEAD: ra->allow_dead = 1; break;
     case 'h': ra->help = 1; return 0;
     default: return 2;
     }
@@ -169,6 +173,26 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
   }
   ra->ro.threads = ra->threads;
   return 0;
+}
+
+/* An axis no value of which changes a run (its setting is dead under the
+ * others at every point, eng_setting_live) only repeats runs: refused with
+ * the reason, or a warning with --allow-dead-axes. Returns 0 or 2. */
+static int dead_axes_check(const run_args *ra, const char *cmd, const swp_sweep *sw) {
+  char msg[4096];
+  int dead = swp_sweep_dead_axes(sw, msg, sizeof msg);
+  if (!dead) return 0;
+  for (char *line = msg, *next; line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    fprintf(stderr, "stormsweep %s: %s%s\n", cmd, ra->allow_dead ? "warning: " : "", line);
+  }
+  if (ra->allow_dead) return 0;
+  fprintf(stderr,
+          "stormsweep %s: %s: drop %s, change the setting that makes %s dead, or pass "
+          "--allow-dead-axes to %s anyway (its runs would repeat each other)\n",
+          cmd, sw->source, dead > 1 ? "those axes" : "the axis", dead > 1 ? "them" : "it", cmd);
+  return 2;
 }
 
 /* Loads the sweep, applies --client (printing its mapping when loud), then
@@ -197,7 +221,7 @@ static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *
     fprintf(stderr, "stormsweep %s: %s\n", cmd, err);
     return 2;
   }
-  return 0;
+  return dead_axes_check(ra, cmd, sw);
 }
 
 /* ---- run ---- */
@@ -234,6 +258,10 @@ static void run_usage(FILE *out) {
           "  --no-space-check     skip the check that the output's file system has room for\n"
           "                       the estimated size (about 20 bytes per tick per run, twice\n"
           "                       while the journal exists)\n"
+          "  --allow-dead-axes    run an axis that cannot change any run (its setting is\n"
+          "                       ignored under the others, e.g. budget_ratio with a\n"
+          "                       retry_limiter other than token_bucket), with a warning;\n"
+          "                       without it such a sweep is refused\n"
           "  --no-journal         write no FILE.journal (a new FILE only): half the disk space\n"
           "                       while running, but a power cut may then lose committed runs\n"
           "                       (docs/durability.md)\n"
@@ -701,7 +729,8 @@ static void list_usage(FILE *out) {
           "[--ini]\n\n"
           "Prints a sweep's axes, every grid point and the run count, without running.\n"
           "Without SWEEP.ini, lists the built-in seed study.\n\n"
-          "  --client, --client-lenient, --set, --grid   as for 'stormsweep run'\n"
+          "  --client, --client-lenient, --set, --grid, --allow-dead-axes   as for\n"
+          "                  'stormsweep run'\n"
           "  --ini           print the effective sweep (overrides folded in) as INI text\n"
           "  -h, --help      this help\n\n"
           "Sweep file grammar:\n"

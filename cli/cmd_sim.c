@@ -108,6 +108,10 @@ static void origins_mark(origins *o, const eng_config *cfg, const char *key, con
     const eng_setting *s = eng_settings_at(i);
     char v[256];
     eng_config_get(cfg, s->key, v, sizeof v);
+    /* A preset is claimed only by the stage that names it: its reported
+     * value ("custom") changes with the settings it covers, but it was set
+     * where it was named. */
+    if (s->type == ENG_SET_PRESET && s != named) continue;
     if (s == named || strcmp(v, o->val[i])) {
       snprintf(o->from[i], sizeof o->from[i], "%s", from);
       memcpy(o->val[i], v, sizeof v);
@@ -128,7 +132,7 @@ static void on_file_key(void *user, const char *key, int line) {
   origins_mark(t->o, t->cfg, key, from);
 }
 
-static void show_settings(const origins *o) {
+static void show_settings(const origins *o, const eng_config *cfg) {
   printf("# effective settings: value, then where it came from (default, FILE:LINE, --policy,\n"
          "# --client FILE FIELD, --set)\n");
   const char *group = "";
@@ -138,7 +142,14 @@ static void show_settings(const origins *o) {
       group = s->group;
       printf("\n[%s]\n", group);
     }
-    printf("  %-24s = %-12s %s\n", s->key, o->val[i], o->from[i]);
+    char now[256];
+    eng_config_get(cfg, s->key, now, sizeof now);
+    if (s->type == ENG_SET_PRESET && strcmp(now, o->val[i]))
+      /* the preset named there, then some of its settings changed */
+      printf("  %-24s = %-12s %s (%s, then edited: see the settings it covers)\n", s->key, now,
+             o->from[i], o->val[i]);
+    else
+      printf("  %-24s = %-12s %s\n", s->key, o->val[i], o->from[i]);
   }
 }
 
@@ -446,7 +457,7 @@ int cmd_sim(int argc, char **argv) {
   int rc = sim_configure(&cfg, &o, file, policy, client, client_flags, sets, n_sets);
   free(sets);
   if (rc || show) {
-    if (!rc) show_settings(&o);
+    if (!rc) show_settings(&o, &cfg);
     origins_free(&o);
     return rc;
   }

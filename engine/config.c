@@ -401,6 +401,100 @@ eng_setting_role eng_setting_role_find(const char *key) {
   return eng_setting_role_of(eng_settings_find(key));
 }
 
+/* ---- which settings are live ------------------------------------------- */
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* key is one of the space-separated words of list. */
+static int key_in(const char *key, const char *list) {
+  size_t n = strlen(key);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ' ');
+    size_t m = e ? (size_t)(e - p) : strlen(p);
+    if (m == n && !strncmp(p, key, n)) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+/* The settings one retry limiter reads, by eng_retry_limiter. */
+static const char *const limiter_keys[] = {
+    "budget_ratio budget_max_tokens",
+    "grpc_max_tokens grpc_token_ratio",
+    "finagle_ttl_ms finagle_min_retries_per_s finagle_percent_can_retry",
+    "envoy_budget_percent envoy_min_retry_concurrency",
+    "sre_k sre_window_ms",
+    "aws_quota_tokens aws_retry_cost aws_timeout_cost aws_success_refund",
+};
+
+int eng_setting_live(const eng_config *c, const char *key, char *why, size_t len) {
+#define DEAD(...) return seterr(why, len, __VA_ARGS__), 0
+  for (int k = 0; k < (int)(sizeof limiter_keys / sizeof *limiter_keys); k++)
+    if (key_in(key, limiter_keys[k]) && c->retry_limiter != k)
+      DEAD("retry_limiter = %s, and %s is read by the %s limiter only",
+           limiter_names[c->retry_limiter], key, limiter_names[k]);
+  /* sre_adaptive also refuses first attempts: its settings stay live without retries */
+  if (c->max_retries == 0 && c->retry_limiter != ENG_LIMITER_SRE &&
+      key_in(key, limiter_keys[c->retry_limiter]))
+    DEAD("max_retries = 0: no request is retried (nor hedged), so the retry limiter's %s "
+         "never decides anything",
+         key);
+  if (!strcmp(key, "budget_max_tokens") && isinf(c->budget_ratio))
+    DEAD("budget_ratio = inf (no retry budget), and budget_max_tokens is the budget's bucket");
+  if (key_in(key, "backoff backoff_base_ms backoff_cap_ms backoff_multiplier")) {
+    if (c->max_retries == 0)
+      DEAD("max_retries = 0: no request is retried, so %s never applies", key);
+    if (strcmp(key, "backoff") && c->backoff == ENG_BACKOFF_NONE)
+      DEAD("backoff = none: retries are immediate, and %s is not read", key);
+    if (strcmp(key, "backoff_cap_ms") && c->backoff_cap_ms <= 0)
+      DEAD("backoff_cap_ms = 0: retries are immediate whatever %s says", key);
+    if (!strcmp(key, "backoff_multiplier") &&
+        (c->backoff == ENG_BACKOFF_DECORRELATED || c->backoff == ENG_BACKOFF_ENVOY))
+      DEAD("backoff = %s, whose delays do not use backoff_multiplier", backoff_names[c->backoff]);
+  }
+  if (key_in(key, "codel_interval_ms codel_variant shed_reply") && isinf(c->codel_target_ms))
+    DEAD("codel_target_ms = inf (controlled-delay shedding off), and %s is read only when it "
+         "sheds",
+         key);
+  if (!strcmp(key, "adaptive_lifo_threshold") && c->queue_discipline != ENG_QUEUE_ADAPTIVE_LIFO)
+    DEAD("queue_discipline = %s, and adaptive_lifo_threshold is read by adaptive_lifo only",
+         discipline_names[c->queue_discipline]);
+  if (!strcmp(key, "service_sigma") && c->service_dist != ENG_SERVICE_LOGNORMAL)
+    DEAD("service = %s, and service_sigma shapes the lognormal only",
+         service_names[c->service_dist]);
+  if (!strcmp(key, "zipf_s") && c->key_dist != ENG_KEYS_ZIPF)
+    DEAD("key_dist = %s, and zipf_s is the zipf exponent", key_names[c->key_dist]);
+  if (!strncmp(key, "breaker_", 8) && c->breaker == ENG_BREAKER_OFF)
+    DEAD("breaker = off, and %s configures the circuit breaker", key);
+  if (key_in(key, "hedge_delay_ms hedge_cancel") && c->hedge_attempts <= 1)
+    DEAD("hedge_attempts = 1 (no hedging), and %s configures hedging", key);
+  if (key_in(key, "concurrency think_ms") && c->client_model != ENG_CLIENT_CLOSED)
+    DEAD("client_model = open, and %s describes closed-loop users", key);
+  int fixed_users = c->client_model == ENG_CLIENT_CLOSED && c->concurrency > 0;
+  if (!strcmp(key, "load") && (c->rate_rps > 0 || fixed_users))
+    DEAD("%s, which replaces load", fixed_users ? "concurrency > 0 fixes the users"
+                                                 : "rate_rps > 0 sets the arrival rate");
+  if (!strcmp(key, "rate_rps") && fixed_users)
+    DEAD("client_model = closed with concurrency > 0 fixes the users, which replaces rate_rps");
+  if (!strcmp(key, "deadline_propagation") && isinf(c->deadline_ms))
+    DEAD("deadline_ms = inf: there is no request deadline to propagate");
+  static const struct {
+    const char *keys, *window;
+  } faults[] = {{"surge_factor", "surge"},
+                {"brownout_factor brownout_shard", "brownout"},
+                {"crash_shard crash_detect_ms", "crash"},
+                {"hot_key_share", "hot_key"}};
+  for (size_t k = 0; k < sizeof faults / sizeof *faults; k++) {
+    const eng_setting *w = eng_settings_find(faults[k].window);
+    if (key_in(key, faults[k].keys) && !((const eng_windows *)((const char *)c + w->offset))->count)
+      DEAD("%s = none, and %s describes that fault", faults[k].window, key);
+  }
+#undef DEAD
+  return 1;
+}
+
 const eng_setting *eng_settings_find(const char *key) {
   for (size_t i = 0; i < NSETTINGS; i++)
     if (!strcmp(settings[i].key, key)) return &settings[i];
@@ -651,9 +745,17 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
     word[n] = 0;
     size_t rest = n;
     while (isspace((unsigned char)value[rest])) rest++;
-    /* "custom" is what get reports for hand-made policy settings: accepting
-     * it (as "change nothing") keeps get's output valid input for set. */
-    if (s->type == ENG_SET_PRESET && !strcmp(word, "custom") && !value[rest]) return 0;
+    /* "custom" is what get reports for hand-made policy settings, not a
+     * preset: taken as "change nothing" it would run whatever the other
+     * settings say under a name that promises something else. */
+    if (s->type == ENG_SET_PRESET && !strcmp(word, "custom") && !value[rest]) {
+      seterr(err, errlen,
+             "%s: 'custom' is not a preset (it is how settings changed one by one are "
+             "reported): choose naive or guarded, or set budget_ratio, backoff, "
+             "backoff_base_ms, backoff_cap_ms and deadline_drop themselves",
+             key);
+      return -1;
+    }
     for (int i = 0; s->names[i] && !value[rest]; i++)
       if (!strcmp(word, s->names[i])) {
         if (s->type == ENG_SET_PRESET) return apply_preset(c, i);

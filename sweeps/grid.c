@@ -18,7 +18,9 @@
  * SWP_MAX_RUNS runs, any point eng_config_validate rejects, a point whose
  * tick length differs, and a point one run of which needs more than half
  * the machine's physical memory (memory_check, on the engine's estimate;
- * the most any thread holds is kept for the driver's check of -j). A message names the line of
+ * the most any thread holds is kept for the driver's check of -j). It also
+ * notes which axes are live somewhere (eng_setting_live): swp_sweep_dead_axes
+ * names the others for list and run to refuse. A message names the line of
  * the first setting key it mentions that the sweep sets — so a default
  * surge that a short horizon_ms cuts off blames the horizon_ms line — or
  * the --set/--grid override that set it.
@@ -576,6 +578,8 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   sw->ticks = 0;
   sw->shard_queues = 0;
   memset(&sw->run_memory, 0, sizeof sw->run_memory);
+  memset(sw->axis_live, 0, sizeof sw->axis_live);
+  size_t live_left = sw->n_axes; /* axes not yet seen live: once seen, not asked again */
   double phys = physical_memory();
   for (int64_t p = 0; p < points; p++) {
     eng_config cfg;
@@ -608,10 +612,41 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
       }
       return -1;
     }
+    for (size_t a = 0; live_left && a < sw->n_axes; a++)
+      if (!sw->axis_live[a] && eng_setting_live(&cfg, sw->axes[a].key, NULL, 0)) {
+        sw->axis_live[a] = 1;
+        live_left--;
+      }
     eng_memory_max(&sw->run_memory, &mem);
     if (ticks > sw->ticks) sw->ticks = ticks;
     if (cfg.record_shard_queues && cfg.shards > sw->shard_queues) sw->shard_queues = cfg.shards;
   }
   sw->checked = 1;
   return 0;
+}
+
+int swp_sweep_dead_axes(const swp_sweep *sw, char *err, size_t errlen) {
+  int dead = 0;
+  size_t used = 0;
+  if (err && errlen) err[0] = 0;
+  if (!sw->checked || !sw->n_points) return 0;
+  eng_config cfg;
+  char msg[512];
+  if (swp_sweep_point_config(sw, 0, &cfg, msg, sizeof msg)) return 0;
+  for (size_t a = 0; a < sw->n_axes; a++) {
+    if (sw->axis_live[a]) continue;
+    const swp_axis *ax = &sw->axes[a];
+    char why[400], loc[300];
+    eng_setting_live(&cfg, ax->key, why, sizeof why);
+    if (ax->line)
+      snprintf(loc, sizeof loc, "%s:%d", sw->source, ax->line);
+    else
+      snprintf(loc, sizeof loc, "--grid %s=%s", ax->key, ax->spec);
+    if (err && used < errlen)
+      used += (size_t)snprintf(err + used, errlen - used,
+                               "%s%s: %s: the axis cannot change any run: %s%s", dead ? "\n" : "",
+                               loc, ax->key, why, sw->n_points > 1 ? " (at every grid point)" : "");
+    dead++;
+  }
+  return dead;
 }

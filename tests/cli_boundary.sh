@@ -118,7 +118,7 @@ brownout = 800+300
 budget_ratio = 0.1, inf
 backoff_cap_ms = 0, 1000
 EOF
-expect_exit 0 "$BIN" run eff.ini -q -j 2 -o eff.h5
+expect_exit 0 "$BIN" run eff.ini --allow-dead-axes -q -j 2 -o eff.h5
 expect_exit 0 "$BIN" report eff.h5 -o rep
 for a in 0 1; do
   [ -s "rep/effect_$a.png" ] && [ -s "rep/effect_$a.svg" ] || fail "report drew no effect_$a plot"

@@ -194,6 +194,34 @@ assert f.attrs["complete"] == 0
 PY
 fi
 
+# ---- a dead axis: refused with the reason, or a warning with --allow-dead-axes ----
+# With Envoy's retry budget as the limiter, budget_ratio is never read.
+cat >dead.ini <<'EOF'
+[sweep]
+replicates = 1
+[scenario]
+shards = 4
+horizon_ms = 3000
+surge = 800+300
+brownout = 800+300
+retry_limiter = envoy
+[grid]
+budget_ratio = 0.01, inf
+EOF
+expect_exit 2 "$BIN" list dead.ini
+expect_in "$T/err" "dead.ini:10: budget_ratio: the axis cannot change any run: retry_limiter = envoy, and budget_ratio is read by the token_bucket limiter only"
+expect_in "$T/err" "--allow-dead-axes"
+expect_exit 2 "$BIN" run dead.ini -o dead.h5 -q
+[ -e dead.h5 ] && fail "a refused sweep with a dead axis left dead.h5"
+expect_exit 0 "$BIN" list dead.ini --allow-dead-axes
+expect_in "$T/err" "warning: dead.ini:10: budget_ratio: the axis cannot change any run"
+expect_exit 0 "$BIN" run dead.ini --allow-dead-axes -o dead.h5 -q -j 2
+expect_in "$T/err" "warning: dead.ini:10: budget_ratio"
+expect_exit 2 "$BIN" list --set max_retries=0 --grid backoff_cap_ms=0,1000 --set budget_ratio=0.1
+expect_in "$T/err" "--grid backoff_cap_ms=0, 1000: backoff_cap_ms: the axis cannot change any run: max_retries = 0"
+# the same axis beside a limiter axis that has token_bucket is live
+expect_exit 0 "$BIN" list dead.ini --grid retry_limiter=envoy,token_bucket
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -201,7 +201,11 @@ static void test_analysis_collapse_figures(void **state) {
   assert_int_equal(p1->coll_restricted, 0);
   assert_true(fabs(p1->coll_mean - 20) < 1e-12);
   double half = 4.302652729911275 * 10 / sqrt(3);
-  if (fabs(p1->coll_ci.hi - (20 + half)) > 1e-6) fail_msg("t interval hi %g", p1->coll_ci.hi);
+  /* on the log scale: never below 0 (the plain t interval was [-4.8, 44.8]) */
+  double f = exp(half / 20);
+  if (fabs(p1->coll_ci.hi - 20 * f) > 1e-6) fail_msg("interval hi %g", p1->coll_ci.hi);
+  if (fabs(p1->coll_ci.lo - 20 / f) > 1e-6) fail_msg("interval lo %g", p1->coll_ci.lo);
+  assert_true(p0->coll_ci.lo > 0 && p1->coll_ci.lo > 0);
   ana_reco_opts o = {1.0, 0.0}; /* every point would qualify but for its collapses */
   ana_reco rec;
   assert_int_equal(ana_recommend(&rec, &r, &s, &o), 0);

@@ -7,7 +7,8 @@
  * not by substring, so a reworded or truncated message shows up as a diff.
  * The round trip is table-driven: a new setting is covered without a new
  * test, and its value is compared field by field through
- * eng_config_get_number as well as byte for byte.
+ * eng_config_get_number as well as byte for byte. The rule of which
+ * settings are live under the others is checked against the engine's runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -206,9 +207,8 @@ static void test_window_roundtrip_keeps_precision(void **state) {
 }
 
 /* A preset has no state of its own; get reports "custom" when neither
- * preset matches. Whatever get reports must still be accepted by set (the
- * contract in eng_config.h), so a file that dumps every setting in table
- * order can be read back. */
+ * preset matches. Every other value get reports is accepted by set; set
+ * refuses "custom", which names no preset (it ran naive before). */
 static void test_policy_custom_roundtrips(void **state) {
   (void)state;
   eng_config c;
@@ -218,7 +218,11 @@ static void test_policy_custom_roundtrips(void **state) {
   char buf[64];
   assert_int_equal(eng_config_get(&c, "policy", buf, sizeof buf), 0);
   assert_string_equal(buf, "custom");
-  roundtrip_all(&c, "custom policy", 0);
+  roundtrip_all(&c, "custom policy", 1);
+  expect_set_error("policy", "custom",
+                   "policy: 'custom' is not a preset (it is how settings changed one by one are "
+                   "reported): choose naive or guarded, or set budget_ratio, backoff, "
+                   "backoff_base_ms, backoff_cap_ms and deadline_drop themselves");
 }
 
 /* Dump every setting in table order and read it into fresh defaults: the
@@ -613,6 +617,172 @@ static void test_get_number(void **state) {
   assert_int_equal(eng_config_get(&c, "no_such_key", buf, sizeof buf), -1);
 }
 
+/* ---- which settings are live (eng_setting_live) ----
+ * Checked against the engine itself: on small scenarios that retry, hedge,
+ * shed and fail, every setting the rule calls dead is given other values,
+ * and each run must come out the same, seed for seed (the summary and every
+ * per-tick metric; only the budget_tokens trace may differ where
+ * max_retries = 0 leaves a bucket filling that nothing spends). A rule that
+ * wrongly called a setting dead would refuse a sweep axis that matters. */
+
+/* Small scenarios under which many settings are dead. */
+static const char *const bases[] = {
+    "",
+    "retry_limiter=envoy budget_ratio=0.1 backoff=full",
+    "max_retries=0 backoff=full budget_ratio=0.1",
+    "max_retries=0 retry_limiter=grpc",
+    "max_retries=0 retry_limiter=finagle",
+    "max_retries=0 retry_limiter=aws",
+    "max_retries=0 retry_limiter=envoy",
+    "backoff=full backoff_cap_ms=0",
+    "backoff=decorrelated",
+    "backoff=envoy",
+    "rate_rps=5000 deadline_ms=300 retry_on=timeout+rejected",
+    "client_model=closed concurrency=20 think_ms=5",
+    "policy=guarded breaker=fail_fast queue_discipline=lifo service=lognormal",
+    "deadline_ms=300 deadline_drop=on hedge_attempts=1",
+    "key_dist=zipf crash=800+300 surge=none",
+};
+
+static void apply(eng_config *c, const char *words) {
+  char buf[512], err[256];
+  snprintf(buf, sizeof buf, "%s", words);
+  for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+    char *eq = strchr(tok, '=');
+    assert_non_null(eq);
+    *eq = 0;
+    if (eng_config_set(c, tok, eq + 1, err, sizeof err)) fail_msg("%s", err);
+  }
+}
+
+static void base_config(eng_config *c, const char *words) {
+  eng_config_defaults(c);
+  apply(c, "shards=4 workers=4 clients=8 horizon_ms=3000 surge=800+300 brownout=800+300 "
+           "warmup_ms=200 baseline_ms=500 trend_ms=500 load=0.8");
+  apply(c, words);
+}
+
+/* Other values to try for s: the bounds, and a few in between. */
+static size_t alternatives(const eng_setting *s, const eng_config *c, char (*out)[64]) {
+  size_t n = 0;
+  char cur[64];
+  eng_config_get(c, s->key, cur, sizeof cur);
+  if (s->type == ENG_SET_ENUM) {
+    for (size_t i = 0; s->names[i]; i++)
+      if (strcmp(s->names[i], cur)) snprintf(out[n++], 64, "%s", s->names[i]);
+    return n;
+  }
+  if (s->type == ENG_SET_WINDOWS || s->type == ENG_SET_FLAGS || s->type == ENG_SET_PRESET)
+    return 0;
+  double v = eng_config_get_number(c, s->key);
+  double cand[] = {s->min, s->min + 1, isfinite(v) ? 2 * v + 1 : 1, isfinite(v) ? v / 3 : 2,
+                   fmin(s->max, 50), fmin(s->max, 1000)};
+  for (size_t i = 0; i < sizeof cand / sizeof *cand; i++) {
+    double x = fmax(s->min, fmin(s->max, cand[i]));
+    if (s->type == ENG_SET_INT || s->type == ENG_SET_INT64) x = floor(x);
+    if (x == v) continue;
+    snprintf(out[n++], 64, "%.17g", x);
+  }
+  if (s->type == ENG_SET_DOUBLE_INF && !isinf(v)) snprintf(out[n++], 64, "inf");
+  return n;
+}
+
+typedef struct outcome {
+  eng_summary sum;
+  int32_t *metrics;
+  int32_t ticks;
+} outcome;
+
+static void simulate(eng_run *run, const eng_config *c, uint64_t seed, outcome *o) {
+  char err[256];
+  if (eng_run_simulate(run, c, seed, &o->sum, err, sizeof err)) fail_msg("simulate: %s", err);
+  o->ticks = eng_run_ticks(run);
+  o->metrics = malloc((size_t)o->ticks * ENG_M_COUNT * sizeof *o->metrics);
+  assert_non_null(o->metrics);
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    memcpy(o->metrics + (size_t)m * (size_t)o->ticks, eng_run_metric(run, m),
+           (size_t)o->ticks * sizeof *o->metrics);
+}
+
+/* The two runs behave the same (the budget's own trace aside). */
+static int same(const outcome *a, const outcome *b) {
+  if (memcmp(&a->sum, &b->sum, sizeof a->sum) || a->ticks != b->ticks) return 0;
+  for (int m = 0; m < ENG_M_COUNT; m++) {
+    if (m == ENG_M_BUDGET_TOKENS) continue;
+    if (memcmp(a->metrics + (size_t)m * (size_t)a->ticks, b->metrics + (size_t)m * (size_t)b->ticks,
+               (size_t)a->ticks * sizeof *a->metrics))
+      return 0;
+  }
+  return 1;
+}
+
+static void test_dead_settings_change_nothing(void **state) {
+  (void)state;
+  eng_run *run = eng_run_create();
+  assert_non_null(run);
+  size_t checked = 0;
+  for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+    eng_config c;
+    base_config(&c, bases[b]);
+    char err[256];
+    if (eng_config_validate(&c, err, sizeof err)) fail_msg("base '%s': %s", bases[b], err);
+    for (uint64_t seed = 1; seed <= 1; seed++) {
+      outcome ref;
+      simulate(run, &c, seed, &ref);
+      for (size_t i = 0; i < eng_settings_count(); i++) {
+        const eng_setting *s = eng_settings_at(i);
+        char why[256];
+        if (eng_setting_live(&c, s->key, why, sizeof why)) continue;
+        assert_true(strstr(why, s->key) || strchr(why, '='));
+        char alt[16][64];
+        size_t n = alternatives(s, &c, alt);
+        for (size_t k = 0; k < n && k < 3; k++) {
+          eng_config d = c;
+          if (eng_config_set(&d, s->key, alt[k], err, sizeof err)) continue;
+          if (eng_config_validate(&d, err, sizeof err)) continue;
+          /* the value must not revive it (a dead setting stays dead) */
+          char why2[256];
+          if (eng_setting_live(&d, s->key, why2, sizeof why2)) continue;
+          outcome o;
+          simulate(run, &d, seed, &o);
+          if (!same(&ref, &o))
+            fail_msg("base '%s' seed %llu: %s = %s changed the run, yet the rule says: %s",
+                     bases[b], (unsigned long long)seed, s->key, alt[k], why);
+          free(o.metrics);
+          checked++;
+        }
+      }
+      free(ref.metrics);
+    }
+  }
+  print_message("%zu runs with a dead setting changed: all identical\n", checked);
+  assert_true(checked > 200);
+  eng_run_destroy(run);
+}
+
+/* The cases a sweep meets most, with their reasons. */
+static void test_reasons(void **state) {
+  (void)state;
+  eng_config c;
+  char why[256];
+  base_config(&c, "retry_limiter=envoy");
+  assert_int_equal(eng_setting_live(&c, "budget_ratio", why, sizeof why), 0);
+  assert_string_equal(why,
+                      "retry_limiter = envoy, and budget_ratio is read by the token_bucket "
+                      "limiter only");
+  assert_int_equal(eng_setting_live(&c, "envoy_budget_percent", why, sizeof why), 1);
+  base_config(&c, "max_retries=0 backoff=full");
+  assert_int_equal(eng_setting_live(&c, "backoff_cap_ms", why, sizeof why), 0);
+  assert_string_equal(why, "max_retries = 0: no request is retried, so backoff_cap_ms never "
+                           "applies");
+  base_config(&c, "");
+  assert_int_equal(eng_setting_live(&c, "codel_interval_ms", why, sizeof why), 0);
+  assert_non_null(strstr(why, "codel_target_ms = inf"));
+  assert_int_equal(eng_setting_live(&c, "capacity_factor", why, sizeof why), 1);
+  assert_int_equal(eng_setting_live(&c, "budget_ratio", why, sizeof why), 1);
+  assert_int_equal(eng_setting_live(&c, "no_such_setting", why, sizeof why), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults_are_the_seed_study),
@@ -633,6 +803,8 @@ int main(void) {
       cmocka_unit_test(test_validate),
       cmocka_unit_test(test_policy_presets),
       cmocka_unit_test(test_get_number),
+      cmocka_unit_test(test_reasons),
+      cmocka_unit_test(test_dead_settings_change_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

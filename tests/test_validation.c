@@ -312,8 +312,11 @@ static void test_grid_shape(void **state) {
   expect_error("[grid]\nvnodes = 10, 1e1\n", "t.ini:2: vnodes: value '1e1' appears twice in the axis");
   expect_error("[grid]\nsurge = 2000+500, 2e3+5e2\n",
                "t.ini:2: surge: value '2e3+5e2' appears twice in the axis");
+  /* custom names no preset: refused (it used to run as naive) */
   expect_error("[grid]\npolicy = naive, custom\n",
-               "t.ini:2: policy: value 'custom' appears twice in the axis");
+               "t.ini:2: policy: 'custom' is not a preset (it is how settings changed one by one "
+               "are reported): choose naive or guarded, or set budget_ratio, backoff, "
+               "backoff_base_ms, backoff_cap_ms and deadline_drop themselves");
   /* integer rounding of a range makes repeats */
   expect_error("[grid]\nvnodes = lin(1, 2, 3)\n", "t.ini:2: vnodes: value '2' appears twice in the axis");
   /* the first repeat in list order is named, and before a later bad value */
@@ -448,6 +451,62 @@ static void test_file_messages(void **state) {
   assert_int_equal(tu_tmpdir_remove(dir), 0);
 }
 
+/* Dead axes (swp_sweep_dead_axes): an axis whose setting cannot change a
+ * run at any grid point is named with its line and the reason; an axis
+ * live at some point (budget_ratio beside a retry_limiter axis that has
+ * token_bucket) is not. The check itself succeeds: result files with such
+ * axes still read; list and run refuse them. */
+static int dead_axes_of(const char *text, const char *override, char *msg, size_t len) {
+  swp_sweep sw;
+  swp_sweep_init(&sw);
+  char err[1024];
+  assert_int_equal(swp_sweep_parse_string(&sw, text, "t.ini", err, sizeof err), 0);
+  if (override) assert_int_equal(swp_sweep_override_grid(&sw, override, err, sizeof err), 0);
+  assert_int_equal(swp_sweep_check(&sw, err, sizeof err), 0);
+  int n = swp_sweep_dead_axes(&sw, msg, len);
+  swp_sweep_free(&sw);
+  return n;
+}
+
+static void test_dead_axes(void **state) {
+  (void)state;
+  char msg[2048];
+  assert_int_equal(dead_axes_of("[scenario]\nretry_limiter = envoy\n[grid]\n"
+                                "budget_ratio = 0.01, 0.1, inf\ncapacity_factor = 1.1, 2\n",
+                                NULL, msg, sizeof msg),
+                   1);
+  assert_string_equal(msg, "t.ini:4: budget_ratio: the axis cannot change any run: "
+                           "retry_limiter = envoy, and budget_ratio is read by the "
+                           "token_bucket limiter only (at every grid point)");
+  assert_int_equal(dead_axes_of("[scenario]\nmax_retries = 0\nbackoff = full\n[grid]\n"
+                                "backoff_cap_ms = 10, 1000\n",
+                                "codel_interval_ms=50,100", msg, sizeof msg),
+                   2);
+  assert_string_equal(msg, "t.ini:5: backoff_cap_ms: the axis cannot change any run: "
+                           "max_retries = 0: no request is retried, so backoff_cap_ms never "
+                           "applies (at every grid point)\n"
+                           "--grid codel_interval_ms=50, 100: codel_interval_ms: the axis "
+                           "cannot change any run: codel_target_ms = inf (controlled-delay "
+                           "shedding off), and codel_interval_ms is read only when it sheds "
+                           "(at every grid point)");
+  /* live at some point: not dead */
+  assert_int_equal(dead_axes_of("[grid]\nretry_limiter = envoy, token_bucket\n"
+                                "budget_ratio = 0.1, inf\n",
+                                NULL, msg, sizeof msg),
+                   0);
+  assert_string_equal(msg, "");
+  assert_int_equal(dead_axes_of("[grid]\nmax_retries = 0, 3\nbackoff = none, full\n", NULL,
+                                msg, sizeof msg),
+                   0);
+  /* the seed study has none */
+  swp_sweep sw;
+  swp_sweep_init(&sw);
+  assert_int_equal(swp_sweep_parse_seed_study(&sw, msg, sizeof msg), 0);
+  assert_int_equal(swp_sweep_check(&sw, msg, sizeof msg), 0);
+  assert_int_equal(swp_sweep_dead_axes(&sw, msg, sizeof msg), 0);
+  swp_sweep_free(&sw);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unknown_sections),  cmocka_unit_test(test_unknown_keys),
@@ -455,6 +514,7 @@ int main(void) {
       cmocka_unit_test(test_cross_field),       cmocka_unit_test(test_memory),
       cmocka_unit_test(test_grid_shape),        cmocka_unit_test(test_overrides),
       cmocka_unit_test(test_override_values),   cmocka_unit_test(test_file_messages),
+      cmocka_unit_test(test_dead_axes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

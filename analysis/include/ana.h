@@ -165,7 +165,8 @@ typedef struct ana_point_stats {
    * censored where watching stopped (first fault or horizon). coll_mean is
    * the plain mean with a t interval when every run collapsed, else the
    * restricted mean up to coll_tau (the longest watch) with a normal
-   * interval (coll_restricted = 1); NaN when no run collapsed. */
+   * interval (coll_restricted = 1); either interval is taken on the log
+   * scale (never below 0); NaN when no run collapsed. */
   int64_t n_coll, n_undet;
   double p_coll;
   ana_interval coll_wilson, coll_exact;

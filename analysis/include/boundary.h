@@ -55,7 +55,9 @@ typedef enum ana_bnd_status {
   ANA_BND_FOUND,      /* estimate inside the range */
   ANA_BND_BELOW,      /* estimate below the range start: P is past the level everywhere */
   ANA_BND_ABOVE,      /* estimate beyond the range end */
-  ANA_BND_ABSENT      /* every run had the same outcome: no crossing to locate */
+  ANA_BND_ABSENT,     /* every run had the same outcome: no crossing to locate */
+  ANA_BND_NONMONOTONE /* the binned response falls and rises (or rises and falls): the
+                         monotone model does not hold, so there is no one crossing */
 } ana_bnd_status;
 
 const char *ana_bnd_status_name(ana_bnd_status s);
@@ -66,6 +68,10 @@ typedef struct ana_bnd_crossing {
   double est, lo, hi;  /* t*, and its profile-likelihood interval (clipped to the range) */
   int lo_open, hi_open; /* the interval reaches the range end on that side */
   double se_delta;     /* delta-method standard error of t* (NaN when separated) */
+  /* ANA_BND_NONMONOTONE: three bins of runs (sorted by t, equal counts) whose
+   * proportions go down then up (or up then down), each pair's 99.9% Wilson
+   * intervals apart: the bins' median t and observed proportion. */
+  double nm_t[3], nm_p[3];
 } ana_bnd_crossing;
 
 /* Crossing of level (0 < level < 1) with interval at confidence conf, the
@@ -75,6 +81,15 @@ int ana_bnd_crossing_compute(const double *t, const uint8_t *y, size_t n, const 
                              double level, double conf, double rlo, double rhi,
                              ana_bnd_crossing *c);
 
+/* The monotonicity check behind ANA_BND_NONMONOTONE: the runs sorted by t
+ * into equal-count bins (about 25 runs each, 3 to 12 bins, ties kept
+ * together); the response is non-monotone when some bins a < b < c have
+ * b's 99.9% Wilson interval wholly below (or above) both a's and c's. A
+ * monotone curve, however flat or steep, almost never shows that (no false
+ * alarm in the 1000 crossings of tests/test_boundary.c's coverage trials).
+ * Returns 1 and fills c->nm_t, c->nm_p when non-monotone, else 0. */
+int ana_bnd_monotone_check(const double *t, const uint8_t *y, size_t n, ana_bnd_crossing *c);
+
 /* Two-sided standard normal quantile for confidence conf (1.959964 at 0.95). */
 double ana_bnd_z(double conf);
 
@@ -83,7 +98,9 @@ double ana_bnd_z(double conf);
  * interval is wide, the same replicates at each, enough that the expected
  * Fisher information for t* under the fitted curve matches the adaptive
  * design's. For a separated (step) response one run per level suffices.
- * Returns the runs (levels x replicates), or -1 when undefined (no crossing). */
+ * Returns the runs (levels x replicates), or -1 when it means nothing: no
+ * crossing inside the range (absent, beyond either end, non-monotone), or an
+ * interval so narrow the grid would need more than 100000 levels. */
 int64_t ana_bnd_uniform_equivalent(const double *t, size_t n, const ana_bnd_fit *fit,
                                    const ana_bnd_crossing *c, double rlo, double rhi,
                                    int64_t *levels, int64_t *replicates);

@@ -198,10 +198,19 @@ const char *eng_settings_suggest(const char *key);
  * candidate containing the word (or the reverse) — else NULL. */
 const char *eng_suggest(const char *word, const char *const *cands, size_t n);
 
+/* Whether setting key can change a run of cfg, given cfg's other settings:
+ * the one rule of which settings are live (next to the settings table in
+ * config.c). Returns 1 when it can (unknown keys too); 0 when no value of
+ * key changes what the clients and servers do, with the reason in why:
+ * "retry_limiter = envoy, and budget_ratio is read by the token_bucket
+ * limiter only". A sweep refuses an axis that is dead at every grid point. */
+int eng_setting_live(const eng_config *cfg, const char *key, char *why, size_t len);
+
 /* Parses value for key into cfg. Returns 0, or -1 with a message such as
  * "capacity_factor: must be >= 1 or inf, got 0.5". */
 int eng_config_set(eng_config *cfg, const char *key, const char *value, char *err, size_t errlen);
-/* Formats the current value of key (as eng_config_set would accept it). */
+/* Formats the current value of key (as eng_config_set would accept it, but
+ * for policy's "custom": settings changed one by one, which set refuses). */
 int eng_config_get(const eng_config *cfg, const char *key, char *buf, size_t len);
 /* Numeric value of a setting for tables: enums give their index, windows the
  * first start (NaN when none), presets NaN. */

@@ -133,6 +133,8 @@ typedef struct swp_sweep {
                            0: no point does. The width of /ticks/shard_queue_depth */
   eng_memory run_memory; /* the most one thread's engine run holds over the points: each
                             part's largest (eng_run_memory), for the driver's check */
+  uint8_t axis_live[SWP_MAX_AXES]; /* 1: axis a's setting is live at some grid point
+                                      (eng_setting_live); 0: no value of it changes a run */
   int checked;
 } swp_sweep;
 
@@ -170,6 +172,15 @@ int swp_sweep_scenario_set(swp_sweep *sw, const char *key, const char *value, ch
  * is checked, without looking at any point; -1 past the limits. */
 int64_t swp_sweep_runs_declared(const swp_sweep *sw);
 int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen);
+
+/* Axes that cannot change any run (dead at every grid point, by
+ * eng_setting_live): returns how many, with one line per axis in err —
+ * "sweep.ini:12: budget_ratio: the axis cannot change any run:
+ * retry_limiter = envoy, and budget_ratio is read by the token_bucket
+ * limiter only". list and run refuse such a sweep unless told to allow it;
+ * a result file's sweep is read back whatever its axes. After
+ * swp_sweep_check. */
+int swp_sweep_dead_axes(const swp_sweep *sw, char *err, size_t errlen);
 
 static inline int64_t swp_sweep_runs(const swp_sweep *sw) { return sw->n_points * sw->replicates; }
 
