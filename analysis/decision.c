@@ -15,7 +15,7 @@ void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, si
   size_t used = 0;
   snprintf(buf, len, "0 %s", eng_outcome_name(ENG_OUTCOME_METASTABLE));
   for (int o = 0; o < ENG_OUTCOME_COUNT && used < len; o++) {
-    if (!ana_outcome_counts_metastable(o) || by[o] == 0) continue;
+    if (!ana_outcome_is_bad(o) || by[o] == 0) continue;
     int w = snprintf(buf + used, len - used, "%s%lld %s", used ? ", " : "", (long long)by[o],
                      eng_outcome_name((eng_outcome)o));
     if (w < 0) break;

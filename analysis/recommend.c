@@ -66,13 +66,13 @@ static cost_key cost_of(const fmt_results *r, const ana_point_stats *ps, long vn
 }
 
 static int qualifies(const ana_point_stats *ps, const ana_reco_opts *o) {
-  return ps->n > 0 && ps->n_coll == 0 && ps->n_undet == 0 && ps->meta_exact.hi <= o->max_meta &&
+  return ps->n > 0 && ps->n_coll == 0 && ps->n_undet == 0 && ps->bad_exact.hi <= o->max_meta &&
          ps->pass_exact.lo >= o->min_pass;
 }
 
 /* The data contradicts the targets: the whole interval is on the wrong side. */
 static int refuted(const ana_point_stats *ps, const ana_reco_opts *o) {
-  return ps->n_coll > 0 || ps->meta_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
+  return ps->n_coll > 0 || ps->bad_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
 }
 
 /* Nearest-miss order: higher lower bound of P(pass), then lower upper bound
@@ -81,7 +81,7 @@ static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_
                   const cost_key *kb) {
   if ((a->n_coll > 0) != (b->n_coll > 0)) return b->n_coll > 0; /* collapsing: never nearest */
   if (a->pass_exact.lo != b->pass_exact.lo) return a->pass_exact.lo > b->pass_exact.lo;
-  if (a->meta_exact.hi != b->meta_exact.hi) return a->meta_exact.hi < b->meta_exact.hi;
+  if (a->bad_exact.hi != b->bad_exact.hi) return a->bad_exact.hi < b->bad_exact.hi;
   return ana_cost_compare(ka, kb) < 0;
 }
 
@@ -109,7 +109,7 @@ static long worst_cell(const ana_split *sp, const ana_summary *s, size_t t) {
     const ana_point_stats *b = &s->points[w];
     if ((a->n_coll > 0) != (b->n_coll > 0) ? a->n_coll > 0
         : a->pass_exact.lo != b->pass_exact.lo ? a->pass_exact.lo < b->pass_exact.lo
-                                               : a->meta_exact.hi > b->meta_exact.hi)
+                                               : a->bad_exact.hi > b->bad_exact.hi)
       w = p;
   }
   return w;
@@ -217,7 +217,7 @@ static int recommend_points(ana_reco *out, const fmt_results *r, const ana_summa
     if (ps->n <= 0) continue;
     if (out->min_runs < 0 || ps->n < out->min_runs) out->min_runs = ps->n;
     if (ps->n > out->max_runs) out->max_runs = ps->n;
-    if (!(ps->meta_exact.hi <= o->max_meta)) out->n_reject_meta++;
+    if (!(ps->bad_exact.hi <= o->max_meta)) out->n_reject_meta++;
     if (!(ps->pass_exact.lo >= o->min_pass)) out->n_reject_pass++;
     if (ps->n_coll > 0) out->n_collapsed_points++;
     if (qualifies(ps, o))
@@ -267,7 +267,7 @@ static int recommend_points(ana_reco *out, const fmt_results *r, const ana_summa
   if (out->closest >= 0) {
     const ana_point_stats *b = &s->points[out->closest];
     out->miss_pass = fmax(0.0, o->min_pass - b->pass_exact.lo);
-    out->miss_meta = fmax(0.0, b->meta_exact.hi - o->max_meta);
+    out->miss_meta = fmax(0.0, b->bad_exact.hi - o->max_meta);
   }
   return 0;
 }
@@ -304,8 +304,8 @@ static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats 
   if (ps->n_undet)
     fprintf(f, "              %lld run(s) undetermined: too little time after clearance\n",
             (long long)ps->n_undet);
-  fprintf(f, "              P(metastable) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
-          ps->p_meta, ps->meta_exact.lo, ps->meta_exact.hi, ps->p_pass, ps->pass_exact.lo,
+  fprintf(f, "              P(bad) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
+          ps->p_bad, ps->bad_exact.lo, ps->bad_exact.hi, ps->p_pass, ps->pass_exact.lo,
           ps->pass_exact.hi);
   fprintf(f, "              recovery after clearance: p50 %s ms, p90 %s ms, p99 %s ms\n", q50,
           q90, q99);
@@ -513,7 +513,7 @@ char *ana_reco_text(const ana_reco *rec, const fmt_results *r, const ana_summary
       fprintf(f, " < %g (short by %.4f)", o->min_pass, rec->miss_pass);
     else
       fprintf(f, " >= %g (met)", o->min_pass);
-    fprintf(f, "; P(metastable) upper bound %.4f", c->meta_exact.hi);
+    fprintf(f, "; P(bad) upper bound %.4f", c->bad_exact.hi);
     if (rec->miss_meta > 0)
       fprintf(f, " > %g (over by %.4f).\n", o->max_meta, rec->miss_meta);
     else

@@ -18,23 +18,26 @@
 /* ---- targets ---- */
 
 #define ANA_DEFAULT_MIN_PASS 0.99 /* P(pass the recovery SLO) at least this */
-#define ANA_DEFAULT_MAX_META 0.01 /* P(metastable) at most this */
+#define ANA_DEFAULT_MAX_META 0.01 /* P(bad) (ana_outcome_is_bad) at most this */
 #define ANA_DEFAULT_SLO_MS 1500.0 /* when the file does not say (the seed study's) */
 
 /* ---- runs ---- */
 
-/* A run that counts against the P(metastable) target of the sequential
- * tests (refine, verify): it ended metastable, collapsed or undetermined —
- * whatever it is, it is not a run that recovered or drains by itself. */
-static inline int ana_outcome_counts_metastable(int outcome) {
-  return outcome >= ENG_OUTCOME_METASTABLE;
-}
+/* A bad run: it ended metastable, collapsed or undetermined — whatever it
+ * is, it is not a run that recovered or drains by itself. The one set
+ * behind P(bad) wherever it is shown (analyze's table, effects, CSV and
+ * JSON, the report's heat maps and effect plots) and behind the
+ * P(metastable) target of recommend, refine and verify: a point whose runs
+ * all collapse has P(bad) = 1, never 0. An undetermined run (too little
+ * time after the faults to tell) never passes and counts as bad. */
+static inline int ana_outcome_is_bad(int outcome) { return outcome >= ENG_OUTCOME_METASTABLE; }
+/* What "bad" means, for the notes under tables and the captions of plots. */
+#define ANA_BAD_MEANING "bad = metastable, collapsed or undetermined"
 /* A run that passed: it recovered within slo_ms after the last fault. */
 static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms) {
   return outcome == ENG_OUTCOME_RECOVERED && recovery_ms == recovery_ms && recovery_ms <= slo_ms;
 }
-/* The runs of a tally by outcome (by[ENG_OUTCOME_*]) that count against
- * P(metastable), each named by its own class: "2 metastable, 1
+/* The bad runs of a tally by outcome (by[ENG_OUTCOME_*]), each named by its own class: "2 metastable, 1
  * undetermined". They count alike, but an undetermined or collapsed run is
  * never called metastable in what a user reads. "0 metastable" when there
  * is none. */
