@@ -561,15 +561,17 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
   const fmt_refine_design *d = &v->design;
   const ana_rp_cand *c = &x->rp.cand[x->st.decided];
   int64_t id = x->pts[c->point].id;
-  char where[1024], bad[256];
+  char where[1024], bad[256], used[96], counts[160];
+  ana_refine_counts n = ana_refine_counts_of(x, r);
   where_of(r, id, where, sizeof where);
   ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+  ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
   fprintf(f,
           "RECOMMENDED (proven): point %lld: %s — P(pass) >= %g and P(metastable) <= %g proven "
-          "by SPRT on %lld fresh runs (%s), alpha_%d = %.3g (rank %d of %zu candidates; family "
+          "by SPRT on %s (%s), alpha_%d = %.3g (rank %d of %zu candidates; family "
           "alpha = %g)\n",
-          (long long)id, where, d->min_pass, d->max_meta, (long long)c->seq.n, bad, c->rank,
-          c->alpha, c->rank, x->rp.n_groups, d->alpha);
+          (long long)id, where, d->min_pass, d->max_meta, used, bad, c->rank,
+          c->alpha, c->rank, n.candidates, d->alpha);
   fprintf(f,
           "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
           "%.1f%%\n",
@@ -582,19 +584,21 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
     char w2[1024];
     where_of(r, x->pts[o2->point].id, w2, sizeof w2);
     ana_rf_tally_describe(&x->fresh[o2->point], bad, sizeof bad);
-    fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%s)\n",
+    ana_tested_runs_text(r, o2->point, o2->seq.n, used, sizeof used);
+    fprintf(f, "    and at point %lld: %s — %s by SPRT on %s (%s)\n",
             (long long)x->pts[o2->point].id, w2,
-            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", (long long)o2->seq.n, bad);
+            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", used, bad);
   }
   long sp = stats_of(s, id);
   if (sp >= 0) {
     fprintf(f, "    all its runs (screening + fresh): ");
     evidence_print(f, r, &s->points[sp], s->slo_ms);
   }
+  ana_refine_counts_text(&n, counts, sizeof counts);
   fprintf(f,
-          "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
-          "runs in %zu round(s); %s (%zu refuted in all).\n",
-          x->rp.n_cand, r->n_points, (long long)x->r0, (long long)x->appended, r->n_rounds,
+          "Refine: %s (screening: %lld replicates each), %lld fresh runs in %zu round(s); %s "
+          "(%zu refuted in all).\n",
+          counts, (long long)n.screening, (long long)n.fresh, n.rounds,
           c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
           x->st.n_refuted);
 }
@@ -618,11 +622,12 @@ static void refined_open(FILE *f, const ana_refined *v, const fmt_results *r) {
   for (size_t i = 0; i < x->rp.n_cand && shown < 5; i++) {
     const ana_rp_cand *c = &x->rp.cand[i];
     if (c->seq.state != ANA_SEQ_OPEN) continue;
-    char where[1024], bad[256];
+    char where[1024], bad[256], used[96];
     where_of(r, x->pts[c->point].id, where, sizeof where);
     ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
-    fprintf(f, "    rank %d: point %lld: %s (%lld fresh runs, %s)\n", c->rank,
-            (long long)x->pts[c->point].id, where, (long long)c->seq.n, bad);
+    ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
+    fprintf(f, "    rank %d: point %lld: %s (%s, %s)\n", c->rank,
+            (long long)x->pts[c->point].id, where, used, bad);
     shown++;
   }
 }
@@ -651,14 +656,15 @@ char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const an
   } else if (x->st.status == ANA_RP_NONE) {
     fprintf(f, "NO POINT QUALIFIES (refined): all %zu candidates were refuted by their fresh runs "
                "(%lld runs in %zu rounds).\n",
-            x->rp.n_cand, (long long)x->appended, r->n_rounds);
+            ana_refine_counts_of(x, r).candidates, (long long)x->appended, r->n_rounds);
     if (x->st.closest >= 0) {
       const ana_rp_cand *cl = &x->rp.cand[x->st.closest];
-      char where[1024], bad[256];
+      char where[1024], bad[256], used[96];
       where_of(r, x->pts[cl->point].id, where, sizeof where);
       ana_rf_tally_describe(&x->fresh[cl->point], bad, sizeof bad);
-      fprintf(f, "Closest: point %lld: %s — %lld fresh runs: %s.\n",
-              (long long)x->pts[cl->point].id, where, (long long)cl->seq.n, bad);
+      ana_tested_runs_text(r, cl->point, cl->seq.n, used, sizeof used);
+      fprintf(f, "Closest: point %lld: %s — %s: %s.\n",
+              (long long)x->pts[cl->point].id, where, used, bad);
     }
   } else {
     refined_open(f, v, r);

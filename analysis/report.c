@@ -679,29 +679,34 @@ static void effects_html(FILE *f, const fmt_results *r, const ana_summary *s, co
 static void html_refine_section(FILE *f, const fmt_results *r, const ana_refined *v) {
   if (!v) return;
   const ana_rf_eval *x = &v->now;
-  fprintf(f, "<h2>Refined points</h2>\n<p>refine: %zu candidates of %zu points after %lld "
-             "screening replicates each; %lld fresh runs in %zu rounds; status: %s%s",
-          x->rp.n_cand, r->n_points, (long long)x->r0, (long long)x->appended, r->n_rounds,
+  ana_refine_counts n = ana_refine_counts_of(x, r);
+  char counts[160];
+  ana_refine_counts_text(&n, counts, sizeof counts);
+  fprintf(f, "<h2>Refined points</h2>\n<p>refine: ");
+  html_text(f, counts);
+  fprintf(f, " after %lld screening replicates each; %lld fresh runs in %zu rounds; status: %s%s",
+          (long long)n.screening, (long long)n.fresh, n.rounds,
           ana_rp_status_name(x->st.status), v->interrupted ? " (refine was interrupted)" : "");
   fprintf(f, ". Targets P(pass) &ge; %g, P(metastable) &le; %g; rank i tested at alpha/2^i, "
              "family alpha %g. Recomputed from the runs.</p>\n",
           v->design.min_pass, v->design.max_meta, v->design.alpha);
   fprintf(f, "<table><tr><th>rank</th><th>point</th><th>settings</th><th>alpha_i</th>"
-             "<th>fresh runs</th><th>not passing, metastable, collapsed, undetermined</th>"
+             "<th>fresh runs its test used</th><th>not passing, metastable, collapsed, undetermined</th>"
              "<th>state</th><th>screening pass</th><th>amplification</th></tr>\n");
   for (size_t i = 0; i < x->rp.n_cand; i++) {
     const ana_rp_cand *c = &x->rp.cand[i];
     const ana_rp_point *p = &x->pts[c->point];
-    char where[1024], bad[256];
+    char where[1024], bad[256], used[96];
     ana_point_describe(r, c->point, where, sizeof where);
     ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+    ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
     int decided = x->st.status == ANA_RP_PROVEN && c->rank == x->rp.cand[x->st.decided].rank;
     fprintf(f, "<tr%s><td>%d</td><td>%lld</td><td style=\"text-align:left\">",
             decided ? " style=\"background:#dfd\"" : "", c->rank, (long long)p->id);
     html_text(f, where);
-    fprintf(f, "</td><td>%.3g</td><td>%lld</td><td>%s</td><td>%s%s</td>"
+    fprintf(f, "</td><td>%.3g</td><td>%s</td><td>%s</td><td>%s%s</td>"
                "<td>%lld/%lld</td><td>%.3f</td></tr>\n",
-            c->alpha, (long long)c->seq.n, bad, ana_seq_state_name(c->seq.state),
+            c->alpha, used, bad, ana_seq_state_name(c->seq.state),
             decided ? " (recommended)" : "", (long long)p->n_pass, (long long)p->n, p->amp);
   }
   fprintf(f, "</table>\n");
@@ -792,9 +797,10 @@ static int html_write(const fmt_results *r, const ana_summary *s, const ana_refi
     ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
     ana_ms_format(ps->rec_p90, ps->censor_ms, q90, sizeof q90);
     ana_ms_format(ps->rec_p99, ps->censor_ms, q99, sizeof q99);
-    fprintf(f, "<td>%lld</td><td>%lld/%lld/%lld/%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td>"
-               "<td>%.3f</td><td>%.3f&ndash;%.3f</td><td>",
-            (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
+    fprintf(f, "<td>%lld", (long long)ps->n);
+    if (ps->n_fresh) fprintf(f, " (%lld fresh)", (long long)ps->n_fresh);
+    fprintf(f, "</td><td>%lld/%lld/%lld/%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td>"
+               "<td>%.3f</td><td>%.3f&ndash;%.3f</td><td>", (long long)ps->n_recovered, (long long)ps->n_slow,
             (long long)ps->n_meta, (long long)ps->n_coll, ps->p_bad, mc.lo, mc.hi, ps->p_pass,
             pc.lo, pc.hi);
     html_text(f, q50);

@@ -356,7 +356,7 @@ static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_
     }
     if (run_passes(run, slo_ms)) ps->n_pass++;
     ps->n_bad += ana_outcome_is_bad(run->outcome);
-    if (r->replicates <= 0 || run->replicate < r->replicates) {
+    if (run->stage == FMT_STAGE_SCREENING) {
       ps->n_pooled++;
       ps->n_pooled_meta += run->outcome == ENG_OUTCOME_METASTABLE;
       ps->n_pooled_bad += ana_outcome_is_bad(run->outcome);
@@ -367,6 +367,7 @@ static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_
       ps->n_pooled_undet += run->outcome == ENG_OUTCOME_UNDETERMINED;
     }
   }
+  ps->n_fresh = ps->n - ps->n_pooled;
   ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
   ps->p_bad = n ? (double)ps->n_bad / (double)n : NAN;
   ps->p_pass = n ? (double)ps->n_pass / (double)n : NAN;
@@ -598,12 +599,15 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
           "Kaplan-Meier, not-recovered runs censored at horizon - clearance, \">T\" = not "
           "reached within T ms):\n",
           r->n_points, s->slo_ms, ana_method_name(s->method));
+  int any_fresh = 0;
+  for (size_t p = 0; p < s->n_points; p++) any_fresh |= s->points[p].n_fresh > 0;
   fprintf(out, "%6s", "point");
   for (size_t a = 0; a < r->n_axes; a++) {
     char name[256];
     ana_term_text(name, sizeof name, r->axes[a]);
     fprintf(out, "  %*s", w[a], name);
   }
+  if (any_fresh) fprintf(out, "  %5s", "fresh");
   fprintf(out, "  %5s  %-15s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s  %-21s  %s\n", "runs",
           "rec/slw/met/col", "P(bad)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
           "gp_dur", "gp_aft", "P(collapsed)", "t_collapse ms");
@@ -632,6 +636,7 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
     num_format(ps->amp.mean, amp, sizeof amp);
     num_format(ps->gp_during.mean, gd, sizeof gd);
     num_format(ps->gp_after.mean, ga, sizeof ga);
+    if (any_fresh) fprintf(out, "  %5lld", (long long)ps->n_fresh);
     fprintf(out, "  %5lld  %-15s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s  %-21s  %s\n",
             (long long)ps->n, counts, pm, pp, q50, q90, q99, amp, gd, ga, pc, tc);
   }
@@ -644,6 +649,10 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
           "relative to baseline; t_collapse = mean time to collapse from an empty start with a "
           "95%% interval, * = Kaplan-Meier restricted mean up to the longest watch when some "
           "runs never collapsed)\n");
+  if (any_fresh)
+    fprintf(out, "(runs = every finished run of the point, screening and fresh; fresh = the runs "
+                 "refine appended, of which a point's test may have used fewer; parameter effects "
+                 "and heat maps pool the screening runs only, so every point weighs the same)\n");
   free(w);
 }
 
@@ -714,7 +723,7 @@ void ana_summary_print_csv(FILE *f, const fmt_results *r, const ana_summary *s) 
         "peak_queue_mean,slo_ms,collapsed,undetermined,p_collapsed,p_collapsed_lo,"
         "p_collapsed_hi,collapse_p50_ms,collapse_mean_ms,collapse_mean_lo,collapse_mean_hi,"
         "collapse_tau_ms,bad,p_bad,p_bad_wilson_lo,p_bad_wilson_hi,p_bad_exact_lo,"
-        "p_bad_exact_hi\n",
+        "p_bad_exact_hi,screening_runs,fresh_runs\n",
         f);
   for (size_t k = 0; k < s->n_points; k++) {
     const ana_point_stats *ps = &s->points[s->order[k]];
@@ -750,6 +759,7 @@ void ana_summary_print_csv(FILE *f, const fmt_results *r, const ana_summary *s) 
     double bcols[] = {ps->p_bad, ps->bad_wilson.lo, ps->bad_wilson.hi, ps->bad_exact.lo,
                       ps->bad_exact.hi};
     for (size_t c = 0; c < sizeof bcols / sizeof bcols[0]; c++) csv_num(f, bcols[c]);
+    fprintf(f, ",%lld,%lld", (long long)ps->n_pooled, (long long)ps->n_fresh);
     fputc('\n', f);
   }
 }
@@ -810,6 +820,8 @@ static json_t *point_json(const fmt_results *r, const ana_summary *s, const ana_
   for (size_t a = 0; a < r->n_axes; a++) ana_json_set(settings, r->axes[a], axis_value(r, a, ps->index));
   json_object_set_new(o, "settings", settings);
   json_object_set_new(o, "runs", json_integer((json_int_t)ps->n));
+  json_object_set_new(o, "screening_runs", json_integer((json_int_t)ps->n_pooled));
+  json_object_set_new(o, "fresh_runs", json_integer((json_int_t)ps->n_fresh));
   json_object_set_new(o, "recovered", json_integer((json_int_t)ps->n_recovered));
   json_object_set_new(o, "slow", json_integer((json_int_t)ps->n_slow));
   json_object_set_new(o, "metastable", json_integer((json_int_t)ps->n_meta));

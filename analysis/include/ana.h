@@ -154,6 +154,7 @@ typedef struct ana_point_stats {
    * what effects and heat maps pool, so the fresh runs refine adds to a few
    * points do not make those points weigh more than the others. */
   int64_t n_pooled, n_pooled_meta, n_pooled_pass, n_pooled_bad;
+  int64_t n_fresh; /* n - n_pooled: runs refine appended (ana_point_runs_of counts alike) */
   int64_t n_pooled_rec, n_pooled_slow, n_pooled_coll, n_pooled_undet; /* the other outcomes */
   double p_bad, p_pass; /* P(bad): the bad runs' share, what the P(metastable) target bounds */
   ana_interval bad_wilson, bad_exact, pass_wilson, pass_exact;

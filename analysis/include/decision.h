@@ -43,6 +43,39 @@ static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms)
  * is none. */
 void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, size_t len);
 
+/* ---- counts ---- */
+
+/* The finished runs of one grid point by stage (fmt_run.stage): the one
+ * count of a point's runs that analyze, report, refine and recommend print.
+ * screening = the sweep's own replicates, fresh = appended by refine. */
+typedef struct ana_point_runs {
+  int64_t total, screening, fresh;
+} ana_point_runs;
+ana_point_runs ana_point_runs_of(const fmt_results *r, size_t point_index);
+
+/* "162 fresh runs", or "162 of its 485 fresh runs" when the point's test
+ * stopped (proven or refuted) before using every fresh run of the file. */
+void ana_tested_runs_text(const fmt_results *r, size_t point_index, int64_t tested, char *buf,
+                          size_t len);
+
+/* The counts of a refined file's evaluation, the one source of "rank i of
+ * N candidates" and "N candidates of M points" in refine, recommend,
+ * analyze and report. A candidate is a tunable setting; with scenario axes
+ * it is tested at each of its scenario values, so it covers several points. */
+struct ana_rf_eval;
+typedef struct ana_refine_counts {
+  size_t candidates;       /* ranked candidate settings: rank i of candidates */
+  size_t candidate_points; /* grid points under test (= candidates without scenario axes) */
+  size_t points;           /* grid points screened */
+  int64_t screening;       /* screening replicates per point */
+  int64_t fresh;           /* fresh runs refine appended */
+  size_t rounds;           /* refine rounds the file records */
+} ana_refine_counts;
+ana_refine_counts ana_refine_counts_of(const struct ana_rf_eval *x, const fmt_results *r);
+/* "6 candidates of 24 points" or "6 candidates (12 points: each at its
+ * scenario values) of 24 points". */
+void ana_refine_counts_text(const ana_refine_counts *c, char *buf, size_t len);
+
 /* ---- cost ---- */
 
 /* The cost order of a recommendation, shared by recommend and refine (its
