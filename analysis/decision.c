@@ -34,7 +34,7 @@ ana_point_runs ana_point_runs_of(const fmt_results *r, size_t point_index) {
         run->outcome >= ENG_OUTCOME_COUNT)
       continue;
     n.total++;
-    if (run->stage == FMT_STAGE_SCREENING) n.screening++;
+    if (ana_run_is_screening(r, run)) n.screening++;
     else n.fresh++;
   }
   return n;

@@ -356,7 +356,7 @@ static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_
     }
     if (run_passes(run, slo_ms)) ps->n_pass++;
     ps->n_bad += ana_outcome_is_bad(run->outcome);
-    if (run->stage == FMT_STAGE_SCREENING) {
+    if (ana_run_is_screening(r, run)) {
       ps->n_pooled++;
       ps->n_pooled_meta += run->outcome == ENG_OUTCOME_METASTABLE;
       ps->n_pooled_bad += ana_outcome_is_bad(run->outcome);

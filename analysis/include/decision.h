@@ -48,6 +48,9 @@ void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, si
 /* The finished runs of one grid point by stage (fmt_run.stage): the one
  * count of a point's runs that analyze, report, refine and recommend print.
  * screening = the sweep's own replicates, fresh = appended by refine. */
+static inline int ana_run_is_screening(const fmt_results *r, const fmt_run *run) {
+  return run->stage == FMT_STAGE_SCREENING && (r->replicates <= 0 || run->replicate < r->replicates);
+}
 typedef struct ana_point_runs {
   int64_t total, screening, fresh;
 } ana_point_runs;
