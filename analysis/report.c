@@ -455,7 +455,8 @@ static int script_recovery(FILE *f, const fmt_results *r, const ana_summary *s, 
     if (!b) return -1;
     fprintf(b, "reset\nset title 'Recovery times of the runs that recovered (as shares of the "
                "runs of each point: every point weighs the same)'\n"
-               "set xlabel 'ms after fault clearance'\nset ylabel 'share of the runs of the point'\n"
+               "set xlabel 'ms after fault clearance'\n"
+               "set ylabel 'share of the runs of the point'\n"
                "set yrange [0:*]\n"
                "set key outside below Left reverse\nset grid\n");
     fprintf(b, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb '#555555'\n"
@@ -691,7 +692,8 @@ static void html_refine_section(FILE *f, const fmt_results *r, const ana_refined
              "family alpha %g. Recomputed from the runs.</p>\n",
           v->design.min_pass, v->design.max_meta, v->design.alpha);
   fprintf(f, "<table><tr><th>rank</th><th>point</th><th>settings</th><th>alpha_i</th>"
-             "<th>fresh runs its test used</th><th>not passing, metastable, collapsed, undetermined</th>"
+             "<th>fresh runs its test used</th>"
+             "<th>not passing, metastable, collapsed, undetermined</th>"
              "<th>state</th><th>screening pass</th><th>amplification</th></tr>\n");
   for (size_t i = 0; i < x->rp.n_cand; i++) {
     const ana_rp_cand *c = &x->rp.cand[i];

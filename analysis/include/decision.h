@@ -37,7 +37,8 @@ static inline int ana_outcome_is_bad(int outcome) { return outcome >= ENG_OUTCOM
 static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms) {
   return outcome == ENG_OUTCOME_RECOVERED && recovery_ms == recovery_ms && recovery_ms <= slo_ms;
 }
-/* The bad runs of a tally by outcome (by[ENG_OUTCOME_*]), each named by its own class: "2 metastable, 1
+/* The bad runs of a tally by outcome (by[ENG_OUTCOME_*]), each named by
+ * its own class: "2 metastable, 1
  * undetermined". They count alike, but an undetermined or collapsed run is
  * never called metastable in what a user reads. "0 metastable" when there
  * is none. */
@@ -49,7 +50,8 @@ void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, si
  * count of a point's runs that analyze, report, refine and recommend print.
  * screening = the sweep's own replicates, fresh = appended by refine. */
 static inline int ana_run_is_screening(const fmt_results *r, const fmt_run *run) {
-  return run->stage == FMT_STAGE_SCREENING && (r->replicates <= 0 || run->replicate < r->replicates);
+  return run->stage == FMT_STAGE_SCREENING &&
+         (r->replicates <= 0 || run->replicate < r->replicates);
 }
 typedef struct ana_point_runs {
   int64_t total, screening, fresh;
