@@ -10,17 +10,57 @@
 #include <string.h>
 
 #include "decision.h"
+#include "refine_eval.h"
 
 void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, size_t len) {
   size_t used = 0;
   snprintf(buf, len, "0 %s", eng_outcome_name(ENG_OUTCOME_METASTABLE));
   for (int o = 0; o < ENG_OUTCOME_COUNT && used < len; o++) {
-    if (!ana_outcome_counts_metastable(o) || by[o] == 0) continue;
+    if (!ana_outcome_is_bad(o) || by[o] == 0) continue;
     int w = snprintf(buf + used, len - used, "%s%lld %s", used ? ", " : "", (long long)by[o],
                      eng_outcome_name((eng_outcome)o));
     if (w < 0) break;
     used += (size_t)w;
   }
+}
+
+/* ---- counts ---- */
+
+ana_point_runs ana_point_runs_of(const fmt_results *r, size_t point_index) {
+  ana_point_runs n = {0, 0, 0};
+  for (size_t i = 0; i < r->n_runs; i++) {
+    const fmt_run *run = &r->runs[i];
+    if (r->point_of_run[i] != point_index || run->outcome < ENG_OUTCOME_RECOVERED ||
+        run->outcome >= ENG_OUTCOME_COUNT)
+      continue;
+    n.total++;
+    if (ana_run_is_screening(r, run)) n.screening++;
+    else n.fresh++;
+  }
+  return n;
+}
+
+void ana_tested_runs_text(const fmt_results *r, size_t point_index, int64_t tested, char *buf,
+                          size_t len) {
+  ana_point_runs n = ana_point_runs_of(r, point_index);
+  if (n.fresh > tested)
+    snprintf(buf, len, "%lld of its %lld fresh runs", (long long)tested, (long long)n.fresh);
+  else
+    snprintf(buf, len, "%lld fresh runs", (long long)tested);
+}
+
+ana_refine_counts ana_refine_counts_of(const ana_rf_eval *x, const fmt_results *r) {
+  return (ana_refine_counts){x->rp.n_groups, x->rp.n_cand, r->n_points, x->r0, x->appended,
+                             r->n_rounds};
+}
+
+void ana_refine_counts_text(const ana_refine_counts *c, char *buf, size_t len) {
+  if (c->candidate_points != c->candidates)
+    snprintf(buf, len, "%zu candidate%s (%zu points: each at its scenario values) of %zu points",
+             c->candidates, c->candidates == 1 ? "" : "s", c->candidate_points, c->points);
+  else
+    snprintf(buf, len, "%zu candidate%s of %zu points", c->candidates,
+             c->candidates == 1 ? "" : "s", c->points);
 }
 
 static double round2(double v) { return isnan(v) ? INFINITY : round(v * 100.0) / 100.0; }

@@ -67,13 +67,13 @@ static cost_key cost_of(const fmt_results *r, const ana_point_stats *ps, long vn
 }
 
 static int qualifies(const ana_point_stats *ps, const ana_reco_opts *o) {
-  return ps->n > 0 && ps->n_coll == 0 && ps->n_undet == 0 && ps->meta_exact.hi <= o->max_meta &&
+  return ps->n > 0 && ps->n_coll == 0 && ps->n_undet == 0 && ps->bad_exact.hi <= o->max_meta &&
          ps->pass_exact.lo >= o->min_pass;
 }
 
 /* The data contradicts the targets: the whole interval is on the wrong side. */
 static int refuted(const ana_point_stats *ps, const ana_reco_opts *o) {
-  return ps->n_coll > 0 || ps->meta_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
+  return ps->n_coll > 0 || ps->bad_exact.lo > o->max_meta || ps->pass_exact.hi < o->min_pass;
 }
 
 /* Nearest-miss order: higher lower bound of P(pass), then lower upper bound
@@ -82,7 +82,7 @@ static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_
                   const cost_key *kb) {
   if ((a->n_coll > 0) != (b->n_coll > 0)) return b->n_coll > 0; /* collapsing: never nearest */
   if (a->pass_exact.lo != b->pass_exact.lo) return a->pass_exact.lo > b->pass_exact.lo;
-  if (a->meta_exact.hi != b->meta_exact.hi) return a->meta_exact.hi < b->meta_exact.hi;
+  if (a->bad_exact.hi != b->bad_exact.hi) return a->bad_exact.hi < b->bad_exact.hi;
   return ana_cost_compare(ka, kb) < 0;
 }
 
@@ -110,7 +110,7 @@ static long worst_cell(const ana_split *sp, const ana_summary *s, size_t t) {
     const ana_point_stats *b = &s->points[w];
     if ((a->n_coll > 0) != (b->n_coll > 0) ? a->n_coll > 0
         : a->pass_exact.lo != b->pass_exact.lo ? a->pass_exact.lo < b->pass_exact.lo
-                                               : a->meta_exact.hi > b->meta_exact.hi)
+                                               : a->bad_exact.hi > b->bad_exact.hi)
       w = p;
   }
   return w;
@@ -218,7 +218,7 @@ static int recommend_points(ana_reco *out, const fmt_results *r, const ana_summa
     if (ps->n <= 0) continue;
     if (out->min_runs < 0 || ps->n < out->min_runs) out->min_runs = ps->n;
     if (ps->n > out->max_runs) out->max_runs = ps->n;
-    if (!(ps->meta_exact.hi <= o->max_meta)) out->n_reject_meta++;
+    if (!(ps->bad_exact.hi <= o->max_meta)) out->n_reject_meta++;
     if (!(ps->pass_exact.lo >= o->min_pass)) out->n_reject_pass++;
     if (ps->n_coll > 0) out->n_collapsed_points++;
     if (qualifies(ps, o))
@@ -268,7 +268,7 @@ static int recommend_points(ana_reco *out, const fmt_results *r, const ana_summa
   if (out->closest >= 0) {
     const ana_point_stats *b = &s->points[out->closest];
     out->miss_pass = fmax(0.0, o->min_pass - b->pass_exact.lo);
-    out->miss_meta = fmax(0.0, b->meta_exact.hi - o->max_meta);
+    out->miss_meta = fmax(0.0, b->bad_exact.hi - o->max_meta);
   }
   return 0;
 }
@@ -305,8 +305,8 @@ static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats 
   if (ps->n_undet)
     fprintf(f, "              %lld run(s) undetermined: too little time after clearance\n",
             (long long)ps->n_undet);
-  fprintf(f, "              P(metastable) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
-          ps->p_meta, ps->meta_exact.lo, ps->meta_exact.hi, ps->p_pass, ps->pass_exact.lo,
+  fprintf(f, "              P(bad) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
+          ps->p_bad, ps->bad_exact.lo, ps->bad_exact.hi, ps->p_pass, ps->pass_exact.lo,
           ps->pass_exact.hi);
   fprintf(f, "              recovery after clearance: p50 %s ms, p90 %s ms, p99 %s ms\n", q50,
           q90, q99);
@@ -511,7 +511,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
       fprintf(f, " < %g (short by %.4f)", o->min_pass, rec->miss_pass);
     else
       fprintf(f, " >= %g (met)", o->min_pass);
-    fprintf(f, "; P(metastable) upper bound %.4f", c->meta_exact.hi);
+    fprintf(f, "; P(bad) upper bound %.4f", c->bad_exact.hi);
     if (rec->miss_meta > 0)
       fprintf(f, " > %g (over by %.4f).\n", o->max_meta, rec->miss_meta);
     else
@@ -568,15 +568,17 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
   const fmt_refine_design *d = &v->design;
   const ana_rp_cand *c = &x->rp.cand[x->st.decided];
   int64_t id = x->pts[c->point].id;
-  char where[1024], bad[256];
+  char where[1024], bad[256], used[96], counts[160];
+  ana_refine_counts n = ana_refine_counts_of(x, r);
   where_of(r, id, where, sizeof where);
   ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+  ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
   fprintf(f,
           "RECOMMENDED (proven): point %lld: %s — P(pass) >= %g and P(metastable) <= %g proven "
-          "by SPRT on %lld fresh runs (%s), alpha_%d = %.3g (rank %d of %zu candidates; family "
+          "by SPRT on %s (%s), alpha_%d = %.3g (rank %d of %zu candidates; family "
           "alpha = %g)\n",
-          (long long)id, where, d->min_pass, d->max_meta, (long long)c->seq.n, bad, c->rank,
-          c->alpha, c->rank, x->rp.n_groups, d->alpha);
+          (long long)id, where, d->min_pass, d->max_meta, used, bad, c->rank,
+          c->alpha, c->rank, n.candidates, d->alpha);
   fprintf(f,
           "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
           "%.1f%%\n",
@@ -589,19 +591,21 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
     char w2[1024];
     where_of(r, x->pts[o2->point].id, w2, sizeof w2);
     ana_rf_tally_describe(&x->fresh[o2->point], bad, sizeof bad);
-    fprintf(f, "    and at point %lld: %s — %s by SPRT on %lld fresh runs (%s)\n",
+    ana_tested_runs_text(r, o2->point, o2->seq.n, used, sizeof used);
+    fprintf(f, "    and at point %lld: %s — %s by SPRT on %s (%s)\n",
             (long long)x->pts[o2->point].id, w2,
-            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", (long long)o2->seq.n, bad);
+            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", used, bad);
   }
   long sp = stats_of(s, id);
   if (sp >= 0) {
     fprintf(f, "    all its runs (screening + fresh): ");
     evidence_print(f, r, &s->points[sp], s->slo_ms);
   }
+  ana_refine_counts_text(&n, counts, sizeof counts);
   fprintf(f,
-          "Refine: %zu candidates of %zu points (screening: %lld replicates each), %lld fresh "
-          "runs in %zu round(s); %s (%zu refuted in all).\n",
-          x->rp.n_cand, r->n_points, (long long)x->r0, (long long)x->appended, r->n_rounds,
+          "Refine: %s (screening: %lld replicates each), %lld fresh runs in %zu round(s); %s "
+          "(%zu refuted in all).\n",
+          counts, (long long)n.screening, (long long)n.fresh, n.rounds,
           c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
           x->st.n_refuted);
 }
@@ -625,11 +629,12 @@ static void refined_open(FILE *f, const ana_refined *v, const fmt_results *r) {
   for (size_t i = 0; i < x->rp.n_cand && shown < 5; i++) {
     const ana_rp_cand *c = &x->rp.cand[i];
     if (c->seq.state != ANA_SEQ_OPEN) continue;
-    char where[1024], bad[256];
+    char where[1024], bad[256], used[96];
     where_of(r, x->pts[c->point].id, where, sizeof where);
     ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
-    fprintf(f, "    rank %d: point %lld: %s (%lld fresh runs, %s)\n", c->rank,
-            (long long)x->pts[c->point].id, where, (long long)c->seq.n, bad);
+    ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
+    fprintf(f, "    rank %d: point %lld: %s (%s, %s)\n", c->rank,
+            (long long)x->pts[c->point].id, where, used, bad);
     shown++;
   }
 }
@@ -655,14 +660,15 @@ static void refined_text_to(FILE *f, const ana_refined *v, const fmt_results *r,
   } else if (x->st.status == ANA_RP_NONE) {
     fprintf(f, "NO POINT QUALIFIES (refined): all %zu candidates were refuted by their fresh runs "
                "(%lld runs in %zu rounds).\n",
-            x->rp.n_cand, (long long)x->appended, r->n_rounds);
+            ana_refine_counts_of(x, r).candidates, (long long)x->appended, r->n_rounds);
     if (x->st.closest >= 0) {
       const ana_rp_cand *cl = &x->rp.cand[x->st.closest];
-      char where[1024], bad[256];
+      char where[1024], bad[256], used[96];
       where_of(r, x->pts[cl->point].id, where, sizeof where);
       ana_rf_tally_describe(&x->fresh[cl->point], bad, sizeof bad);
-      fprintf(f, "Closest: point %lld: %s — %lld fresh runs: %s.\n",
-              (long long)x->pts[cl->point].id, where, (long long)cl->seq.n, bad);
+      ana_tested_runs_text(r, cl->point, cl->seq.n, used, sizeof used);
+      fprintf(f, "Closest: point %lld: %s — %s: %s.\n",
+              (long long)x->pts[cl->point].id, where, used, bad);
     }
   } else {
     refined_open(f, v, r);

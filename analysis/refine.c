@@ -289,12 +289,14 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
                            int budget_spent) {
   const ana_rf_eval *x = &e->x;
   const ana_rp_step *st = &x->st;
-  char bad[256];
+  char bad[256], counts[160], used[96];
   FILE *f = o->out;
-  fprintf(f, "refine: %zu candidates of %zu points (screening: %lld replicates each); %lld fresh "
-          "runs appended; %zu proven, %zu refuted, %zu open\n",
-          x->rp.n_cand, e->r.n_points, (long long)sw->replicates, (long long)x->appended,
-          st->n_proven, st->n_refuted, st->n_open);
+  ana_refine_counts n = ana_refine_counts_of(x, &e->r);
+  ana_refine_counts_text(&n, counts, sizeof counts);
+  fprintf(f, "refine: %s (screening: %lld replicates each); %lld fresh runs appended; of the "
+          "points under test %zu proven, %zu refuted, %zu open\n",
+          counts, (long long)sw->replicates, (long long)x->appended, st->n_proven, st->n_refuted,
+          st->n_open);
   if (st->status == ANA_RP_PROVEN) {
     size_t end = (size_t)st->decided + 1;
     while (end < x->rp.n_cand && x->rp.cand[end].rank == x->rp.cand[st->decided].rank) end++;
@@ -306,10 +308,11 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
       fprintf(f, end - (size_t)st->decided > 1 ? "  " : "PROVEN: ");
       print_point(f, x, c->point, sw);
       ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
-      fprintf(f, "\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %lld fresh runs "
-              "(%s), alpha_%d = %.3g (rank %d of %zu candidates; family alpha = %g)\n",
-              o->d.min_pass, o->d.max_meta, (long long)c->seq.n, bad, c->rank, c->alpha,
-              c->rank, x->rp.n_groups, o->d.alpha);
+      ana_tested_runs_text(&e->r, c->point, c->seq.n, used, sizeof used);
+      fprintf(f, "\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %s (%s), "
+              "alpha_%d = %.3g (rank %d of %zu candidates; family alpha = %g)\n",
+              o->d.min_pass, o->d.max_meta, used, bad, c->rank, c->alpha, c->rank, n.candidates,
+              o->d.alpha);
     }
   } else if (st->status == ANA_RP_NONE && x->rp.n_cand == 0) {
     fprintf(f, "NO POINT QUALIFIES: no point's screening runs are consistent with P(pass) >= %g "
@@ -332,7 +335,8 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
       ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
       fprintf(f, "; closest: ");
       print_point(f, x, c->point, sw);
-      fprintf(f, ", %lld fresh runs: %s", (long long)c->seq.n, bad);
+      ana_tested_runs_text(&e->r, c->point, c->seq.n, used, sizeof used);
+      fprintf(f, ", %s: %s", used, bad);
     }
     fprintf(f, "\n");
   } else if (budget_spent) {
@@ -342,10 +346,11 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
       const ana_rp_cand *cd = &x->rp.cand[c];
       if (cd->seq.state != ANA_SEQ_OPEN) continue;
       ana_rf_tally_describe(&x->fresh[cd->point], bad, sizeof bad);
+      ana_tested_runs_text(&e->r, cd->point, cd->seq.n, used, sizeof used);
       fprintf(f, "  rank %d: ", cd->rank);
       print_point(f, x, cd->point, sw);
-      fprintf(f, ": %lld fresh runs (%s), %lld more would prove a perfect point\n",
-              (long long)cd->seq.n, bad, (long long)ana_rp_runs_to_go(&cd->seq));
+      fprintf(f, ": %s (%s), %lld more would prove a perfect point\n",
+              used, bad, (long long)ana_rp_runs_to_go(&cd->seq));
       shown++;
     }
   }
@@ -439,8 +444,8 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
     if (!o->quiet) {
       size_t given = 0;
       for (size_t c = 0; c < e.x.rp.n_cand; c++) given += e.x.batch[c] > 0;
-      say(o, "round: %zu candidate%s, %lld runs (open %zu, proven %zu, "
-              "refuted %zu of %zu; %lld of --max-runs %lld spent)",
+      say(o, "round: %zu point%s under test, %lld runs (open %zu, proven %zu, "
+              "refuted %zu of %zu points; %lld of --max-runs %lld spent)",
               given, given == 1 ? "" : "s", (long long)m, e.x.st.n_open, e.x.st.n_proven,
               e.x.st.n_refuted, e.x.rp.n_cand, (long long)appended, (long long)o->max_runs);
     }

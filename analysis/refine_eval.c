@@ -87,7 +87,7 @@ static int screen(ana_rf_eval *e, const fmt_results *r, int64_t row_limit, conf_
     const fmt_run *run = &r->runs[j];
     if (row_limit >= 0 && run->run >= row_limit) continue;
     size_t pi = r->point_of_run[j];
-    int meta = ana_outcome_counts_metastable(run->outcome);
+    int meta = ana_outcome_is_bad(run->outcome);
     int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
     if (run->replicate < e->r0) {
       ana_rp_point *p = &e->pts[pi];

@@ -10,13 +10,17 @@
  * uses noenhanced text so setting keys like budget_ratio print as written.
  *
  * Plots:
- *   heatmap_pass, heatmap_recovered  P(pass) and P(recovered) likewise, every
- *                       cell labelled with its outcomes (docs/decisions.md)
- *   heatmap_metastable  P(metastable) over two axes, runs of the other axes
- *                       pooled; each cell labelled with P and metastable/runs
+ *   heatmap_bad         P(bad) (decision.h: metastable, collapsed or
+ *                       undetermined) over two axes, runs of the other axes
+ *                       pooled; each cell labelled with its outcomes, a cell
+ *                       whose runs all collapsed labelled COLLAPSED
+ *   heatmap_pass, heatmap_recovered  P(pass) and P(recovered) likewise
+ *                       (docs/decisions.md); all from heatmap.dat
  *   recovery_survival   Kaplan–Meier: fraction of runs not yet recovered vs
  *                       ms after fault clearance (censored at the horizon)
- *   recovery_histogram  recovery times of the recovered runs
+ *   recovery_histogram  recovery times of the recovered runs, as shares of
+ *                       each point's runs (a refined point's many fresh runs
+ *                       do not make its curve taller)
  *   queue_depth, open_breakers, goodput
  *                       per-tick metric across replicates: median line and
  *                       5–95% band, each replicate first averaged over bins
@@ -205,27 +209,28 @@ static int heatmap_write(const fmt_results *r, const ana_summary *s, long ax, lo
       g->cells[i] = e->levels[i];
     }
   }
-  FILE *f = fmt_dir_file_create(dir, "heatmap_metastable.dat", err, errlen);
+  FILE *f = fmt_dir_file_create(dir, "heatmap.dat", err, errlen);
   if (!f) return -1;
-  /* One file for the three heat maps (metastable, pass, recovered): every
-   * outcome of a cell, so a cell with no metastable run but most runs slow
-   * is visible as such. */
-  fprintf(f, "# x_index y_index p_metastable runs metastable p_pass passed p_recovered "
-             "recovered slow collapsed undetermined (runs of the other axes pooled)\n");
+  /* One file for the three heat maps (bad, pass, recovered): every outcome
+   * of a cell, so a cell with no bad run but most runs slow, or one whose
+   * runs all collapsed, is visible as such. */
+  fprintf(f, "# x_index y_index p_bad runs bad p_pass passed p_recovered recovered slow "
+             "collapsed undetermined metastable p_collapsed (runs of the other axes pooled; "
+             ANA_BAD_MEANING ")\n");
   for (size_t i = 0; i < g->nx; i++) {
     for (size_t j = 0; j < g->ny; j++) {
       const ana_level *c = &g->cells[i * g->ny + j];
       if (c->n > 0)
-        fprintf(f, "%zu %zu %.6f %lld %lld %.6f %lld %.6f %lld %lld %lld %lld\n", i, j, c->p_meta,
-                (long long)c->n, (long long)c->n_meta, c->p_pass, (long long)c->n_pass,
+        fprintf(f, "%zu %zu %.6f %lld %lld %.6f %lld %.6f %lld %lld %lld %lld %lld %.6f\n", i, j,
+                c->p_bad, (long long)c->n, (long long)c->n_bad, c->p_pass, (long long)c->n_pass,
                 c->p_rec, (long long)c->n_rec, (long long)c->n_slow, (long long)c->n_coll,
-                (long long)c->n_undet);
+                (long long)c->n_undet, (long long)c->n_meta, c->p_coll);
       else
-        fprintf(f, "%zu %zu NaN 0 0 NaN 0 NaN 0 0 0 0\n", i, j);
+        fprintf(f, "%zu %zu NaN 0 0 NaN 0 NaN 0 0 0 0 0 NaN\n", i, j);
     }
     fprintf(f, "\n");
   }
-  return fmt_dir_file_close(f, dir, "heatmap_metastable.dat", err, errlen);
+  return fmt_dir_file_close(f, dir, "heatmap.dat", err, errlen);
 oom:
   snprintf(err, errlen, "out of memory for the heat map");
   return -1;
@@ -284,11 +289,17 @@ static int hist_write(const fmt_results *r, const size_t *pts, size_t n,
     return -1;
   }
   for (size_t i = 0; i < n; i++) ana_point_histogram(&h[i], r, pts[i], hhi, ANA_HISTOGRAM_BINS);
-  fprintf(f, "# bin_centre_ms then, per plotted point, recovered runs in the bin\n");
+  /* Shares of each point's runs, so every point weighs the same: a refined
+   * point's hundreds of fresh runs do not dwarf a 20-run point. */
+  fprintf(f, "# bin_centre_ms then, per plotted point, the share of its runs (all of them, "
+             "screening and fresh) that recovered in the bin\n");
   for (size_t b = 0; b < ANA_HISTOGRAM_BINS; b++) {
     fprintf(f, "%.6g", (b + 0.5) * hhi / ANA_HISTOGRAM_BINS);
-    for (size_t i = 0; i < n; i++)
-      fprintf(f, " %lld", h[i].counts ? (long long)h[i].counts[b] : 0LL);
+    for (size_t i = 0; i < n; i++) {
+      int64_t total = h[i].under + h[i].over + h[i].missing;
+      for (size_t k = 0; h[i].counts && k < ANA_HISTOGRAM_BINS; k++) total += h[i].counts[k];
+      fprintf(f, " %.6g", h[i].counts && total ? (double)h[i].counts[b] / (double)total : 0.0);
+    }
     fprintf(f, "\n");
   }
   for (size_t i = 0; i < n; i++) ana_histogram_free(&h[i]);
@@ -336,26 +347,28 @@ static void gp_both(FILE *f, const char *name, const char *body) {
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                       "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
-/* The heat maps' commands (P(pass), P(recovered), P(metastable)). */
+/* The heat maps' commands (P(pass), P(recovered), P(bad)). */
 static int script_heatmaps(FILE *f, const fmt_results *r, long ax, long ay, const ana_grid2 *g) {
   char *body = NULL;
   size_t blen = 0;
-  /* Heat maps: P(pass) and P(recovered) (green = good) and P(metastable)
-   * (green = none), each labelled with every outcome; on the metastable
-   * map, cells where most runs were slow are hatched, so "no metastable
-   * run" is never read as "healthy". */
+  /* Heat maps: P(pass) and P(recovered) (green = good) and P(bad) (green =
+   * none), each labelled with every outcome; a cell whose runs all
+   * collapsed is red on every map and labelled COLLAPSED; on the bad map,
+   * cells where most runs were slow are hatched, so "no bad run" is never
+   * read as "healthy". */
   static const struct {
     const char *name, *what, *label, *palette;
     int column;
   } maps[] = {
       {"heatmap_pass", "P(pass SLO)",
-       "sprintf('%.2f\\n%d/%d pass\\n%d slow', $6, $7, $4, $10)",
+       "sprintf('%.2f\\n%d/%d pass\\n%d slow, %d bad', $6, $7, $4, $10, $5)",
        "set palette defined (0 '#d73027', 0.5 '#fee08b', 1 '#1a9850')", 6},
       {"heatmap_recovered", "P(recovered)",
-       "sprintf('%.2f\\n%d rec/%d slow\\n%d met of %d', $8, $9, $10, $5, $4)",
+       "sprintf('%.2f\\n%d rec/%d slow\\n%d bad of %d', $8, $9, $10, $5, $4)",
        "set palette defined (0 '#d73027', 0.5 '#fee08b', 1 '#1a9850')", 8},
-      {"heatmap_metastable", "P(metastable)",
-       "sprintf('%.2f\\n%d/%d met\\n%d slow', $3, $5, $4, $10)",
+      {"heatmap_bad", "P(bad)",
+       "sprintf('%.2f\\n%d/%d bad\\n%d met/%d col/%d und\\n%d slow', $3, $5, $4, $13, $11, "
+       "$12, $10)",
        "set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')", 3},
   };
   for (size_t m = 0; ax >= 0 && m < sizeof maps / sizeof maps[0]; m++) {
@@ -368,7 +381,8 @@ static int script_heatmaps(FILE *f, const fmt_results *r, long ax, long ay, cons
                "each cell%s)'\n", maps[m].what, xn, yn,
             maps[m].column == 3 ? "; hatched: most runs slow, not recovered in time" : "");
     fprintf(b, "set xlabel '%s'\nset ylabel '%s'\n", xn, yn);
-    fprintf(b, "%s\nset cbrange [0:1]\nset cblabel '%s'\n", maps[m].palette, maps[m].what);
+    fprintf(b, "%s\nset cbrange [0:1]\nset cblabel '%s%s'\n", maps[m].palette, maps[m].what,
+            maps[m].column == 3 ? " (" ANA_BAD_MEANING ")" : "");
     fprintf(b, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", g->nx - 1, g->ny - 1);
     fprintf(b, "set xtics (");
     for (size_t i = 0; i < g->nx; i++) {
@@ -389,12 +403,15 @@ static int script_heatmaps(FILE *f, const fmt_results *r, long ax, long ay, cons
       fprintf(b, "'all' 0");
     }
     fprintf(b, ")\nunset grid\nset tics scale 0\n"
-               "plot 'heatmap_metastable.dat' using 1:2:%d with image notitle, \\\n",
+               "plot 'heatmap.dat' using 1:2:%d with image notitle, \\\n",
             maps[m].column);
     if (maps[m].column == 3)
       fprintf(b, "     '' using 1:($4 > 0 && $10 * 2 > $4 ? $2 : NaN):(0.5):(0.5) with "
                  "boxxyerror fs transparent pattern 4 noborder lc rgb '#7f3b08' notitle, \\\n");
-    fprintf(b, "     '' using 1:2:(%s) with labels font ',8' notitle\n", maps[m].label);
+    /* A cell whose runs all collapsed says so, on every map. */
+    fprintf(b, "     '' using 1:2:($4 > 0 && $11 == $4 ? sprintf('COLLAPSED\\n%%d/%%d runs', "
+               "$11, $4) : %s) with labels font ',8' notitle\n",
+            maps[m].label);
     fclose(b);
     gp_both(f, maps[m].name, body);
     free(body);
@@ -436,8 +453,11 @@ static int script_recovery(FILE *f, const fmt_results *r, const ana_summary *s, 
 
     b = open_memstream(&body, &blen);
     if (!b) return -1;
-    fprintf(b, "reset\nset title 'Recovery times of the runs that recovered'\n"
-               "set xlabel 'ms after fault clearance'\nset ylabel 'runs'\nset yrange [0:*]\n"
+    fprintf(b, "reset\nset title 'Recovery times of the runs that recovered (as shares of the "
+               "runs of each point: every point weighs the same)'\n"
+               "set xlabel 'ms after fault clearance'\n"
+               "set ylabel 'share of the runs of the point'\n"
+               "set yrange [0:*]\n"
                "set key outside below Left reverse\nset grid\n");
     fprintf(b, "set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb '#555555'\n"
                "set label 'SLO %.0f ms' at %g, graph 0.97 offset 0.5,0 font ',9'\n",
@@ -447,8 +467,8 @@ static int script_recovery(FILE *f, const fmt_results *r, const ana_summary *s, 
       char t[1024], raw[1100], t2[1100];
       const ana_point_stats *ps = &s->points[rpts[i]];
       point_title(r, rpts[i], t, sizeof t);
-      snprintf(raw, sizeof raw, "%s (%lld of %lld not recovered)", t,
-               (long long)(ps->n - ps->n_recovered), (long long)ps->n);
+      snprintf(raw, sizeof raw, "%s (%lld runs, %lld not recovered)", t, (long long)ps->n,
+               (long long)(ps->n - ps->n_recovered));
       ana_gp_text(t2, sizeof t2, raw);
       fprintf(b, "%s'recovery_histogram.dat' using 1:%zu with histeps lw 2 lc rgb '%s' title '%s'",
               i ? ", \\\n     " : "", i + 2, colours[i % 8], t2);
@@ -550,15 +570,18 @@ static int effects_plot_write(const fmt_results *r, const ana_summary *s, const 
     snprintf(name, sizeof name, "effect_%zu.dat", e->axis);
     FILE *f = fmt_dir_file_create(dir, name, err, errlen);
     if (!f) goto fail;
-    fprintf(f, "# level_index p_metastable lo hi p_pass lo hi runs p_recovered lo hi p_slow lo "
-               "hi (other axes pooled; 95%% %s)\n",
-            ana_method_name(s->method));
+    fprintf(f, "# level_index p_bad lo hi p_pass lo hi runs p_recovered lo hi p_slow lo hi "
+               "p_collapsed lo hi (other axes pooled; %s; 95%% %s)\n",
+            ANA_BAD_MEANING, ana_method_name(s->method));
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
-      fprintf(f, "%zu %.6f %.6f %.6f %.6f %.6f %.6f %lld %.6f %.6f %.6f %.6f %.6f %.6f\n", l,
-              lv->p_meta, lv->meta_ci.lo, lv->meta_ci.hi, lv->p_pass, lv->pass_ci.lo,
+      fprintf(f,
+              "%zu %.6f %.6f %.6f %.6f %.6f %.6f %lld %.6f %.6f %.6f %.6f %.6f %.6f %.6f %.6f "
+              "%.6f\n",
+              l, lv->p_bad, lv->bad_ci.lo, lv->bad_ci.hi, lv->p_pass, lv->pass_ci.lo,
               lv->pass_ci.hi, (long long)lv->n, lv->p_rec, lv->rec_ci.lo, lv->rec_ci.hi,
-              lv->p_slow, lv->slow_ci.lo, lv->slow_ci.hi);
+              lv->p_slow, lv->slow_ci.lo, lv->slow_ci.hi, lv->p_coll, lv->coll_ci.lo,
+              lv->coll_ci.hi);
     }
     if (fmt_dir_file_close(f, dir, name, err, errlen) != 0) goto fail;
   }
@@ -586,9 +609,8 @@ static int effects_plot_write(const fmt_results *r, const ana_summary *s, const 
       goto fail;
     }
     ana_gp_text(an, sizeof an, r->axes[e->axis]);
-    fprintf(b, "reset\nset title 'P(pass), P(recovered), P(slow), P(metastable) by %s (other "
-               "axes pooled; 95%% "
-               "intervals)'\nset xlabel '%s'\nset ylabel 'probability'\n"
+    fprintf(b, "reset\nset title 'P(pass), P(recovered), P(slow), P(bad), P(collapsed) by %s "
+               "(other axes pooled; " ANA_BAD_MEANING "; 95%% intervals)'\nset xlabel '%s'\nset ylabel 'probability'\n"
                "set yrange [-0.02:1.02]\nset xrange [-0.5:%zu.5]\nset key outside below\n"
                "set grid\nset xtics (",
             an, an, e->n_levels ? e->n_levels - 1 : 0);
@@ -599,11 +621,12 @@ static int effects_plot_write(const fmt_results *r, const ana_summary *s, const 
       fprintf(b, "%s'%s' %zu", l ? ", " : "", t, l);
     }
     fprintf(b, ")\nplot 'effect_%zu.dat' using ($1-0.06):2:3:4 with yerrorlines pt 7 lw 2 "
-               "lc rgb '#d62728' title 'P(metastable)', \\\n     '' using ($1+0.06):5:6:7 "
+               "lc rgb '#d62728' title 'P(bad)', \\\n     '' using ($1+0.06):5:6:7 "
                "with yerrorlines pt 5 lw 2 lc rgb '#1f77b4' title 'P(pass)', \\\n     '' using "
                "($1+0.02):9:10:11 with yerrorlines pt 9 lw 2 lc rgb '#2ca02c' title "
                "'P(recovered)', \\\n     '' using ($1-0.02):12:13:14 with yerrorlines pt 11 lw 2 "
-               "lc rgb '#ff7f0e' title 'P(slow)'\n",
+               "lc rgb '#ff7f0e' title 'P(slow)', \\\n     '' using ($1):15:16:17 with "
+               "yerrorlines pt 13 lw 2 dt 2 lc rgb '#000000' title 'P(collapsed)'\n",
             e->axis);
     fclose(b);
     snprintf(name, sizeof name, "effect_%zu", e->axis);
@@ -642,7 +665,8 @@ static void effects_html(FILE *f, const fmt_results *r, const ana_summary *s, co
     char name[64], cap[256];
     snprintf(name, sizeof name, "effect_%zu", s->effects[k].axis);
     snprintf(cap, sizeof cap,
-             "P(pass), P(recovered), P(slow) and P(metastable) by %s, other axes pooled (95%% %s)",
+             "P(pass), P(recovered), P(slow), P(bad) and P(collapsed) by %s, other axes pooled "
+             "(95%% %s)",
              r->axes[s->effects[k].axis], ana_method_name(s->method));
     fprintf(f, "<div style=\"display:inline-block;width:49%%;vertical-align:top\">");
     html_image(f, dir, name, cap);
@@ -656,29 +680,35 @@ static void effects_html(FILE *f, const fmt_results *r, const ana_summary *s, co
 static void html_refine_section(FILE *f, const fmt_results *r, const ana_refined *v) {
   if (!v) return;
   const ana_rf_eval *x = &v->now;
-  fprintf(f, "<h2>Refined points</h2>\n<p>refine: %zu candidates of %zu points after %lld "
-             "screening replicates each; %lld fresh runs in %zu rounds; status: %s%s",
-          x->rp.n_cand, r->n_points, (long long)x->r0, (long long)x->appended, r->n_rounds,
+  ana_refine_counts n = ana_refine_counts_of(x, r);
+  char counts[160];
+  ana_refine_counts_text(&n, counts, sizeof counts);
+  fprintf(f, "<h2>Refined points</h2>\n<p>refine: ");
+  html_text(f, counts);
+  fprintf(f, " after %lld screening replicates each; %lld fresh runs in %zu rounds; status: %s%s",
+          (long long)n.screening, (long long)n.fresh, n.rounds,
           ana_rp_status_name(x->st.status), v->interrupted ? " (refine was interrupted)" : "");
   fprintf(f, ". Targets P(pass) &ge; %g, P(metastable) &le; %g; rank i tested at alpha/2^i, "
              "family alpha %g. Recomputed from the runs.</p>\n",
           v->design.min_pass, v->design.max_meta, v->design.alpha);
   fprintf(f, "<table><tr><th>rank</th><th>point</th><th>settings</th><th>alpha_i</th>"
-             "<th>fresh runs</th><th>not passing, metastable, collapsed, undetermined</th>"
+             "<th>fresh runs its test used</th>"
+             "<th>not passing, metastable, collapsed, undetermined</th>"
              "<th>state</th><th>screening pass</th><th>amplification</th></tr>\n");
   for (size_t i = 0; i < x->rp.n_cand; i++) {
     const ana_rp_cand *c = &x->rp.cand[i];
     const ana_rp_point *p = &x->pts[c->point];
-    char where[1024], bad[256];
+    char where[1024], bad[256], used[96];
     ana_point_describe(r, c->point, where, sizeof where);
     ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
+    ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
     int decided = x->st.status == ANA_RP_PROVEN && c->rank == x->rp.cand[x->st.decided].rank;
     fprintf(f, "<tr%s><td>%d</td><td>%lld</td><td style=\"text-align:left\">",
             decided ? " style=\"background:#dfd\"" : "", c->rank, (long long)p->id);
     html_text(f, where);
-    fprintf(f, "</td><td>%.3g</td><td>%lld</td><td>%s</td><td>%s%s</td>"
+    fprintf(f, "</td><td>%.3g</td><td>%s</td><td>%s</td><td>%s%s</td>"
                "<td>%lld/%lld</td><td>%.3f</td></tr>\n",
-            c->alpha, (long long)c->seq.n, bad, ana_seq_state_name(c->seq.state),
+            c->alpha, used, bad, ana_seq_state_name(c->seq.state),
             decided ? " (recommended)" : "", (long long)p->n_pass, (long long)p->n, p->amp);
   }
   fprintf(f, "</table>\n");
@@ -707,19 +737,21 @@ static int html_write(const fmt_results *r, const ana_summary *s, const ana_refi
   html_image(f, dir, "heatmap_pass", "P(pass SLO) over two axes, the others pooled");
   html_image(f, dir, "heatmap_recovered",
              "P(recovered) over two axes, the others pooled: the runs back within the horizon");
-  html_image(f, dir, "heatmap_metastable",
-             "P(metastable) over two axes, the others pooled (hatched: most runs slow)");
+  html_image(f, dir, "heatmap_bad",
+             "P(bad) over two axes, the others pooled (" ANA_BAD_MEANING
+             "; hatched: most runs slow; COLLAPSED: every run collapsed)");
   effects_html(f, r, s, dir);
   html_image(f, dir, "recovery_survival", "Recovery after clearance: Kaplan-Meier curves");
-  html_image(f, dir, "recovery_histogram", "Recovery-time histogram");
+  html_image(f, dir, "recovery_histogram",
+             "Recovery-time histogram: shares of each point's runs (points weigh the same)");
   html_image(f, dir, "queue_depth", "Queue depth: median and 5-95% band across replicates");
   html_image(f, dir, "open_breakers", "Open breakers: median and 5-95% band");
   html_image(f, dir, "goodput", "Goodput: median and 5-95% band");
 
   fprintf(f, "<h2>Parameter effects</h2>\n<table><tr><th>rank</th><th>axis</th><th>value</th>"
              "<th>runs</th><th>recovered/slow/metastable/collapsed</th><th>P(pass)</th>"
-             "<th>95%% CI</th><th>P(recovered)</th><th>P(slow)</th><th>P(metastable)</th>"
-             "<th>95%% CI</th><th>effect (pass / recovered / slow / meta)</th></tr>\n");
+             "<th>95%% CI</th><th>P(recovered)</th><th>P(slow)</th><th>P(bad)</th>"
+             "<th>95%% CI</th><th>effect (pass / recovered / slow / bad)</th></tr>\n");
   for (size_t k = 0; k < s->n_axes; k++) {
     const ana_axis_effect *e = &s->effects[k];
     for (size_t l = 0; l < e->n_levels; l++) {
@@ -735,19 +767,20 @@ static int html_write(const fmt_results *r, const ana_summary *s, const ana_refi
                  "<td>%.3f&ndash;%.3f</td><td>%.3f / %.3f / %.3f / %.3f</td></tr>\n",
               (long long)lv->n, (long long)lv->n_rec, (long long)lv->n_slow,
               (long long)lv->n_meta, (long long)lv->n_coll, lv->p_pass, lv->pass_ci.lo,
-              lv->pass_ci.hi, lv->p_rec, lv->p_slow, lv->p_meta, lv->meta_ci.lo, lv->meta_ci.hi,
-              e->effect_pass, e->effect_rec, e->effect_slow, e->effect_meta);
+              lv->pass_ci.hi, lv->p_rec, lv->p_slow, lv->p_bad, lv->bad_ci.lo, lv->bad_ci.hi,
+              e->effect_pass, e->effect_rec, e->effect_slow, e->effect_bad);
     }
   }
   fprintf(f, "</table>\n<h2>Per grid point</h2>\n<p>Best first. Recovery quantiles are "
              "Kaplan-Meier estimates with runs that did not recover censored at the horizon "
-             "(&gt;T: not reached within T ms after clearance).</p>\n<table><tr><th>point</th>");
+             "(&gt;T: not reached within T ms after clearance). P(bad): the share of runs "
+             "metastable, collapsed or undetermined.</p>\n<table><tr><th>point</th>");
   for (size_t a = 0; a < r->n_axes; a++) {
     fprintf(f, "<th>");
     html_text(f, r->axes[a]);
     fprintf(f, "</th>");
   }
-  fprintf(f, "<th>runs</th><th>rec/slow/meta/collapsed</th><th>P(metastable)</th><th>95%% CI</th>"
+  fprintf(f, "<th>runs</th><th>rec/slow/meta/collapsed</th><th>P(bad)</th><th>95%% CI</th>"
              "<th>P(pass)</th><th>95%% CI</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
              "<th>amplification</th><th>goodput during</th><th>goodput after</th></tr>\n");
   for (size_t k = 0; k < s->n_points; k++) {
@@ -760,16 +793,17 @@ static int html_write(const fmt_results *r, const ana_summary *s, const ana_refi
       html_text(f, v);
       fprintf(f, "</td>");
     }
-    ana_interval mc = s->method == ANA_INTERVAL_EXACT ? ps->meta_exact : ps->meta_wilson;
+    ana_interval mc = s->method == ANA_INTERVAL_EXACT ? ps->bad_exact : ps->bad_wilson;
     ana_interval pc = s->method == ANA_INTERVAL_EXACT ? ps->pass_exact : ps->pass_wilson;
     char q50[32], q90[32], q99[32];
     ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
     ana_ms_format(ps->rec_p90, ps->censor_ms, q90, sizeof q90);
     ana_ms_format(ps->rec_p99, ps->censor_ms, q99, sizeof q99);
-    fprintf(f, "<td>%lld</td><td>%lld/%lld/%lld/%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td>"
-               "<td>%.3f</td><td>%.3f&ndash;%.3f</td><td>",
-            (long long)ps->n, (long long)ps->n_recovered, (long long)ps->n_slow,
-            (long long)ps->n_meta, (long long)ps->n_coll, ps->p_meta, mc.lo, mc.hi, ps->p_pass,
+    fprintf(f, "<td>%lld", (long long)ps->n);
+    if (ps->n_fresh) fprintf(f, " (%lld fresh)", (long long)ps->n_fresh);
+    fprintf(f, "</td><td>%lld/%lld/%lld/%lld</td><td>%.3f</td><td>%.3f&ndash;%.3f</td>"
+               "<td>%.3f</td><td>%.3f&ndash;%.3f</td><td>", (long long)ps->n_recovered, (long long)ps->n_slow,
+            (long long)ps->n_meta, (long long)ps->n_coll, ps->p_bad, mc.lo, mc.hi, ps->p_pass,
             pc.lo, pc.hi);
     html_text(f, q50);
     fprintf(f, "</td><td>");
@@ -845,7 +879,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
     goto done;
   rc = -1;
   if (html_write(r, s, o->refined, dir, text, err, errlen) != 0) goto done;
-  static const char *const names[] = {"heatmap_metastable", "heatmap_pass", "heatmap_recovered",
+  static const char *const names[] = {"heatmap_bad", "heatmap_pass", "heatmap_recovered",
                                       "recovery_survival",
                                       "recovery_histogram", "queue_depth", "open_breakers",
                                       "goodput"};

@@ -19,12 +19,15 @@
  *       p_metastable, p_metastable_{wilson,exact}_{lo,hi}, p_pass,
  *       p_pass_{wilson,exact}_{lo,hi}, censor_ms, recovery_p{50,90,99}_ms,
  *       amplification_{mean,lo,hi}, goodput_during_{mean,lo,hi},
- *       goodput_after_{mean,lo,hi}, peak_queue_mean (float64), ...; then one
+ *       goodput_after_{mean,lo,hi}, peak_queue_mean (float64), ..., bad (int64:
+ *       runs metastable, collapsed or undetermined), p_bad,
+ *       p_bad_{wilson,exact}_{lo,hi} (what the targets bound; p_metastable
+ *       is the metastable runs alone); then one
  *       float64 column per grid axis, named by its key, with the point's
  *       value as /points has it (no join needed)
  *   /analysis/effects        one row per (axis, value): axis, value (string
  *       as the sweep wrote it), rank (1 = largest effect), runs, metastable,
- *       passed, p_metastable(_lo,_hi), p_pass(_lo,_hi), effect_metastable,
+ *       passed, bad, p_bad(_lo,_hi), p_pass(_lo,_hi), effect_bad (on P(bad)),
  *       effect_pass
  *   /analysis/recovery_histogram  int64 (points x ANA_HISTOGRAM_BINS) counts
  *       of recovered runs; attributes lo_ms = 0 and bin_ms
@@ -51,13 +54,15 @@ typedef struct point_row {
   double amp, amp_lo, amp_hi, gd, gd_lo, gd_hi, ga, ga_lo, ga_hi, peak;
   long long collapsed, undetermined;
   double p_coll, coll_lo, coll_hi, coll_p50, coll_mean, coll_mean_lo, coll_mean_hi;
+  long long bad;
+  double p_bad, bad_w_lo, bad_w_hi, bad_e_lo, bad_e_hi;
 } point_row;
 
 typedef struct effect_row {
   char axis[NAME_LEN];
   char value[NAME_LEN];
-  long long rank, runs, metastable, passed;
-  double p_meta, meta_lo, meta_hi, p_pass, pass_lo, pass_hi, effect_meta, effect_pass;
+  long long rank, runs, metastable, passed, bad;
+  double p_bad, bad_lo, bad_hi, p_pass, pass_lo, pass_hi, effect_bad, effect_pass;
 } effect_row;
 
 #define PI(f, n) {n, offsetof(point_row, f), FMT_CT_I64, 0}
@@ -78,6 +83,8 @@ static const fmt_column point_columns[] = {
     PF(coll_lo, "p_collapsed_exact_lo"), PF(coll_hi, "p_collapsed_exact_hi"),
     PF(coll_p50, "collapse_p50_ms"), PF(coll_mean, "collapse_mean_ms"),
     PF(coll_mean_lo, "collapse_mean_lo"), PF(coll_mean_hi, "collapse_mean_hi"),
+    PI(bad, "bad"), PF(p_bad, "p_bad"), PF(bad_w_lo, "p_bad_wilson_lo"),
+    PF(bad_w_hi, "p_bad_wilson_hi"), PF(bad_e_lo, "p_bad_exact_lo"), PF(bad_e_hi, "p_bad_exact_hi"),
 };
 #undef PI
 #undef PF
@@ -89,9 +96,9 @@ static const fmt_column effect_columns[] = {
     {"axis", offsetof(effect_row, axis), FMT_CT_STR, NAME_LEN},
     {"value", offsetof(effect_row, value), FMT_CT_STR, NAME_LEN},
     EI(rank, "rank"), EI(runs, "runs"), EI(metastable, "metastable"), EI(passed, "passed"),
-    EF(p_meta, "p_metastable"), EF(meta_lo, "p_metastable_lo"), EF(meta_hi, "p_metastable_hi"),
+    EI(bad, "bad"), EF(p_bad, "p_bad"), EF(bad_lo, "p_bad_lo"), EF(bad_hi, "p_bad_hi"),
     EF(p_pass, "p_pass"), EF(pass_lo, "p_pass_lo"), EF(pass_hi, "p_pass_hi"),
-    EF(effect_meta, "effect_metastable"), EF(effect_pass, "effect_pass"),
+    EF(effect_bad, "effect_bad"), EF(effect_pass, "effect_pass"),
 };
 #undef EI
 #undef EF
@@ -115,11 +122,13 @@ static fmt_column *point_columns_of(const fmt_results *r, size_t *n) {
 }
 
 static void point_row_fill(point_row *w, const ana_point_stats *ps) {
+  ana_interval mw = ana_wilson(ps->n_meta, ps->n, ANA_Z95);
+  ana_interval me = ana_clopper_pearson(ps->n_meta, ps->n, ANA_CONF);
   *w = (point_row){
       .point = ps->point, .runs = ps->n, .recovered = ps->n_recovered, .slow = ps->n_slow,
       .metastable = ps->n_meta, .passed = ps->n_pass, .p_meta = ps->p_meta,
-      .meta_w_lo = ps->meta_wilson.lo, .meta_w_hi = ps->meta_wilson.hi,
-      .meta_e_lo = ps->meta_exact.lo, .meta_e_hi = ps->meta_exact.hi, .p_pass = ps->p_pass,
+      .meta_w_lo = mw.lo, .meta_w_hi = mw.hi, .meta_e_lo = me.lo, .meta_e_hi = me.hi,
+      .p_pass = ps->p_pass,
       .pass_w_lo = ps->pass_wilson.lo, .pass_w_hi = ps->pass_wilson.hi,
       .pass_e_lo = ps->pass_exact.lo, .pass_e_hi = ps->pass_exact.hi,
       .censor_ms = ps->censor_ms, .p50 = ps->rec_p50, .p90 = ps->rec_p90, .p99 = ps->rec_p99,
@@ -129,7 +138,9 @@ static void point_row_fill(point_row *w, const ana_point_stats *ps) {
       .peak = ps->peak_queue.mean, .collapsed = ps->n_coll, .undetermined = ps->n_undet,
       .p_coll = ps->p_coll, .coll_lo = ps->coll_exact.lo, .coll_hi = ps->coll_exact.hi,
       .coll_p50 = ps->coll_p50, .coll_mean = ps->coll_mean, .coll_mean_lo = ps->coll_ci.lo,
-      .coll_mean_hi = ps->coll_ci.hi};
+      .coll_mean_hi = ps->coll_ci.hi, .bad = ps->n_bad, .p_bad = ps->p_bad,
+      .bad_w_lo = ps->bad_wilson.lo, .bad_w_hi = ps->bad_wilson.hi,
+      .bad_e_lo = ps->bad_exact.lo, .bad_e_hi = ps->bad_exact.hi};
 }
 
 int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary *s,
@@ -170,13 +181,14 @@ int ana_analysis_store(const char *path, const fmt_results *r, const ana_summary
       w->runs = lv->n;
       w->metastable = lv->n_meta;
       w->passed = lv->n_pass;
-      w->p_meta = lv->p_meta;
-      w->meta_lo = lv->meta_ci.lo;
-      w->meta_hi = lv->meta_ci.hi;
+      w->bad = lv->n_bad;
+      w->p_bad = lv->p_bad;
+      w->bad_lo = lv->bad_ci.lo;
+      w->bad_hi = lv->bad_ci.hi;
       w->p_pass = lv->p_pass;
       w->pass_lo = lv->pass_ci.lo;
       w->pass_hi = lv->pass_ci.hi;
-      w->effect_meta = ax->effect_meta;
+      w->effect_bad = ax->effect_bad;
       w->effect_pass = ax->effect_pass;
     }
   }

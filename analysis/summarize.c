@@ -2,7 +2,8 @@
  * summarize.c — the per-point table and the parameter effects of `analyze`,
  * computed from the rows of /runs already in memory.
  *
- * Per point: outcome counts, P(metastable) and P(pass SLO) with 95% Wilson
+ * Per point: outcome counts, P(bad) (decision.h: metastable, collapsed or
+ * undetermined) and P(pass SLO) with 95% Wilson
  * and exact intervals, Kaplan–Meier quantiles of the recovery time (runs that
  * did not recover are censored at the point's horizon minus its fault
  * clearance: all we know is that they took longer than that), and t
@@ -12,7 +13,7 @@
  * other axes (a main effect, marginalised by pooling runs — on a full grid
  * with equal replicates that is the unweighted mean over the other axes).
  * The effect size of an axis is max - min of the pooled probability across
- * its values, for P(metastable) and for P(pass); axes are ranked by the
+ * its values, for P(bad) and for P(pass); axes are ranked by the
  * larger of the two, because an axis may leave metastability untouched and
  * still decide whether the SLO is met (or the reverse).
  *
@@ -205,9 +206,11 @@ static size_t level_find(const ana_level *levels, size_t n, double v) {
 }
 
 static void level_finish(ana_level *l, ana_method m) {
-  l->p_meta = l->n ? (double)l->n_meta / (double)l->n : NAN;
+  l->p_bad = l->n ? (double)l->n_bad / (double)l->n : NAN;
   l->p_pass = l->n ? (double)l->n_pass / (double)l->n : NAN;
-  l->meta_ci = ana_proportion_interval(m, l->n_meta, l->n);
+  l->bad_ci = ana_proportion_interval(m, l->n_bad, l->n);
+  l->p_coll = l->n ? (double)l->n_coll / (double)l->n : NAN;
+  l->coll_ci = ana_proportion_interval(m, l->n_coll, l->n);
   l->pass_ci = ana_proportion_interval(m, l->n_pass, l->n);
   l->p_rec = l->n ? (double)l->n_rec / (double)l->n : NAN;
   l->p_slow = l->n ? (double)l->n_slow / (double)l->n : NAN;
@@ -218,6 +221,7 @@ static void level_finish(ana_level *l, ana_method m) {
 static void level_add(ana_level *l, const ana_point_stats *ps) {
   l->n += ps->n_pooled;
   l->n_meta += ps->n_pooled_meta;
+  l->n_bad += ps->n_pooled_bad;
   l->n_pass += ps->n_pooled_pass;
   l->n_rec += ps->n_pooled_rec;
   l->n_slow += ps->n_pooled_slow;
@@ -244,16 +248,16 @@ static int effect_compute(ana_axis_effect *e, const fmt_results *r, const ana_su
     rmax = fmax(rmax, e->levels[l].p_rec);
     smin = fmin(smin, e->levels[l].p_slow);
     smax = fmax(smax, e->levels[l].p_slow);
-    mmin = fmin(mmin, e->levels[l].p_meta);
-    mmax = fmax(mmax, e->levels[l].p_meta);
+    mmin = fmin(mmin, e->levels[l].p_bad);
+    mmax = fmax(mmax, e->levels[l].p_bad);
     pmin = fmin(pmin, e->levels[l].p_pass);
     pmax = fmax(pmax, e->levels[l].p_pass);
   }
-  e->effect_meta = mmax >= mmin ? mmax - mmin : 0.0;
+  e->effect_bad = mmax >= mmin ? mmax - mmin : 0.0;
   e->effect_pass = pmax >= pmin ? pmax - pmin : 0.0;
   e->effect_rec = rmax >= rmin ? rmax - rmin : 0.0;
   e->effect_slow = smax >= smin ? smax - smin : 0.0;
-  e->effect = fmax(e->effect_meta, e->effect_pass);
+  e->effect = fmax(e->effect_bad, e->effect_pass);
   return 0;
 }
 
@@ -268,7 +272,7 @@ static int cmp_effects(const void *x, const void *y) {
 /* ------------------------------------------------------------------------ */
 
 typedef struct order_key {
-  double p_meta, p_pass, p90;
+  double p_bad, p_pass, p90;
   int64_t id;
   size_t index;
 } order_key;
@@ -279,10 +283,10 @@ static int cmp_asc(double a, double b) {
   return (a > b) - (a < b);
 }
 
-/* Best first: least metastable, then most passing, then fastest p90. */
+/* Best first: fewest bad runs, then most passing, then fastest p90. */
 static int cmp_order(const void *x, const void *y) {
   const order_key *a = x, *b = y;
-  int c = cmp_asc(a->p_meta, b->p_meta);
+  int c = cmp_asc(a->p_bad, b->p_bad);
   if (c) return c;
   c = cmp_asc(-a->p_pass, -b->p_pass);
   if (c) return c;
@@ -361,9 +365,11 @@ static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_
       rec_sum += run->recovery_ms;
     }
     if (run_passes(run, slo_ms)) ps->n_pass++;
-    if (r->replicates <= 0 || run->replicate < r->replicates) {
+    ps->n_bad += ana_outcome_is_bad(run->outcome);
+    if (ana_run_is_screening(r, run)) {
       ps->n_pooled++;
       ps->n_pooled_meta += run->outcome == ENG_OUTCOME_METASTABLE;
+      ps->n_pooled_bad += ana_outcome_is_bad(run->outcome);
       ps->n_pooled_pass += run_passes(run, slo_ms);
       ps->n_pooled_rec += run->outcome == ENG_OUTCOME_RECOVERED;
       ps->n_pooled_slow += run->outcome == ENG_OUTCOME_SLOW;
@@ -371,10 +377,12 @@ static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_
       ps->n_pooled_undet += run->outcome == ENG_OUTCOME_UNDETERMINED;
     }
   }
+  ps->n_fresh = ps->n - ps->n_pooled;
   ps->p_meta = n ? (double)ps->n_meta / (double)n : NAN;
+  ps->p_bad = n ? (double)ps->n_bad / (double)n : NAN;
   ps->p_pass = n ? (double)ps->n_pass / (double)n : NAN;
-  ps->meta_wilson = ana_wilson(ps->n_meta, ps->n, ANA_Z95);
-  ps->meta_exact = ana_clopper_pearson(ps->n_meta, ps->n, ANA_CONF);
+  ps->bad_wilson = ana_wilson(ps->n_bad, ps->n, ANA_Z95);
+  ps->bad_exact = ana_clopper_pearson(ps->n_bad, ps->n, ANA_CONF);
   ps->pass_wilson = ana_wilson(ps->n_pass, ps->n, ANA_Z95);
   ps->pass_exact = ana_clopper_pearson(ps->n_pass, ps->n, ANA_CONF);
   ps->rec_mean_recovered = ps->n_recovered ? rec_sum / (double)ps->n_recovered : NAN;
@@ -439,7 +447,7 @@ int ana_summary_compute(ana_summary *s, const fmt_results *r, double slo_ms, ana
 
   for (size_t p = 0; p < r->n_points; p++) {
     const ana_point_stats *ps = &s->points[p];
-    keys[p] = (order_key){ps->p_meta, ps->p_pass, ps->rec_p90, ps->point, p};
+    keys[p] = (order_key){ps->p_bad, ps->p_pass, ps->rec_p90, ps->point, p};
   }
   qsort(keys, r->n_points, sizeof *keys, cmp_order);
   for (size_t p = 0; p < r->n_points; p++) s->order[p] = keys[p].index;
@@ -554,8 +562,8 @@ static void num_format(double v, char *buf, size_t len) {
     snprintf(buf, len, "%.3f", v);
 }
 
-static ana_interval meta_ci(const ana_summary *s, const ana_point_stats *ps) {
-  return s->method == ANA_INTERVAL_EXACT ? ps->meta_exact : ps->meta_wilson;
+static ana_interval bad_ci(const ana_summary *s, const ana_point_stats *ps) {
+  return s->method == ANA_INTERVAL_EXACT ? ps->bad_exact : ps->bad_wilson;
 }
 
 static ana_interval coll_ci(const ana_summary *s, const ana_point_stats *ps) {
@@ -601,14 +609,17 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
           "Kaplan-Meier, not-recovered runs censored at horizon - clearance, \">T\" = not "
           "reached within T ms):\n",
           r->n_points, s->slo_ms, ana_method_name(s->method));
+  int any_fresh = 0;
+  for (size_t p = 0; p < s->n_points; p++) any_fresh |= s->points[p].n_fresh > 0;
   fprintf(out, "%6s", "point");
   for (size_t a = 0; a < r->n_axes; a++) {
     char name[256];
     ana_term_text(name, sizeof name, r->axes[a]);
     fprintf(out, "  %*s", w[a], name);
   }
+  if (any_fresh) fprintf(out, "  %5s", "fresh");
   fprintf(out, "  %5s  %-15s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s  %-21s  %s\n", "runs",
-          "rec/slw/met/col", "P(metastable)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
+          "rec/slw/met/col", "P(bad)", "P(pass SLO)", "rec p50", "p90", "p99", "amp",
           "gp_dur", "gp_aft", "P(collapsed)", "t_collapse ms");
   for (size_t k = 0; k < s->n_points; k++) {
     const ana_point_stats *ps = &s->points[s->order[k]];
@@ -627,7 +638,7 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
                (long long)ps->n_undet);
     prob_format(ps->p_coll, coll_ci(s, ps), pc, sizeof pc);
     coll_time_format(ps, tc, sizeof tc);
-    prob_format(ps->p_meta, meta_ci(s, ps), pm, sizeof pm);
+    prob_format(ps->p_bad, bad_ci(s, ps), pm, sizeof pm);
     prob_format(ps->p_pass, pass_ci(s, ps), pp, sizeof pp);
     ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
     ana_ms_format(ps->rec_p90, ps->censor_ms, q90, sizeof q90);
@@ -635,16 +646,23 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
     num_format(ps->amp.mean, amp, sizeof amp);
     num_format(ps->gp_during.mean, gd, sizeof gd);
     num_format(ps->gp_after.mean, ga, sizeof ga);
+    if (any_fresh) fprintf(out, "  %5lld", (long long)ps->n_fresh);
     fprintf(out, "  %5lld  %-15s  %-21s  %-21s  %7s  %7s  %7s  %6s  %6s  %6s  %-21s  %s\n",
             (long long)ps->n, counts, pm, pp, q50, q90, q99, amp, gd, ga, pc, tc);
   }
   fprintf(out,
           "(rec/slw/met/col = runs recovered / slow / metastable / collapsed without a fault, "
-          "+Nu = N undetermined (too little time after clearance); amp = mean attempts per "
+          "+Nu = N undetermined (too little time after clearance); P(bad) = the share of runs "
+          "metastable, collapsed or undetermined, what the P(metastable) target bounds; "
+          "amp = mean attempts per "
           "request; gp_dur, gp_aft = mean goodput during the faults and after clearance, "
           "relative to baseline; t_collapse = mean time to collapse from an empty start with a "
           "95%% interval (on the log scale, so never below 0), * = Kaplan-Meier restricted mean up to the longest watch when some "
           "runs never collapsed)\n");
+  if (any_fresh)
+    fprintf(out, "(runs = every finished run of the point, screening and fresh; fresh = the runs "
+                 "refine appended, of which a point's test may have used fewer; parameter effects "
+                 "and heat maps pool the screening runs only, so every point weighs the same)\n");
   free(w);
 }
 
@@ -652,8 +670,8 @@ void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summar
   fprintf(out,
           "\nParameter effects (each axis's values pooled over all other axes; effect = max - "
           "min across its values; ranked by the larger of the effects on P(pass) and "
-          "P(metastable); a value with no metastable run can still be mostly slow: read "
-          "P(recovered) and P(slow) too):\n");
+          "P(bad), " ANA_BAD_MEANING "; a value with no bad run can still be mostly slow: "
+          "read P(recovered) and P(slow) too):\n");
   if (s->n_axes == 0) {
     fprintf(out, "  (the file has no grid axes)\n");
     return;
@@ -664,13 +682,13 @@ void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summar
     ana_term_text(name, sizeof name, r->axes[e->axis]);
     fprintf(out,
             "%2zu. %-20s effect on P(pass) %.3f, on P(recovered) %.3f, on P(slow) %.3f, on "
-            "P(metastable) %.3f\n",
-            k + 1, name, e->effect_pass, e->effect_rec, e->effect_slow, e->effect_meta);
+            "P(bad) %.3f\n",
+            k + 1, name, e->effect_pass, e->effect_rec, e->effect_slow, e->effect_bad);
     for (size_t l = 0; l < e->n_levels; l++) {
       const ana_level *lv = &e->levels[l];
       char v[256], pm[48], pp[48], pr[48], psl[48], counts[96];
       term_label(r, e->axis, lv->example, v, sizeof v);
-      prob_format(lv->p_meta, lv->meta_ci, pm, sizeof pm);
+      prob_format(lv->p_bad, lv->bad_ci, pm, sizeof pm);
       prob_format(lv->p_pass, lv->pass_ci, pp, sizeof pp);
       prob_format(lv->p_rec, lv->rec_ci, pr, sizeof pr);
       prob_format(lv->p_slow, lv->slow_ci, psl, sizeof psl);
@@ -681,7 +699,7 @@ void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summar
                  (long long)lv->n_undet);
       fprintf(out,
               "      %-14s runs %6lld  rec/slw/met/col %-15s  P(pass) %-21s  P(recovered) %-21s  "
-              "P(slow) %-21s  P(metastable) %s\n",
+              "P(slow) %-21s  P(bad) %s\n",
               v, (long long)lv->n, counts, pp, pr, psl, pm);
     }
   }
@@ -714,7 +732,8 @@ void ana_summary_print_csv(FILE *f, const fmt_results *r, const ana_summary *s) 
         "goodput_during_hi,goodput_after_mean,goodput_after_lo,goodput_after_hi,"
         "peak_queue_mean,slo_ms,collapsed,undetermined,p_collapsed,p_collapsed_lo,"
         "p_collapsed_hi,collapse_p50_ms,collapse_mean_ms,collapse_mean_lo,collapse_mean_hi,"
-        "collapse_tau_ms\n",
+        "collapse_tau_ms,bad,p_bad,p_bad_wilson_lo,p_bad_wilson_hi,p_bad_exact_lo,"
+        "p_bad_exact_hi,screening_runs,fresh_runs\n",
         f);
   for (size_t k = 0; k < s->n_points; k++) {
     const ana_point_stats *ps = &s->points[s->order[k]];
@@ -727,8 +746,10 @@ void ana_summary_print_csv(FILE *f, const fmt_results *r, const ana_summary *s) 
     }
     fprintf(f, ",%lld,%lld,%lld,%lld,%lld", (long long)ps->n, (long long)ps->n_recovered,
             (long long)ps->n_slow, (long long)ps->n_meta, (long long)ps->n_pass);
-    double cols[] = {ps->p_meta,         ps->meta_wilson.lo, ps->meta_wilson.hi,
-                     ps->meta_exact.lo,  ps->meta_exact.hi,  ps->p_pass,
+    ana_interval mw = ana_wilson(ps->n_meta, ps->n, ANA_Z95);
+    ana_interval me = ana_clopper_pearson(ps->n_meta, ps->n, ANA_CONF);
+    double cols[] = {ps->p_meta,         mw.lo,              mw.hi,
+                     me.lo,              me.hi,              ps->p_pass,
                      ps->pass_wilson.lo, ps->pass_wilson.hi, ps->pass_exact.lo,
                      ps->pass_exact.hi,  ps->censor_ms,      ps->rec_p50,
                      ps->rec_p90,        ps->rec_p99,        ps->amp.mean,
@@ -743,6 +764,12 @@ void ana_summary_print_csv(FILE *f, const fmt_results *r, const ana_summary *s) 
     double ccols[] = {ps->p_coll, cc.lo, cc.hi, ps->coll_p50, ps->coll_mean,
                       ps->coll_ci.lo, ps->coll_ci.hi, ps->coll_tau};
     for (size_t c = 0; c < sizeof ccols / sizeof ccols[0]; c++) csv_num(f, ccols[c]);
+    /* P(bad), the share the targets bound, appended likewise */
+    fprintf(f, ",%lld", (long long)ps->n_bad);
+    double bcols[] = {ps->p_bad, ps->bad_wilson.lo, ps->bad_wilson.hi, ps->bad_exact.lo,
+                      ps->bad_exact.hi};
+    for (size_t c = 0; c < sizeof bcols / sizeof bcols[0]; c++) csv_num(f, bcols[c]);
+    fprintf(f, ",%lld,%lld", (long long)ps->n_pooled, (long long)ps->n_fresh);
     fputc('\n', f);
   }
 }
@@ -803,13 +830,22 @@ static json_t *point_json(const fmt_results *r, const ana_summary *s, const ana_
   for (size_t a = 0; a < r->n_axes; a++) ana_json_set(settings, r->axes[a], axis_value(r, a, ps->index));
   json_object_set_new(o, "settings", settings);
   json_object_set_new(o, "runs", json_integer((json_int_t)ps->n));
+  json_object_set_new(o, "screening_runs", json_integer((json_int_t)ps->n_pooled));
+  json_object_set_new(o, "fresh_runs", json_integer((json_int_t)ps->n_fresh));
   json_object_set_new(o, "recovered", json_integer((json_int_t)ps->n_recovered));
   json_object_set_new(o, "slow", json_integer((json_int_t)ps->n_slow));
   json_object_set_new(o, "metastable", json_integer((json_int_t)ps->n_meta));
   json_object_set_new(o, "passed", json_integer((json_int_t)ps->n_pass));
+  json_object_set_new(o, "bad", json_integer((json_int_t)ps->n_bad));
+  json_object_set_new(o, "p_bad", ana_json_number(ps->p_bad));
+  json_object_set_new(o, "p_bad_wilson", json_interval(ps->bad_wilson));
+  json_object_set_new(o, "p_bad_exact", json_interval(ps->bad_exact));
+  /* The metastable runs alone (collapsed and undetermined are not in it). */
   json_object_set_new(o, "p_metastable", ana_json_number(ps->p_meta));
-  json_object_set_new(o, "p_metastable_wilson", json_interval(ps->meta_wilson));
-  json_object_set_new(o, "p_metastable_exact", json_interval(ps->meta_exact));
+  json_object_set_new(o, "p_metastable_wilson",
+                      json_interval(ana_wilson(ps->n_meta, ps->n, ANA_Z95)));
+  json_object_set_new(o, "p_metastable_exact",
+                      json_interval(ana_clopper_pearson(ps->n_meta, ps->n, ANA_CONF)));
   json_object_set_new(o, "p_pass", ana_json_number(ps->p_pass));
   json_object_set_new(o, "p_pass_wilson", json_interval(ps->pass_wilson));
   json_object_set_new(o, "p_pass_exact", json_interval(ps->pass_exact));
@@ -864,6 +900,7 @@ void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *
   json_object_set_new(root, "slo_ms", ana_json_number(s->slo_ms));
   json_object_set_new(root, "interval", ana_json_text(ana_method_name(s->method)));
   json_object_set_new(root, "confidence", json_real(0.95));
+  json_object_set_new(root, "bad_runs", json_string(ANA_BAD_MEANING));
   json_object_set_new(root, "recovery_quantiles",
                       json_string("Kaplan-Meier; not-recovered runs censored at censor_ms "
                                   "(horizon - fault clearance); null = not reached"));
@@ -882,12 +919,19 @@ void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *
       const ana_level *lv = &e->levels[l];
       char v[64];
       ana_value_label(r, e->axis, lv->example, v, sizeof v);
+      double pm = lv->n ? (double)lv->n_meta / (double)lv->n : NAN;
       json_t *lj = json_pack("{s:o,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "value", ana_json_text(v),
                              "runs", (json_int_t)lv->n, "metastable", (json_int_t)lv->n_meta,
                              "passed", (json_int_t)lv->n_pass, "p_metastable",
-                             ana_json_number(lv->p_meta), "p_metastable_ci",
-                             json_interval(lv->meta_ci), "p_pass", ana_json_number(lv->p_pass),
+                             ana_json_number(pm), "p_metastable_ci",
+                             json_interval(ana_proportion_interval(s->method, lv->n_meta, lv->n)),
+                             "p_pass", ana_json_number(lv->p_pass),
                              "p_pass_ci", json_interval(lv->pass_ci));
+      json_object_update_new(
+          lj, json_pack("{s:I,s:o,s:o,s:o,s:o}", "bad", (json_int_t)lv->n_bad, "p_bad",
+                        ana_json_number(lv->p_bad), "p_bad_ci", json_interval(lv->bad_ci),
+                        "p_collapsed", ana_json_number(lv->p_coll), "p_collapsed_ci",
+                        json_interval(lv->coll_ci)));
       json_object_update_new(
           lj, json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o}", "recovered", (json_int_t)lv->n_rec,
                         "slow", (json_int_t)lv->n_slow, "collapsed", (json_int_t)lv->n_coll,
@@ -900,7 +944,7 @@ void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *
     json_array_append_new(
         effects, json_pack("{s:o,s:I,s:o,s:o,s:o,s:o}", "axis", ana_json_text(r->axes[e->axis]),
                            "rank", (json_int_t)(k + 1), "effect", ana_json_number(e->effect),
-                           "effect_metastable", ana_json_number(e->effect_meta), "effect_pass",
+                           "effect_bad", ana_json_number(e->effect_bad), "effect_pass",
                            ana_json_number(e->effect_pass), "levels", levels));
     json_t *ej = json_array_get(effects, json_array_size(effects) - 1);
     json_object_set_new(ej, "effect_recovered", ana_json_number(e->effect_rec));

@@ -431,7 +431,7 @@ static void report_help(void) {
       "                         [--slo-ms MS] [--max-metastable P] [--min-pass P]\n\n"
       "Writes plots (PNG and SVG, drawn by gnuplot) and DIR/index.html showing them with\n"
       "the per-point table, the parameter effects and the recommendation:\n"
-      "  heatmap_pass, heatmap_recovered, heatmap_metastable\n"
+      "  heatmap_pass, heatmap_recovered, heatmap_bad\n"
       "                         P(pass SLO), P(recovered) and P(metastable) over two axes,\n"
       "                         other axes pooled (default: the two axes with the largest\n"
       "                         effect); each cell labelled with its outcomes; on the\n"

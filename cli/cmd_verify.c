@@ -349,7 +349,7 @@ static void keep_run(verify_state *v, const fmt_run_record *rec) {
   if (x->have) return;
   x->have = 1;
   x->outcome = rec->summary.outcome;
-  x->meta = ana_outcome_counts_metastable(rec->summary.outcome);
+  x->meta = ana_outcome_is_bad(rec->summary.outcome);
   x->passed = rec->summary.passed_slo && !x->meta;
   x->seed = rec->summary.seed;
   x->recovery_ms = rec->summary.recovery_ms;

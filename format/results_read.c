@@ -81,6 +81,7 @@
 
 static int roles_read(fmt_results *r, hid_t root);
 static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen);
+static void stages_fill(fmt_results *r);
 
 int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
@@ -147,6 +148,7 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
   if (sweep_text) fmt__rr_sweep_apply(r, sweep_text);
   if (roles_read(r, root)) goto oom_fail;
   if (refined && rounds_read(r, fid, err, errlen)) goto fail;
+  stages_fill(r);
   if (fmt__rr_band_work_check(r, chunk_bytes, chunk_ticks, err, errlen)) goto fail;
   free(sweep_text);
   H5Gclose(root);
@@ -230,6 +232,25 @@ static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen) {
   }
   r->n_rounds = n;
   return 0;
+}
+
+/* Each run's stage (fmt_run.stage), from its replicate and its row (= its
+ * run id) among the rounds' first rows. */
+static void stages_fill(fmt_results *r) {
+  for (size_t i = 0; i < r->n_runs; i++) {
+    fmt_run *run = &r->runs[i];
+    if (r->replicates <= 0 || (run->replicate >= 0 && run->replicate < r->replicates)) {
+      run->stage = FMT_STAGE_SCREENING;
+      continue;
+    }
+    size_t lo = 0, hi = r->n_rounds; /* rounds starting at or before the row */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (r->round_start[mid] <= run->run) lo = mid + 1;
+      else hi = mid;
+    }
+    run->stage = lo ? (int32_t)(lo > INT32_MAX ? INT32_MAX : lo) : 1;
+  }
 }
 
 int fmt_axis_is_scenario(const fmt_results *r, size_t axis) {

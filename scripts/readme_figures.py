@@ -752,7 +752,7 @@ def update_images(S):
     d = os.path.join(os.path.dirname(path), "report")
     shutil.rmtree(d, ignore_errors=True)
     S.sh(["report", path, "-o", d])
-    for src, dst in (("heatmap_metastable.png", "seed-heatmap.png"), ("queue_depth.png", "seed-queue-depth.png")):
+    for src, dst in (("heatmap_bad.png", "seed-heatmap.png"), ("queue_depth.png", "seed-queue-depth.png")):
         shutil.copyfile(os.path.join(d, src), os.path.join(ROOT, "docs", dst))
     print("updated docs/seed-heatmap.png, docs/seed-queue-depth.png")
 

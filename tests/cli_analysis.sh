@@ -175,11 +175,11 @@ expect 2 "--x: 'bogus' is not an axis" -- "$BIN" report "$RES" -o "$WORK/rep" --
 expect 2 "--points: " -- "$BIN" report "$RES" -o "$WORK/rep" --points 99
 if command -v gnuplot >/dev/null 2>&1; then
   expect 0 "index.html" -- "$BIN" report "$RES" -o "$WORK/rep"
-  for f in index.html heatmap_metastable.png heatmap_metastable.svg queue_depth.png \
+  for f in index.html heatmap_bad.png heatmap_bad.svg queue_depth.png \
     recovery_survival.png goodput.png; do
     [ -s "$WORK/rep/$f" ] || fail "report did not write $f"
   done
-  grep -q 'heatmap_metastable.png' "$WORK/rep/index.html" || fail "index.html lacks the heat map"
+  grep -q 'heatmap_bad.png' "$WORK/rep/index.html" || fail "index.html lacks the heat map"
   expect 0 "index.html" -- "$BIN" report "$RES" -o "$WORK/rep2" --x backoff_cap_ms \
     --y budget_ratio --points 0,3
   [ -s "$WORK/rep2/band_queue_depth_3.dat" ] || fail "--points 0,3 drew no curve for point 3"

@@ -50,10 +50,10 @@ expect_in "$T/out" "P(recovered)"
 expect_in "$T/out" "P(slow)"
 if command -v gnuplot >/dev/null; then
   expect_exit 0 "$BIN" report ramp.h5 -o rep --slo-ms 2000
-  grep -q "recovered slow collapsed undetermined" rep/heatmap_metastable.dat ||
+  grep -q "recovered slow collapsed undetermined" rep/heatmap.dat ||
     fail "report: the heat map data lacks the outcomes"
   grep -q "most runs slow" rep/plots.gp || fail "report: slow cells are not marked on the metastable map"
-  for f in heatmap_metastable heatmap_pass heatmap_recovered; do
+  for f in heatmap_bad heatmap_pass heatmap_recovered; do
     [ -s rep/$f.png ] || fail "report: no $f.png"
   done
 fi

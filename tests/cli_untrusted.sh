@@ -192,13 +192,13 @@ leftover=$(ls -A | grep -E '\.partial-' || true)
 if [ "$have_gnuplot" = 1 ]; then
   # Links planted in an existing directory.
   mkdir planted
-  for f in index.html plots.gp gnuplot.log heatmap_metastable.png; do
+  for f in index.html plots.gp gnuplot.log heatmap_bad.png; do
     echo "victim $f" >"victim_$f"
     ln -s "$T/victim_$f" "planted/$f"
   done
   expect_exit 1 "$BIN" report base.h5 -o planted
   expect_in "$T/err" "refusing"
-  for f in index.html plots.gp gnuplot.log heatmap_metastable.png; do
+  for f in index.html plots.gp gnuplot.log heatmap_bad.png; do
     [ "$(cat "victim_$f")" = "victim $f" ] || fail "report wrote through the link planted/$f"
   done
   # DIR itself a link, a directory others can write to, one holding other work.
@@ -226,7 +226,7 @@ if [ "$have_gnuplot" = 1 ]; then
   # A fresh report, then replacing it.
   expect_exit 0 "$BIN" report base.h5 -o rep
   expect_in "$T/out" "Wrote rep/index.html"
-  [ -s rep/index.html ] && [ -s rep/heatmap_metastable.png ] || fail "report wrote no report"
+  [ -s rep/index.html ] && [ -s rep/heatmap_bad.png ] || fail "report wrote no report"
   [ "$(stat -c %a rep)" = 755 ] || fail "report directory has mode $(stat -c %a rep), want 755"
   expect_exit 0 "$BIN" report base.h5 -o rep --points 1
   [ -s rep/band_queue_depth_1.dat ] || fail "the second report did not replace the first"

@@ -395,9 +395,9 @@ static void test_point_table(void **state) {
   assert_int_equal(p0->n, REPS);
   assert_int_equal(p0->n_pass, REPS);
   assert_near(p0->p_meta, 0, 0);
-  assert_near(p0->meta_exact.hi, 0.16843, 5e-5);
+  assert_near(p0->bad_exact.hi, 0.16843, 5e-5);
   assert_near(p0->pass_exact.lo, 0.83157, 5e-5);
-  assert_near(p0->meta_wilson.hi, 0.16113, 5e-5);
+  assert_near(p0->bad_wilson.hi, 0.16113, 5e-5);
   /* KM without censoring: 10th of 100..290 is 190, 18th 270, 20th 290. */
   assert_near(p0->rec_p50, 190, 0);
   assert_near(p0->rec_p90, 270, 0);
@@ -415,8 +415,8 @@ static void test_point_table(void **state) {
   assert_int_equal(p3->n_recovered, 5);
   assert_int_equal(p3->n_pass, 0); /* recovered at 2000 ms > 1500 ms SLO */
   assert_near(p3->p_meta, 0.5, 0);
-  assert_near(p3->meta_exact.lo, 0.27196, 5e-5);
-  assert_near(p3->meta_exact.hi, 0.72804, 5e-5);
+  assert_near(p3->bad_exact.lo, 0.27196, 5e-5);
+  assert_near(p3->bad_exact.hi, 0.72804, 5e-5);
   assert_true(isinf(p3->rec_p50)); /* S stays at 0.75 after 2000 ms */
   char buf[32];
   ana_ms_format(p3->rec_p50, p3->censor_ms, buf, sizeof buf);
@@ -448,22 +448,22 @@ static void test_effects(void **state) {
   assert_int_equal(s->n_axes, 2);
   const ana_axis_effect *first = &s->effects[0], *second = &s->effects[1];
   assert_int_equal(first->axis, 0); /* budget_ratio */
-  assert_near(first->effect_meta, 0.75, 1e-12);
+  assert_near(first->effect_bad, 0.75, 1e-12);
   assert_near(first->effect_pass, 1.0, 1e-12);
   assert_near(first->effect, 1.0, 1e-12);
   assert_int_equal(first->n_levels, 2);
   assert_near(first->levels[0].value, 0.1, 0);
   assert_int_equal(first->levels[0].n, 40);
   assert_int_equal(first->levels[1].n_meta, 30);
-  assert_near(first->levels[1].p_meta, 0.75, 1e-12);
+  assert_near(first->levels[1].p_bad, 0.75, 1e-12);
   assert_int_equal(second->axis, 1); /* backoff_cap_ms */
-  assert_near(second->levels[0].p_meta, 0.5, 1e-12);
-  assert_near(second->levels[1].p_meta, 0.25, 1e-12);
-  assert_near(second->effect_meta, 0.25, 1e-12);
+  assert_near(second->levels[0].p_bad, 0.5, 1e-12);
+  assert_near(second->levels[1].p_bad, 0.25, 1e-12);
+  assert_near(second->effect_bad, 0.25, 1e-12);
   assert_near(second->effect_pass, 0.0, 1e-12);
   /* The level interval is the pooled one: 30/40 with Wilson. */
   ana_interval w = ana_wilson(30, 40, ANA_Z95);
-  assert_near(first->levels[1].meta_ci.lo, w.lo, 1e-12);
+  assert_near(first->levels[1].bad_ci.lo, w.lo, 1e-12);
   /* Every outcome per level: budget inf has 5 recovered, 5
    * slow, 30 metastable of 40; its P(recovered) and P(slow) effects. */
   assert_int_equal(first->levels[1].n_rec, 5);
@@ -478,7 +478,7 @@ static void test_effects(void **state) {
   FILE *mf = open_memstream(&txt, &txt_len);
   ana_summary_print_effects(mf, &fx->r, s);
   fclose(mf);
-  assert_non_null(strstr(txt, "effect on P(pass) 1.000, on P(recovered) 0.875, on P(slow) 0.125, on P(metastable) 0.750"));
+  assert_non_null(strstr(txt, "effect on P(pass) 1.000, on P(recovered) 0.875, on P(slow) 0.125, on P(bad) 0.750"));
   assert_non_null(strstr(txt, "rec/slw/met/col 5/5/30/0"));
   free(txt);
 
@@ -486,9 +486,9 @@ static void test_effects(void **state) {
   assert_int_equal(ana_grid2_compute(&g, &fx->r, s, 0, 1), 0);
   assert_int_equal(g.nx, 2);
   assert_int_equal(g.ny, 2);
-  assert_near(g.cells[0 * 2 + 0].p_meta, 0, 0);
-  assert_near(g.cells[1 * 2 + 0].p_meta, 1, 0);
-  assert_near(g.cells[1 * 2 + 1].p_meta, 0.5, 0);
+  assert_near(g.cells[0 * 2 + 0].p_bad, 0, 0);
+  assert_near(g.cells[1 * 2 + 0].p_bad, 1, 0);
+  assert_near(g.cells[1 * 2 + 1].p_bad, 0.5, 0);
   assert_int_equal(g.cells[1 * 2 + 1].n_slow, 5);
   assert_int_equal(g.cells[1 * 2 + 1].n_rec, 5);
   assert_near(g.cells[1 * 2 + 1].p_rec, 0.25, 0);

@@ -141,9 +141,10 @@ static void synth_make(synth *g, size_t n_tun, size_t n_scen, const int64_t *pas
       ps->n_pass = ps->n_recovered = pass[p];
       ps->n_meta = n - pass[p];
       ps->p_pass = (double)pass[p] / (double)n;
-      ps->p_meta = 1.0 - ps->p_pass;
+      ps->n_bad = ps->n_meta;
+      ps->p_meta = ps->p_bad = 1.0 - ps->p_pass;
       ps->pass_exact = ana_clopper_pearson(ps->n_pass, n, ANA_CONF);
-      ps->meta_exact = ana_clopper_pearson(ps->n_meta, n, ANA_CONF);
+      ps->bad_exact = ana_clopper_pearson(ps->n_bad, n, ANA_CONF);
       ps->amp.mean = amp[t];
       ps->gp_during.mean = 1.0;
     }

@@ -149,13 +149,16 @@ typedef struct ana_point_stats {
   size_t index;  /* into fmt_results points */
   int64_t point; /* point id */
   int64_t n, n_recovered, n_slow, n_meta, n_pass;
+  int64_t n_bad; /* runs metastable, collapsed or undetermined (ana_outcome_is_bad) */
   /* The sweep's own replicates only (all runs when the file does not say):
    * what effects and heat maps pool, so the fresh runs refine adds to a few
    * points do not make those points weigh more than the others. */
-  int64_t n_pooled, n_pooled_meta, n_pooled_pass;
+  int64_t n_pooled, n_pooled_meta, n_pooled_pass, n_pooled_bad;
+  int64_t n_fresh; /* n - n_pooled: runs refine appended (ana_point_runs_of counts alike) */
   int64_t n_pooled_rec, n_pooled_slow, n_pooled_coll, n_pooled_undet; /* the other outcomes */
-  double p_meta, p_pass;
-  ana_interval meta_wilson, meta_exact, pass_wilson, pass_exact;
+  double p_bad, p_pass; /* P(bad): the bad runs' share, what the P(metastable) target bounds */
+  ana_interval bad_wilson, bad_exact, pass_wilson, pass_exact;
+  double p_meta; /* the share of runs that ended metastable (not collapsed): shown beside */
   double censor_ms;  /* where not-recovered runs are censored (horizon - clearance) */
   double rec_p50, rec_p90, rec_p99; /* KM; +inf = not reached, NaN = no runs */
   double rec_mean_recovered;        /* mean over recovered runs only */
@@ -178,22 +181,22 @@ typedef struct ana_point_stats {
 typedef struct ana_level {
   double value;
   size_t example; /* a point index with this value (for its label) */
-  int64_t n, n_meta, n_pass;
-  double p_meta, p_pass;
-  ana_interval meta_ci, pass_ci;
+  int64_t n, n_meta, n_pass, n_bad;
+  double p_bad, p_pass; /* P(bad) as for a point */
+  ana_interval bad_ci, pass_ci;
   /* Every outcome, so a level with no metastable run but most runs slow
    * does not read as healthy: recovered, slow, collapsed,
    * undetermined; n_rec + n_slow + n_meta + n_coll + n_undet = n. */
   int64_t n_rec, n_slow, n_coll, n_undet;
-  double p_rec, p_slow;
-  ana_interval rec_ci, slow_ci;
+  double p_rec, p_slow, p_coll;
+  ana_interval rec_ci, slow_ci, coll_ci;
 } ana_level;
 
 typedef struct ana_axis_effect {
   size_t axis;
   size_t n_levels;
   ana_level *levels; /* sorted by value */
-  double effect_meta, effect_pass; /* max - min of the level probabilities */
+  double effect_bad, effect_pass; /* max - min of the level probabilities */
   double effect_rec, effect_slow;  /* the same for P(recovered) and P(slow): shown, not ranked */
   double effect;                   /* max of the two: the ranking key */
 } ana_axis_effect;
@@ -228,7 +231,7 @@ double ana_histogram_range(const fmt_results *r);
 int ana_point_histogram(ana_histogram *h, const fmt_results *r, size_t point_index, double hi,
                         size_t nbins);
 
-/* Marginal P(metastable) over two axes (others pooled): cells[ix * ny + iy]
+/* Marginal P(bad), P(pass) and every outcome over two axes (others pooled): cells[ix * ny + iy]
  * for the level values of the two axes. */
 typedef struct ana_grid2 {
   size_t ax, ay, nx, ny;
@@ -268,7 +271,7 @@ typedef struct ana_prefer {
 } ana_prefer;
 
 typedef struct ana_reco_opts {
-  double max_meta; /* exact upper bound of P(metastable) must be <= this */
+  double max_meta; /* exact upper bound of P(bad) must be <= this */
   double min_pass; /* exact lower bound of P(pass) must be >= this */
 } ana_reco_opts;
 

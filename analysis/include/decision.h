@@ -18,27 +18,68 @@
 /* ---- targets ---- */
 
 #define ANA_DEFAULT_MIN_PASS 0.99 /* P(pass the recovery SLO) at least this */
-#define ANA_DEFAULT_MAX_META 0.01 /* P(metastable) at most this */
+#define ANA_DEFAULT_MAX_META 0.01 /* P(bad) (ana_outcome_is_bad) at most this */
 #define ANA_DEFAULT_SLO_MS 1500.0 /* when the file does not say (the seed study's) */
 
 /* ---- runs ---- */
 
-/* A run that counts against the P(metastable) target of the sequential
- * tests (refine, verify): it ended metastable, collapsed or undetermined —
- * whatever it is, it is not a run that recovered or drains by itself. */
-static inline int ana_outcome_counts_metastable(int outcome) {
-  return outcome >= ENG_OUTCOME_METASTABLE;
-}
+/* A bad run: it ended metastable, collapsed or undetermined — whatever it
+ * is, it is not a run that recovered or drains by itself. The one set
+ * behind P(bad) wherever it is shown (analyze's table, effects, CSV and
+ * JSON, the report's heat maps and effect plots) and behind the
+ * P(metastable) target of recommend, refine and verify: a point whose runs
+ * all collapse has P(bad) = 1, never 0. An undetermined run (too little
+ * time after the faults to tell) never passes and counts as bad. */
+static inline int ana_outcome_is_bad(int outcome) { return outcome >= ENG_OUTCOME_METASTABLE; }
+/* What "bad" means, for the notes under tables and the captions of plots. */
+#define ANA_BAD_MEANING "bad = metastable, collapsed or undetermined"
 /* A run that passed: it recovered within slo_ms after the last fault. */
 static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms) {
   return outcome == ENG_OUTCOME_RECOVERED && recovery_ms == recovery_ms && recovery_ms <= slo_ms;
 }
-/* The runs of a tally by outcome (by[ENG_OUTCOME_*]) that count against
- * P(metastable), each named by its own class: "2 metastable, 1
+/* The bad runs of a tally by outcome (by[ENG_OUTCOME_*]), each named by
+ * its own class: "2 metastable, 1
  * undetermined". They count alike, but an undetermined or collapsed run is
  * never called metastable in what a user reads. "0 metastable" when there
  * is none. */
 void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, size_t len);
+
+/* ---- counts ---- */
+
+/* The finished runs of one grid point by stage (fmt_run.stage): the one
+ * count of a point's runs that analyze, report, refine and recommend print.
+ * screening = the sweep's own replicates, fresh = appended by refine. */
+static inline int ana_run_is_screening(const fmt_results *r, const fmt_run *run) {
+  return run->stage == FMT_STAGE_SCREENING &&
+         (r->replicates <= 0 || run->replicate < r->replicates);
+}
+typedef struct ana_point_runs {
+  int64_t total, screening, fresh;
+} ana_point_runs;
+ana_point_runs ana_point_runs_of(const fmt_results *r, size_t point_index);
+
+/* "162 fresh runs", or "162 of its 485 fresh runs" when the point's test
+ * stopped (proven or refuted) before using every fresh run of the file. */
+void ana_tested_runs_text(const fmt_results *r, size_t point_index, int64_t tested, char *buf,
+                          size_t len);
+
+/* The counts of a refined file's evaluation, the one source of "rank i of
+ * N candidates" and "N candidates of M points" in refine, recommend,
+ * analyze and report. A candidate is a tunable setting; with scenario axes
+ * it is tested at each of its scenario values, so it covers several points. */
+struct ana_rf_eval;
+typedef struct ana_refine_counts {
+  size_t candidates;       /* ranked candidate settings: rank i of candidates */
+  size_t candidate_points; /* grid points under test (= candidates without scenario axes) */
+  size_t points;           /* grid points screened */
+  int64_t screening;       /* screening replicates per point */
+  int64_t fresh;           /* fresh runs refine appended */
+  size_t rounds;           /* refine rounds the file records */
+} ana_refine_counts;
+ana_refine_counts ana_refine_counts_of(const struct ana_rf_eval *x, const fmt_results *r);
+/* "6 candidates of 24 points" or "6 candidates (12 points: each at its
+ * scenario values) of 24 points". */
+void ana_refine_counts_text(const ana_refine_counts *c, char *buf, size_t len);
 
 /* ---- cost ---- */
 

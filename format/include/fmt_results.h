@@ -32,7 +32,15 @@ typedef struct fmt_run {
   int64_t ticks;           /* ticks this run simulated; -1 when unknown */
   double collapse_ms;       /* time to collapse (NaN: none seen; column absent: NaN) */
   double collapse_watch_ms; /* how long collapse was watched for (its censoring time) */
+  int32_t stage;     /* FMT_STAGE_SCREENING, or k >= 1: appended by refine round k */
 } fmt_run;
+
+/* The stage of a run (fmt_run.stage): screening is the sweep's own
+ * replicates 0 .. replicates-1; a fresh replicate (replicates and up) is
+ * of refine round k when /refine/round_start says its row lies in round k
+ * (round 1 when the file records no rounds). The one source of "screening
+ * or fresh" for every count a command prints. */
+#define FMT_STAGE_SCREENING 0
 
 /* Times of one grid point's scenario in ms; NaN when the file does not say. */
 typedef struct fmt_point_times {
