@@ -4,8 +4,8 @@
  *
  * The safe set is every point that meets the targets on the evidence: runs,
  * none collapsed, and the observed P(pass) (an undetermined run does not
- * pass) and
- * P(metastable) meet the targets. It is not a proof (twenty runs of twenty
+ * pass) and P(bad) (metastable, collapsed or undetermined: the set the
+ * P(metastable) target bounds) meet the targets. It is not a proof (twenty runs of twenty
  * passing show only P(pass) >= 0.83 at 95%); it says where the data puts the
  * good settings, summarised per axis by the values that occur in it.
  *
@@ -28,7 +28,7 @@
 
 int ana_reco_on_evidence(const ana_point_stats *ps, const ana_reco_opts *o) {
   /* An undetermined run counts as not passing (it is in n - n_pass). */
-  return ps->n > 0 && ps->n_coll == 0 && ps->p_pass >= o->min_pass && ps->p_meta <= o->max_meta;
+  return ps->n > 0 && ps->n_coll == 0 && ps->p_pass >= o->min_pass && ps->p_bad <= o->max_meta;
 }
 
 /* ---- the grid's values per axis ---- */
@@ -224,7 +224,7 @@ long ana_reco_explain(FILE *f, const ana_reco *rec, const fmt_results *r, const 
   fprintf(f, "Why:\n");
   cost_rule(f);
   fprintf(f, "  Safe set: %zu of %zu points meet the targets on the evidence (no run "
-             "collapsed, observed P(pass) >= %g and P(metastable) <= %g; evidence, not a "
+             "collapsed, observed P(pass) >= %g and P(bad) <= %g; evidence, not a "
              "proof)%s\n",
           n_safe, np, o->min_pass, o->max_meta, n_safe ? ":" : ".");
   size_t product = n_safe ? 1 : 0;
@@ -275,12 +275,12 @@ long ana_reco_explain(FILE *f, const ana_reco *rec, const fmt_results *r, const 
       for (size_t i = 0; i < ao->n_prefer; i++)
         m += same(val(r, (size_t)pick, ao->prefer[i].axis), ao->prefer[i].value);
       fprintf(f, "point %lld: %s — in the safe set (%lld of %lld runs passed, %lld "
-                 "metastable), with %zu of the %zu preferred values; ",
+                 "bad), with %zu of the %zu preferred values; ",
               (long long)ps->point, where, (long long)ps->n_pass, (long long)ps->n,
-              (long long)ps->n_meta, m, ao->n_prefer);
+              (long long)ps->n_bad, m, ao->n_prefer);
       if (pick == base && proven)
         fprintf(f, "it is the setting refine proved.\n");
-      else if (ps->pass_exact.lo >= o->min_pass && ps->meta_exact.hi <= o->max_meta)
+      else if (ps->pass_exact.lo >= o->min_pass && ps->bad_exact.hi <= o->max_meta)
         fprintf(f, "it meets the targets with exact 95%% bounds (not corrected for the "
                    "choice).\n");
       else

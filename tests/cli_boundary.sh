@@ -125,7 +125,7 @@ for a in 0 1; do
   expect_in rep/index.html "effect_$a.png"
   [ "$(wc -l <"rep/effect_$a.dat")" = 3 ] || fail "effect_$a.dat: expected a header and 2 levels"
 done
-expect_in rep/index.html "P(pass), P(recovered), P(slow) and P(metastable) by budget_ratio"
+expect_in rep/index.html "P(pass), P(recovered), P(slow), P(bad) and P(collapsed) by budget_ratio"
 
 # crn = on survives slices, merge and --resume; a file of the other kind is refused.
 cat >crn.ini <<'EOF'

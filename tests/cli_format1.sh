@@ -30,9 +30,9 @@ if "$BIN" analyze "$WORK/f1.h5" --json >"$WORK/a.json" 2>"$WORK/a.err"; then
   # The release's figures: point 0 (budget 0.1) 4/4 recovered, p50 2691 ms;
   # point 1 (no budget) 4/4 metastable.
   has "$WORK/a.json" '"point":0,'
-  has "$WORK/a.json" '"runs":4,"recovered":4,"slow":0,"metastable":0'
+  has "$WORK/a.json" '"runs":4,"screening_runs":4,"fresh_runs":0,"recovered":4,"slow":0,"metastable":0'
   has "$WORK/a.json" '"recovery_p50_ms":2691'
-  has "$WORK/a.json" '"runs":4,"recovered":0,"slow":0,"metastable":4'
+  has "$WORK/a.json" '"runs":4,"screening_runs":4,"fresh_runs":0,"recovered":0,"slow":0,"metastable":4'
 else
   fail "analyze --json of a format 1 file failed:"; cat "$WORK/a.err" >&2
 fi
