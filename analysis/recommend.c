@@ -11,8 +11,9 @@
  * Cost. Qualifying points are ranked by, in order:
  *   1. mean retry amplification (attempts per request over the whole run),
  *      rounded to 0.01 — the extra load the policy puts on the servers;
- *   2. goodput lost during the fault, 1 - mean goodput_during, rounded to
- *      0.01 (one percentage point) — what users lose while it lasts;
+ *   2. goodput during the fault, mean goodput_during (a share of the
+ *      baseline's; above 1 when a surge raised it), highest first, rounded
+ *      to 0.01 — what users keep while it lasts;
  *   3. vnodes, when it is an axis (ring memory and lookup cost);
  *   4. the point id (so the ranking is total and reproducible).
  * Rounding makes a negligible difference in amplification (a 0.1% noise
@@ -311,9 +312,9 @@ static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats 
   fprintf(f, "              recovery after clearance: p50 %s ms, p90 %s ms, p99 %s ms\n", q50,
           q90, q99);
   fprintf(f,
-          "    cost: retry amplification %.3f; goodput lost during the fault %.1f%%; "
+          "    cost: retry amplification %.3f; goodput during the fault %.3f of baseline; "
           "goodput after clearance %.3f of baseline\n",
-          ps->amp.mean, 100.0 * (1.0 - ps->gp_during.mean), ps->gp_after.mean);
+          ps->amp.mean, ps->gp_during.mean, ps->gp_after.mean);
 }
 
 /* One scenario cell in a line: "18/20 passed, 1 slow, 1 metastable". */
@@ -351,8 +352,8 @@ static void robust_print(FILE *f, const char *title, const ana_reco *rec, const 
     lost = fmax(lost, 1.0 - s->points[p].gp_during.mean);
   }
   fprintf(f, "%s%s — qualifies at all %zu scenario values\n", title, tun, sp->n_scen);
-  fprintf(f, "    cost (worst over the scenario values): retry amplification %.3f; goodput lost "
-             "during the fault %.1f%%\n", amp, 100.0 * lost);
+  fprintf(f, "    cost (worst over the scenario values): retry amplification %.3f; goodput "
+             "during the fault %.3f of baseline\n", amp, 1.0 - lost);
   if (w >= 0) {
     ana_point_describe_role(r, (size_t)w, 1, scen, sizeof scen);
     fprintf(f, "    hardest scenario value %s: ", scen);
@@ -460,7 +461,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
       fprintf(f, "Runner-up: none (no other point qualifies).\n");
     }
     fprintf(f,
-            "%zu of %zu %s qualify (cheapest first: retry amplification, then goodput lost "
+            "%zu of %zu %s qualify (cheapest first: retry amplification, then the most goodput "
             "during the fault, then vnodes). Rejected: %zu refuted by the data (95%% interval "
             "wholly outside a target), %zu not proven with the runs available.\n",
             rec->n_qualifying, judged, judged == 1 ? "point" : "points", rec->n_refuted,
@@ -580,9 +581,9 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
           (long long)id, where, d->min_pass, d->max_meta, used, bad, c->rank,
           c->alpha, c->rank, n.candidates, d->alpha);
   fprintf(f,
-          "    cost (screening runs): retry amplification %.3f; goodput lost during the fault "
-          "%.1f%%\n",
-          x->pts[c->point].amp, 100.0 * x->pts[c->point].lost);
+          "    cost (screening runs): retry amplification %.3f; goodput during the fault "
+          "%.3f of baseline\n",
+          x->pts[c->point].amp, 1.0 - x->pts[c->point].lost);
   /* A robust candidate: its other scenario values share its rank, each
    * proven by its own SPRT at the same alpha_i (docs/decisions.md). */
   for (size_t i = 0; i < x->rp.n_cand; i++) {

@@ -174,9 +174,9 @@ static unsigned long pref_score(const fmt_results *r, size_t p, const ana_answer
 
 static void cost_rule(FILE *f) {
   fprintf(f, "  Cost rule: among the settings that meet the targets, the lowest retry "
-             "amplification (to 0.01), then the least goodput lost during the fault (to "
-             "0.01), then the fewest vnodes, then the lowest point id; --prefer KEY=VALUE "
-             "chooses among equally safe settings instead.\n");
+             "amplification (to 0.01), then the most goodput during the fault (as a share "
+             "of baseline, to 0.01), then the fewest vnodes, then the lowest point id; "
+             "--prefer KEY=VALUE chooses among equally safe settings instead.\n");
 }
 
 /* Which cost key separates a (cheaper) from b. */
@@ -187,11 +187,11 @@ static void cost_decided(FILE *f, const ana_point_stats *a, const ana_cost_key *
   if (ka->amp != kb->amp)
     fprintf(f, "retry amplification (%.2f vs %.2f, to 0.01)", ka->amp, kb->amp);
   else if (ka->lost != kb->lost)
-    fprintf(f, "goodput lost during the fault (%.0f%% vs %.0f%%, to 0.01; amplification "
-               "equal)", 100.0 * ka->lost, 100.0 * kb->lost);
+    fprintf(f, "goodput during the fault (%.2f vs %.2f of baseline, to 0.01; amplification "
+               "equal)", 1.0 - ka->lost, 1.0 - kb->lost);
   else if (ka->vnodes != kb->vnodes)
-    fprintf(f, "vnodes (%g vs %g; amplification and goodput lost equal to 0.01)", ka->vnodes,
-            kb->vnodes);
+    fprintf(f, "vnodes (%g vs %g; amplification and goodput during the fault equal to 0.01)",
+            ka->vnodes, kb->vnodes);
   else
     fprintf(f, "the point id alone (a tie on every cost: any of them would do)");
 }
@@ -329,8 +329,8 @@ long ana_reco_explain(FILE *f, const ana_reco *rec, const fmt_results *r, const 
     }
     if (ties)
       fprintf(f, "  %zu other setting%s of the safe set tie%s with point %lld on retry "
-                 "amplification and goodput lost (to 0.01): among them the choice is only the "
-                 "tie-break (vnodes, then the point id)%s.\n",
+                 "amplification and goodput during the fault (to 0.01): among them the choice "
+                 "is only the tie-break (vnodes, then the point id)%s.\n",
               ties, ties == 1 ? "" : "s", ties == 1 ? "s" : "", (long long)cp->point,
               ao->n_prefer ? "" : "; --prefer picks among them");
   }

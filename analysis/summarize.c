@@ -814,12 +814,36 @@ int ana_point_histogram(ana_histogram *h, const fmt_results *r, size_t point_ind
 
 /* An axis value: the number when its label is the plain number, else the
  * label ("inf", an enum name, a window list). */
+/* Whether every value of axis a is a number: its label is the plain number,
+ * or it is infinite ("inf"). An enum axis ("full", "off") is not. */
+static int axis_numeric(const fmt_results *r, size_t a) {
+  for (size_t p = 0; p < r->n_points; p++) {
+    char v[64], plain[64];
+    double x = r->values[p * r->n_axes + a];
+    if (isinf(x)) continue;
+    ana_value_label(r, a, p, v, sizeof v);
+    snprintf(plain, sizeof plain, "%g", x);
+    if (!isfinite(x) || strcmp(plain, v)) return 0;
+  }
+  return 1;
+}
+
+/* A point's value of axis a in JSON: one type per axis, so a column of a
+ * data frame sorts. A numeric axis gives numbers, and null for infinity
+ * (JSON has no infinity; "settings_text" keeps the label "inf"); any other
+ * axis gives its labels. */
 static json_t *axis_value(const fmt_results *r, size_t a, size_t point_index) {
-  char v[64], plain[64];
   double x = r->values[point_index * r->n_axes + a];
+  if (axis_numeric(r, a)) return ana_json_number(x);
+  char v[64];
   ana_value_label(r, a, point_index, v, sizeof v);
-  snprintf(plain, sizeof plain, "%g", x);
-  return isfinite(x) && !strcmp(plain, v) ? ana_json_number(x) : ana_json_text(v);
+  return ana_json_text(v);
+}
+
+static json_t *axis_label(const fmt_results *r, size_t a, size_t point_index) {
+  char v[64];
+  ana_value_label(r, a, point_index, v, sizeof v);
+  return ana_json_text(v);
 }
 
 static json_t *point_json(const fmt_results *r, const ana_summary *s, const ana_point_stats *ps,
@@ -827,8 +851,13 @@ static json_t *point_json(const fmt_results *r, const ana_summary *s, const ana_
   json_t *o = json_object();
   json_t *settings = json_object();
   json_object_set_new(o, "point", json_integer((json_int_t)ps->point));
-  for (size_t a = 0; a < r->n_axes; a++) ana_json_set(settings, r->axes[a], axis_value(r, a, ps->index));
+  json_t *labels = json_object();
+  for (size_t a = 0; a < r->n_axes; a++) {
+    ana_json_set(settings, r->axes[a], axis_value(r, a, ps->index));
+    ana_json_set(labels, r->axes[a], axis_label(r, a, ps->index));
+  }
   json_object_set_new(o, "settings", settings);
+  json_object_set_new(o, "settings_text", labels);
   json_object_set_new(o, "runs", json_integer((json_int_t)ps->n));
   json_object_set_new(o, "screening_runs", json_integer((json_int_t)ps->n_pooled));
   json_object_set_new(o, "fresh_runs", json_integer((json_int_t)ps->n_fresh));

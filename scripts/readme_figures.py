@@ -686,7 +686,7 @@ def analyze_table(S, src):
                 cols.append(c)
         for pt in sorted(d["points"], key=lambda q: q["point"]):
             vals = dict(fixed)
-            vals.update({a: str(pt["settings"][a]) for a in d["axes"]})
+            vals.update({a: pt["settings_text"][a] for a in d["axes"]})
             amp = pt["amplification"]["mean"] if isinstance(pt.get("amplification"), dict) else None
             rows.append((vals, [str(pt["runs"]), f"{pt['recovered']} / {pt['slow']} / {pt['metastable']}",
                                 ci(pt["p_metastable"], pt["p_metastable_wilson"]),

@@ -135,9 +135,13 @@ for r in rows:
     assert (float(r["budget_ratio"]), float(r["backoff_cap_ms"])) == want[int(r["point"])], r
 d = json.load(open(sys.argv[2]))
 for p in d["points"]:
-    got = tuple(math.inf if p[a] == "inf" else float(p[a]) for a in ("budget_ratio", "backoff_cap_ms"))
+    # a numeric axis is numbers in JSON, null for infinity (never the string
+    # "inf" beside numbers); settings_text keeps the labels
+    got = tuple(math.inf if p[a] is None else p[a] for a in ("budget_ratio", "backoff_cap_ms"))
     assert got == want[p["point"]], p
+    assert all(isinstance(p[a], (int, float)) or p[a] is None for a in d["axes"]), p
     assert all(p[a] == p["settings"][a] for a in d["axes"]), p
+    assert p["settings_text"]["budget_ratio"] == ("inf" if got[0] == math.inf else "0.1"), p
 try:
     import pandas
 except ImportError:
@@ -146,6 +150,7 @@ df = pandas.DataFrame(d["points"])
 assert {"budget_ratio", "backoff_cap_ms", "p_metastable"} <= set(df.columns), df.columns
 t = pandas.read_csv(sys.argv[1])
 assert sorted(t["backoff_cap_ms"]) == [0, 0, 1000, 1000], t
+df.sort_values("budget_ratio")  # one type per column: sorting works
 EOF
 
 # --write stores /analysis, and a second --write replaces it

@@ -55,7 +55,7 @@ if "$PY" "$SRC/examples/walkthrough.py" small.h5 fig.png --json >walk.json 2>wal
 import json, sys
 analyze = json.load(open(sys.argv[1]))
 walk = json.load(open(sys.argv[2]))
-want = {str(p["settings"]["budget_ratio"]): (p["runs"], p["p_metastable"]) for p in analyze["points"]}
+want = {p["settings_text"]["budget_ratio"]: (p["runs"], p["p_metastable"]) for p in analyze["points"]}
 got = {str(w["budget_ratio"]): (w["runs"], w["p_metastable"]) for w in walk}
 assert len(want) == 3 and got == want, (got, want)
 print("ok", got)

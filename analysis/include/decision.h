@@ -84,7 +84,7 @@ void ana_refine_counts_text(const ana_refine_counts *c, char *buf, size_t len);
 /* ---- cost ---- */
 
 /* The cost order of a recommendation, shared by recommend and refine (its
- * candidates' ranks): mean retry amplification, then goodput lost during
+ * candidates' ranks): mean retry amplification, then the most goodput during
  * the fault (both rounded to 0.01, so noise does not reorder near-ties),
  * then vnodes (ring memory), then the point id; NaN sorts last. */
 typedef struct ana_cost_key {

@@ -11,7 +11,7 @@
  * refute the targets: exact (Clopper–Pearson, two-sided 95%) upper bound of
  * P(pass) >= min_pass and lower bound of P(metastable) <= max_meta.
  * Candidates are ranked by cost (mean amplification rounded to 0.01, then
- * goodput lost during the fault rounded to 0.01, then vnodes, then the
+ * the most goodput during the fault rounded to 0.01, then vnodes, then the
  * point id) — fixed once screening is done.
  *
  * Confirmation: the candidate of rank i (1-based) gets the SPRT of
