@@ -377,8 +377,9 @@ static int script_heatmaps(FILE *f, const fmt_results *r, long ax, long ay, cons
     char xn[128], yn[128];
     ana_gp_text(xn, sizeof xn, r->axes[ax]);
     ana_gp_text(yn, sizeof yn, ay >= 0 ? r->axes[ay] : "(all points)");
-    fprintf(b, "reset\nset title '%s by %s and %s (other axes pooled; outcomes of the runs in "
-               "each cell%s)'\n", maps[m].what, xn, yn,
+    /* two lines: one would run past the edge of the image */
+    fprintf(b, "reset\nset title '%s by %s and %s' . \"\\n\" . '(other axes pooled; outcomes of "
+               "the runs in each cell%s)'\n", maps[m].what, xn, yn,
             maps[m].column == 3 ? "; hatched: most runs slow, not recovered in time" : "");
     fprintf(b, "set xlabel '%s'\nset ylabel '%s'\n", xn, yn);
     fprintf(b, "%s\nset cbrange [0:1]\nset cblabel '%s%s'\n", maps[m].palette, maps[m].what,
@@ -402,8 +403,11 @@ static int script_heatmaps(FILE *f, const fmt_results *r, long ax, long ay, cons
     } else {
       fprintf(b, "'all' 0");
     }
+    /* Each cell a filled box coloured by the palette ("with image" draws
+     * nothing when the grid has a single row or column). */
     fprintf(b, ")\nunset grid\nset tics scale 0\n"
-               "plot 'heatmap.dat' using 1:2:%d with image notitle, \\\n",
+               "plot 'heatmap.dat' using 1:2:(0.5):(0.5):%d with boxxyerror fs solid 1.0 "
+               "noborder lc palette notitle, \\\n",
             maps[m].column);
     if (maps[m].column == 3)
       fprintf(b, "     '' using 1:($4 > 0 && $10 * 2 > $4 ? $2 : NaN):(0.5):(0.5) with "

@@ -65,7 +65,8 @@ PYEOF
     # column 3 is P(bad), the colour of heatmap_bad; no cell below 1
     awk '!/^#/ && NF { if ($3 != 1) bad = 1 } END { exit bad }' rep/heatmap.dat ||
       fail "report: an all-collapsed cell has P(bad) < 1: $(cat rep/heatmap.dat)"
-    grep -q "using 1:2:3 with image" rep/plots.gp || fail "report: heatmap_bad is not coloured by P(bad)"
+    by_bad="using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder lc palette"
+    grep -qF "$by_bad" rep/plots.gp || fail "report: heatmap_bad is not coloured by P(bad)"
     grep -q "COLLAPSED" rep/plots.gp || fail "report: collapsed cells are not labelled"
     grep -q "P(collapsed)" rep/plots.gp || fail "report: effect plots lack a collapsed line"
     [ -s rep/heatmap_bad.png ] || fail "report: no heatmap_bad.png"
