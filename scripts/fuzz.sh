@@ -6,7 +6,8 @@
 # bounded time.
 #
 # Builds with clang straight from the sources the parser needs
-# (sweeps/*.c but the client importer, engine/config.c and the embedded seed
+# (sweeps/*.c but the client importer, engine/*.c (a sweep is checked against
+# what its runs hold) and the embedded seed
 # study; the importer and the terminal escaper too for client; every library
 # for resultfile) — no CMake build needed.
 # Starts from the seed corpus in tests/fuzz/corpus (corpus_result for
@@ -81,7 +82,7 @@ flags+=(
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Wall -Wextra -Werror)
 echo "fuzz.sh: building $out/fuzz_$target with $CC"
-parser=("$src/engine/config.c" "$out/seed_study.c")
+parser=("$src"/engine/*.c "$out/seed_study.c")
 for f in "$src"/sweeps/*.c; do
   case "$(basename "$f")" in client_*) ;; *) parser+=("$f") ;; esac
 done
