@@ -649,7 +649,9 @@ static void test_json_and_csv(void **state) {
   ana_summary_print_json(f, &fx->r, &fx->s, "reco \"quoted\"");
   fclose(f);
   assert_contains(buf, "\"axes\":[\"budget_ratio\",\"backoff_cap_ms\"]");
-  assert_contains(buf, "\"settings\":{\"budget_ratio\":\"inf\",\"backoff_cap_ms\":0}");
+  /* a numeric axis: numbers, null for infinity; its labels in settings_text */
+  assert_contains(buf, "\"settings\":{\"budget_ratio\":null,\"backoff_cap_ms\":0}");
+  assert_contains(buf, "\"settings_text\":{\"budget_ratio\":\"inf\",\"backoff_cap_ms\":\"0\"}");
   assert_contains(buf, "\"recovery_p50_ms\":null");
   assert_contains(buf, "\"recommendation\":\"reco \\\"quoted\\\"\"");
   free(buf);
