@@ -196,6 +196,111 @@ static void cost_decided(FILE *f, const ana_point_stats *a, const ana_cost_key *
     fprintf(f, "the point id alone (a tie on every cost: any of them would do)");
 }
 
+/* --prefer: the point of the safe set with the most important preferences
+ * first (then the cheapest), printed with what it is; -1 when none has any
+ * preferred value (the answer stays the cost rule's). */
+static long explain_prefer(FILE *f, const fmt_results *r, const ana_summary *s,
+                           const ana_reco_opts *o, const ana_answer_opts *ao, const int *safe,
+                           const axis_levels *L, long vn, long base, int proven) {
+  size_t np = s->n_points;
+  long pick = -1;
+  unsigned long best_sc = 0;
+  ana_cost_key kp = {0};
+  for (size_t p = 0; p < np; p++) {
+    if (!safe[p]) continue;
+    unsigned long sc = pref_score(r, p, ao);
+    ana_cost_key k = cost(r, &s->points[p], vn);
+    if (pick < 0 || sc > best_sc || (sc == best_sc && ana_cost_compare(&k, &kp) < 0))
+      pick = (long)p, best_sc = sc, kp = k;
+  }
+  fprintf(f, "  Preferred (--prefer");
+  for (size_t i = 0; i < ao->n_prefer; i++) {
+    char nm[256], lab[96];
+    name_of(r, ao->prefer[i].axis, nm, sizeof nm);
+    long li = level_of(&L[ao->prefer[i].axis], ao->prefer[i].value);
+    label(r, ao->prefer[i].axis, L[ao->prefer[i].axis].ex[li], lab, sizeof lab);
+    fprintf(f, " %s=%s", nm, lab);
+  }
+  fprintf(f, "): ");
+  if (pick < 0 || best_sc == 0) {
+    fprintf(f, "no setting in the safe set has any of these values; the answer stays the "
+               "cost rule's.\n");
+  } else {
+    char where[1024];
+    ana_point_describe(r, (size_t)pick, where, sizeof where);
+    const ana_point_stats *ps = &s->points[pick];
+    size_t m = 0;
+    for (size_t i = 0; i < ao->n_prefer; i++)
+      m += same(val(r, (size_t)pick, ao->prefer[i].axis), ao->prefer[i].value);
+    fprintf(f, "point %lld: %s — in the safe set (%lld of %lld runs passed, %lld "
+               "bad), with %zu of the %zu preferred values; ",
+            (long long)ps->point, where, (long long)ps->n_pass, (long long)ps->n,
+            (long long)ps->n_bad, m, ao->n_prefer);
+    if (pick == base && proven)
+      fprintf(f, "it is the setting refine proved.\n");
+    else if (ps->pass_exact.lo >= o->min_pass && ps->bad_exact.hi <= o->max_meta)
+      fprintf(f, "it meets the targets with exact 95%% bounds (not corrected for the "
+                 "choice).\n");
+    else
+      fprintf(f, "not proven: 'stormsweep verify' with these settings proves or refutes "
+                 "one setting.\n");
+    for (size_t i = 0; i < ao->n_prefer; i++)
+      if (!same(val(r, (size_t)pick, ao->prefer[i].axis), ao->prefer[i].value)) {
+        char nm[256];
+        name_of(r, ao->prefer[i].axis, nm, sizeof nm);
+        fprintf(f, "    (no setting in the safe set has %s as preferred together with the "
+                   "more important preferences)\n", nm);
+      }
+    return pick;
+  }
+  return -1;
+}
+
+/* One axis at a time at the chosen point: whether changing it alone leaves
+ * the safe set, and a warning when the chosen value is at the grid's edge
+ * on an axis that matters. */
+static void explain_axes(FILE *f, const fmt_results *r, const ana_point_stats *cp, size_t np,
+                         const int *safe, const axis_levels *L, int *mark, long chosen) {
+  size_t na = r->n_axes;
+  fprintf(f, "  At point %lld, one axis changed at a time:\n", (long long)cp->point);
+  int any_indifferent = 0;
+  for (size_t a = 0; a < na; a++) {
+    char nm[256];
+    name_of(r, a, nm, sizeof nm);
+    if (L[a].n < 2) continue;
+    size_t n_fail = 0, n_missing = 0;
+    memset(mark, 0, (np + 1) * sizeof *mark);
+    for (size_t i = 0; i < L[a].n; i++) {
+      long q = neighbour(r, (size_t)chosen, a, L[a].v[i]);
+      mark[i] = q >= 0 && safe[q];
+      if (q < 0) n_missing++;
+      else if (!safe[q] && q != chosen) n_fail++;
+      if (q == chosen) mark[i] = 1;
+    }
+    if (n_fail == 0 && n_missing == 0) {
+      fprintf(f, "    %s does not change the answer here: every value swept (", nm);
+      list_levels(f, r, a, &L[a], NULL, 1);
+      fprintf(f, ") meets the targets on the evidence\n");
+      any_indifferent = 1;
+      continue;
+    }
+    char lab[96];
+    label(r, a, (size_t)chosen, lab, sizeof lab);
+    fprintf(f, "    %s matters: with %s = ", nm, nm);
+    list_levels(f, r, a, &L[a], mark, 0);
+    fprintf(f, " instead of %s the point %s the safe set\n", lab,
+            n_fail ? "leaves" : "is not in the grid or not in");
+    /* Grid edge: the chosen value is the smallest or largest swept. */
+    long li = level_of(&L[a], val(r, (size_t)chosen, a));
+    if (L[a].numeric && (li == 0 || li == (long)L[a].n - 1))
+      fprintf(f, "    warning: %s = %s is the %s value swept and %s matters here: values %s "
+                 "it were not tried, and the best one may lie there\n",
+              nm, lab, li == 0 ? "smallest" : "largest", nm, li == 0 ? "below" : "above");
+  }
+  if (!any_indifferent)
+    fprintf(f, "    (every axis changes the answer here)\n");
+}
+
 long ana_reco_explain(FILE *f, const ana_reco *rec, const fmt_results *r, const ana_summary *s,
                       const ana_reco_opts *o, const ana_answer_opts *ao, long base,
                       int proven) {
@@ -245,56 +350,8 @@ long ana_reco_explain(FILE *f, const ana_reco *rec, const fmt_results *r, const 
 
   /* --prefer: among the safe set, the most important preferences first. */
   if (ao->n_prefer > 0) {
-    long pick = -1;
-    unsigned long best_sc = 0;
-    ana_cost_key kp = {0};
-    for (size_t p = 0; p < np; p++) {
-      if (!safe[p]) continue;
-      unsigned long sc = pref_score(r, p, ao);
-      ana_cost_key k = cost(r, &s->points[p], vn);
-      if (pick < 0 || sc > best_sc || (sc == best_sc && ana_cost_compare(&k, &kp) < 0))
-        pick = (long)p, best_sc = sc, kp = k;
-    }
-    fprintf(f, "  Preferred (--prefer");
-    for (size_t i = 0; i < ao->n_prefer; i++) {
-      char nm[256], lab[96];
-      name_of(r, ao->prefer[i].axis, nm, sizeof nm);
-      long li = level_of(&L[ao->prefer[i].axis], ao->prefer[i].value);
-      label(r, ao->prefer[i].axis, L[ao->prefer[i].axis].ex[li], lab, sizeof lab);
-      fprintf(f, " %s=%s", nm, lab);
-    }
-    fprintf(f, "): ");
-    if (pick < 0 || best_sc == 0) {
-      fprintf(f, "no setting in the safe set has any of these values; the answer stays the "
-                 "cost rule's.\n");
-    } else {
-      char where[1024];
-      ana_point_describe(r, (size_t)pick, where, sizeof where);
-      const ana_point_stats *ps = &s->points[pick];
-      size_t m = 0;
-      for (size_t i = 0; i < ao->n_prefer; i++)
-        m += same(val(r, (size_t)pick, ao->prefer[i].axis), ao->prefer[i].value);
-      fprintf(f, "point %lld: %s — in the safe set (%lld of %lld runs passed, %lld "
-                 "bad), with %zu of the %zu preferred values; ",
-              (long long)ps->point, where, (long long)ps->n_pass, (long long)ps->n,
-              (long long)ps->n_bad, m, ao->n_prefer);
-      if (pick == base && proven)
-        fprintf(f, "it is the setting refine proved.\n");
-      else if (ps->pass_exact.lo >= o->min_pass && ps->bad_exact.hi <= o->max_meta)
-        fprintf(f, "it meets the targets with exact 95%% bounds (not corrected for the "
-                   "choice).\n");
-      else
-        fprintf(f, "not proven: 'stormsweep verify' with these settings proves or refutes "
-                   "one setting.\n");
-      for (size_t i = 0; i < ao->n_prefer; i++)
-        if (!same(val(r, (size_t)pick, ao->prefer[i].axis), ao->prefer[i].value)) {
-          char nm[256];
-          name_of(r, ao->prefer[i].axis, nm, sizeof nm);
-          fprintf(f, "    (no setting in the safe set has %s as preferred together with the "
-                     "more important preferences)\n", nm);
-        }
-      chosen = pick;
-    }
+    long pick = explain_prefer(f, r, s, o, ao, safe, L, vn, base, proven);
+    if (pick >= 0) chosen = pick;
   }
   if (chosen < 0) {
     fprintf(f, "  (No point is recommended, so there is no setting to explain further.)\n");
@@ -353,44 +410,7 @@ long ana_reco_explain(FILE *f, const ana_reco *rec, const fmt_results *r, const 
       fprintf(f, ".\n");
     }
   }
-  /* One axis at a time at the chosen point. */
-  fprintf(f, "  At point %lld, one axis changed at a time:\n", (long long)cp->point);
-  int any_indifferent = 0;
-  for (size_t a = 0; a < na; a++) {
-    char nm[256];
-    name_of(r, a, nm, sizeof nm);
-    if (L[a].n < 2) continue;
-    size_t n_fail = 0, n_missing = 0;
-    memset(mark, 0, (np + 1) * sizeof *mark);
-    for (size_t i = 0; i < L[a].n; i++) {
-      long q = neighbour(r, (size_t)chosen, a, L[a].v[i]);
-      mark[i] = q >= 0 && safe[q];
-      if (q < 0) n_missing++;
-      else if (!safe[q] && q != chosen) n_fail++;
-      if (q == chosen) mark[i] = 1;
-    }
-    if (n_fail == 0 && n_missing == 0) {
-      fprintf(f, "    %s does not change the answer here: every value swept (", nm);
-      list_levels(f, r, a, &L[a], NULL, 1);
-      fprintf(f, ") meets the targets on the evidence\n");
-      any_indifferent = 1;
-      continue;
-    }
-    char lab[96];
-    label(r, a, (size_t)chosen, lab, sizeof lab);
-    fprintf(f, "    %s matters: with %s = ", nm, nm);
-    list_levels(f, r, a, &L[a], mark, 0);
-    fprintf(f, " instead of %s the point %s the safe set\n", lab,
-            n_fail ? "leaves" : "is not in the grid or not in");
-    /* Grid edge: the chosen value is the smallest or largest swept. */
-    long li = level_of(&L[a], val(r, (size_t)chosen, a));
-    if (L[a].numeric && (li == 0 || li == (long)L[a].n - 1))
-      fprintf(f, "    warning: %s = %s is the %s value swept and %s matters here: values %s "
-                 "it were not tried, and the best one may lie there\n",
-              nm, lab, li == 0 ? "smallest" : "largest", nm, li == 0 ? "below" : "above");
-  }
-  if (!any_indifferent)
-    fprintf(f, "    (every axis changes the answer here)\n");
+  explain_axes(f, r, cp, np, safe, L, mark, chosen);
 out:
   if (L)
     for (size_t a = 0; a < na; a++) {
