@@ -58,6 +58,7 @@ shards = 4
 horizon_ms = 2000
 surge = 800+300
 brownout = 800+300
+backoff = full
 
 [grid]
 budget_ratio = 0.1, inf
