@@ -302,7 +302,7 @@ static int cmp_order(const void *x, const void *y) {
 /* A time's interval on the log scale (delta method: half-width h on the
  * time is h / mean on its log), so it never reaches below 0: [mean / f,
  * mean x f], f = exp(h / mean). A mean of 0 (never healthy) stays [0, 0]. */
-static ana_interval log_scale_ci(double mean, double half) {
+ana_interval ana_log_scale_interval(double mean, double half) {
   if (!(mean > 0)) return (ana_interval){mean, mean};
   if (!isfinite(half)) return (ana_interval){NAN, NAN};
   double f = exp(half / mean);
@@ -334,12 +334,12 @@ static void collapse_stats(ana_point_stats *ps, const fmt_results *r, const size
   if (events > 0 && km.n_events == km.n_obs) {
     ana_mean m = ana_mean_compute(buf, n);
     ps->coll_mean = m.mean;
-    ps->coll_ci = log_scale_ci(m.mean, m.ci.hi - m.mean);
+    ps->coll_ci = ana_log_scale_interval(m.mean, m.ci.hi - m.mean);
   } else if (events > 0) {
     double se;
     ps->coll_tau = tau;
     ps->coll_mean = ana_km_rmst(&km, tau, &se);
-    ps->coll_ci = log_scale_ci(ps->coll_mean, ANA_Z95 * se);
+    ps->coll_ci = ana_log_scale_interval(ps->coll_mean, ANA_Z95 * se);
     ps->coll_restricted = 1;
   }
   ana_km_free(&km);

@@ -71,6 +71,10 @@ typedef struct ana_mean {
 } ana_mean;
 
 ana_mean ana_mean_compute(const double *x, size_t n);
+/* A positive time's 95% interval on the log scale from its mean and the
+ * half-width of its interval on the time (delta method): [mean / f,
+ * mean x f], f = exp(half / mean), never below 0. */
+ana_interval ana_log_scale_interval(double mean, double half);
 
 /* Sample quantile of sorted data by linear interpolation (Hyndman–Fan 7). */
 void ana_sort_doubles(double *x, size_t n);
