@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "eng_config.h"
+
 /* ---- the commands: argv[0] is the command name ---- */
 
 int cmd_sim(int argc, char **argv);
@@ -36,6 +38,10 @@ int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_boundary(int argc, char **argv);
+/* cfg = base with the numeric setting key at x (rounded when is_int): the
+ * run of a search along one axis (boundary, recommend's headroom). */
+int cli_axis_config(const eng_config *base, const char *key, int is_int, double x,
+                    eng_config *cfg, char *msg, size_t msglen);
 int cmd_refine(int argc, char **argv);
 
 /* ---- the refine options refine and run --refine share (cmd_refine.c) ---- */

@@ -292,15 +292,19 @@ static void batch_job(void *user, int64_t j, drv_job *job) {
   job->seed = eng_seed_derive(c->sw->seed, (uint64_t)c->combination, (uint64_t)job->run);
 }
 
+int cli_axis_config(const eng_config *base, const char *key, int is_int, double x,
+                    eng_config *cfg, char *msg, size_t msglen) {
+  char val[64];
+  *cfg = *base;
+  snprintf(val, sizeof val, is_int ? "%.0f" : "%.17g", is_int ? round(x) : x);
+  return eng_config_set(cfg, key, val, msg, msglen);
+}
+
 static int batch_config(void *user, int64_t j, const drv_job *job, eng_config *cfg, char *msg,
                         size_t msglen) {
   (void)job;
   const bctx *c = user;
-  char val[64];
-  *cfg = c->cfg;
-  double xv = c->is_int ? round(c->x[j]) : c->x[j];
-  snprintf(val, sizeof val, c->is_int ? "%.0f" : "%.17g", xv);
-  return eng_config_set(cfg, c->key, val, msg, msglen);
+  return cli_axis_config(&c->cfg, c->key, c->is_int, c->x[j], cfg, msg, msglen);
 }
 
 static int batch_record(void *user, const fmt_run_record *rec, char *err, size_t errlen) {

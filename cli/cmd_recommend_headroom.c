@@ -53,10 +53,7 @@ static int h_config(void *user, int64_t j, const drv_job *job, eng_config *cfg, 
                     size_t msglen) {
   (void)job;
   const hctx *c = user;
-  char v[64];
-  *cfg = c->cfg;
-  snprintf(v, sizeof v, c->is_int ? "%.0f" : "%.17g", c->is_int ? round(c->x[j]) : c->x[j]);
-  return eng_config_set(cfg, c->key, v, msg, msglen);
+  return cli_axis_config(&c->cfg, c->key, c->is_int, c->x[j], cfg, msg, msglen);
 }
 
 static int h_record(void *user, const fmt_run_record *rec, char *err, size_t errlen) {
