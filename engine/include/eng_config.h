@@ -140,6 +140,7 @@ typedef struct eng_config {
   double warmup_ms, baseline_ms;
   double recovery_tolerance, recovery_hold_ms;
   double slo_ms;
+  double latency_window_ms;                  /* window of the latency / error series */
   double trend_ms, metastable_goodput;
   double recovery_goodput;                   /* hold-window goodput share of baseline */
   double health_goodput, health_amplification; /* what a healthy baseline shows */
