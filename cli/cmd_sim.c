@@ -12,6 +12,7 @@
 
 #include "client_import.h"
 #include "cli.h"
+#include "decision.h"
 #include "fmt_outfile.h"
 #include "eng.h"
 #include "scenario_file.h"
@@ -46,7 +47,12 @@ static void sim_usage(FILE *out) {
           "                      standard output); an existing FILE only with --force\n"
           "  -f, --force         replace an existing --ticks-csv FILE\n"
           "  --json              print the summary as one JSON object (with the effective\n"
-          "                      settings and where each came from)\n"
+          "                      settings and where each came from, and \"latency\": request\n"
+          "                      latency quantiles and error rates per phase)\n"
+          "  --slo TERMS         judge the run by what users see, e.g.\n"
+          "                      \"p99<=200ms,errors<=0.1%%\": passed_slo is then the user\n"
+          "                      recovery time (every term holds again for recovery_hold_ms)\n"
+          "                      <= slo_ms\n"
           "  --show-settings     print the effective settings, each with where it came from\n"
           "                      (default, FILE:LINE, --policy, --client FILE, --set), and\n"
           "                      do not simulate\n"
@@ -191,6 +197,14 @@ static void json_num(json_t *o, const char *key, double v) {
 static json_t *latency_json(const eng_run *run) {
   json_t *l = json_object();
   json_num(l, "window_ms", eng_run_latency_window_ms(run));
+  const eng_slo *slo = &eng_run_config(run)->user_slo;
+  if (slo->n) {
+    char text[256];
+    ana_slo_format(slo, text, sizeof text);
+    json_object_set_new(l, "slo", ana_json_text(text));
+  }
+  /* null without --slo, or when the terms never held again */
+  json_num(l, "user_recovery_ms", eng_run_user_recovery_ms(run));
   for (int k = 0; k < ENG_PHASE_COUNT; k++) {
     const eng_latency_phase *p = eng_run_latency_phase(run, k);
     json_t *o = json_object();
@@ -400,7 +414,8 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
 }
 
 int cmd_sim(int argc, char **argv) {
-  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT, O_LENIENT };
+  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT, O_LENIENT,
+         O_SLO };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
@@ -409,6 +424,7 @@ int cmd_sim(int argc, char **argv) {
       {"seed", required_argument, NULL, O_SEED},
       {"ticks-csv", required_argument, NULL, O_CSV},
       {"json", no_argument, NULL, O_JSON},
+      {"slo", required_argument, NULL, O_SLO},
       {"force", no_argument, NULL, 'f'},
       {"list-settings", no_argument, NULL, O_LIST},
       {"show-settings", no_argument, NULL, O_SHOW},
@@ -419,6 +435,7 @@ int cmd_sim(int argc, char **argv) {
   uint64_t seed = 1;
   int json = 0, force = 0, list = 0, show = 0, n_sets = 0, c;
   unsigned client_flags = 0;
+  eng_slo slo = {0};
   char **sets = calloc((size_t)argc + 1, sizeof *sets);
   if (!sets) {
     fprintf(stderr, "stormsweep sim: out of memory\n");
@@ -436,6 +453,15 @@ int cmd_sim(int argc, char **argv) {
     case O_CLIENT: client = optarg; break;
     case O_LENIENT: client_flags |= SWP_CLIENT_LENIENT; break;
     case O_CSV: csv = optarg; break;
+    case O_SLO: {
+      char err[256];
+      if (ana_slo_parse(optarg, &slo, err, sizeof err)) {
+        fprintf(stderr, "stormsweep sim: %s\n", err);
+        free(sets);
+        return 2;
+      }
+      break;
+    }
     case O_SET: {
       const char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg) {
@@ -493,6 +519,7 @@ int cmd_sim(int argc, char **argv) {
     return 1;
   }
   int rc = sim_configure(&cfg, &o, file, policy, client, client_flags, sets, n_sets);
+  cfg.user_slo = slo;
   free(sets);
   if (rc || show) {
     if (!rc) show_settings(&o, &cfg);

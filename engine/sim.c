@@ -246,6 +246,9 @@ struct eng_run {
   int64_t lat_fin, lat_fail;   /* the current window's requests */
   double *lat_series;          /* ENG_L_COUNT x lat_windows */
   size_t lat_series_cap;
+  uint8_t *slo_ok;             /* per window: every user_slo term held */
+  size_t slo_ok_cap;
+  double user_recovery_ms;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -289,6 +292,7 @@ void eng_run_destroy(eng_run *r) {
   free(r->live);
   free(r->lh);
   free(r->lat_series);
+  free(r->slo_ok);
   free(r);
 }
 
@@ -1799,6 +1803,10 @@ static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   if (ensure((void **)&r->lat_series, &r->lat_series_cap,
              (size_t)ENG_L_COUNT * (size_t)r->lat_windows, sizeof *r->lat_series))
     return -1;
+  if (c->user_slo.n &&
+      ensure((void **)&r->slo_ok, &r->slo_ok_cap, (size_t)r->lat_windows, sizeof *r->slo_ok))
+    return -1;
+  r->user_recovery_ms = NAN;
   r->lat_next = r->lat_wticks < r->ticks ? r->lat_wticks : r->ticks;
   r->lat_fin = r->lat_fail = 0;
   int32_t clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
@@ -1843,9 +1851,39 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
   double er = r->lat_fin ? (double)r->lat_fail / (double)r->lat_fin : NAN;
   v[ENG_L_ERROR_RATE * W] = er;
   v[ENG_L_SUCCESS_RATE * W] = 1.0 - er;
+  const eng_slo *slo = &r->cfg->user_slo;
+  if (slo->n) {
+    int ok = r->lat_fin > 0;
+    for (int k = 0; k < slo->n && ok; k++)
+      ok = slo->t[k].kind == ENG_SLO_ERRORS
+               ? er <= slo->t[k].limit
+               : eng_lh_quantile(h, slo->t[k].quantile) / 1000.0 <= slo->t[k].limit;
+    r->slo_ok[w] = (uint8_t)ok;
+  }
   eng_lh_reset(&r->lh[0]);
   r->lat_fin = r->lat_fail = 0;
   r->lat_next = r->lat_next + r->lat_wticks < r->ticks ? r->lat_next + r->lat_wticks : r->ticks;
+}
+
+/* User recovery: the first window at or after clearance that starts a run of
+ * windows, recovery_hold_ms long, in which every term holds. */
+static void user_recovery(eng_run *r, eng_summary *out) {
+  const eng_config *c = r->cfg;
+  if (!c->user_slo.n) return;
+  int32_t clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
+  if (clear > r->ticks) clear = r->ticks;
+  int32_t w0 = (clear + r->lat_wticks - 1) / r->lat_wticks;
+  int32_t hold = (ms_to_tick(c, c->recovery_hold_ms) + r->lat_wticks - 1) / r->lat_wticks;
+  if (hold < 1) hold = 1;
+  int32_t run = 0;
+  for (int32_t w = w0; w < r->lat_windows; w++) {
+    run = r->slo_ok[w] ? run + 1 : 0;
+    if (run == hold) {
+      r->user_recovery_ms = ((double)(w - hold + 1) * r->lat_wticks - clear) * c->tick_ms;
+      break;
+    }
+  }
+  out->passed_slo = r->user_recovery_ms <= c->slo_ms;
 }
 
 /* Each phase's quantiles and error rate from its histogram. */
@@ -2241,6 +2279,7 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
   for (r->now = 0; r->now < r->ticks; r->now++) run_tick(r);
   run_summarize(r, seed, out);
   latency_summarize(r);
+  user_recovery(r, out);
   return 0;
 }
 
@@ -2269,3 +2308,7 @@ const double *eng_run_latency(const eng_run *r, eng_lat_series s) {
 const eng_latency_phase *eng_run_latency_phase(const eng_run *r, int phase) {
   return (unsigned)phase < ENG_PHASE_COUNT ? &r->ph[phase] : NULL;
 }
+
+double eng_run_user_recovery_ms(const eng_run *r) { return r->user_recovery_ms; }
+
+const eng_config *eng_run_config(const eng_run *r) { return r->cfg; }

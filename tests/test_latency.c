@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "decision.h"
 #include "eng.h"
 #include "latency_hist.h"
 
@@ -350,12 +351,80 @@ static void test_deadline_caps(void **state) {
   eng_run_destroy(run);
 }
 
+/* ---- service level terms ---- */
+
+static void test_slo_parse(void **state) {
+  (void)state;
+  eng_slo s;
+  char err[256], back[256];
+  assert_int_equal(ana_slo_parse("p99<=200ms, errors<=0.1%", &s, err, sizeof err), 0);
+  assert_int_equal(s.n, 2);
+  assert_int_equal(s.t[0].kind, ENG_SLO_LATENCY);
+  assert_true(fabs(s.t[0].quantile - 0.99) < 1e-12 && s.t[0].limit == 200);
+  assert_int_equal(s.t[1].kind, ENG_SLO_ERRORS);
+  assert_true(fabs(s.t[1].limit - 0.001) < 1e-12);
+  ana_slo_format(&s, back, sizeof back);
+  assert_string_equal(back, "p99<=200ms,errors<=0.1%");
+  assert_int_equal(ana_slo_parse("p99.9<=1.5s,p50<=800us,errors<=0.02", &s, err, sizeof err), 0);
+  assert_true(fabs(s.t[0].quantile - 0.999) < 1e-12 && s.t[0].limit == 1500);
+  assert_true(fabs(s.t[1].limit - 0.8) < 1e-12 && fabs(s.t[2].limit - 0.02) < 1e-12);
+  ana_slo_format(&s, back, sizeof back);
+  assert_string_equal(back, "p99.9<=1500ms,p50<=0.8ms,errors<=2%");
+  const char *bad[] = {"",          "p99",          "p99<=200",      "p100<=1ms",
+                       "p0<=1ms",   "p999<=1ms",    "errors<=2",     "errors<=1%%",
+                       "lat<=1ms",  "p99<=1ms,p99<=2ms", "p99>=1ms", "errors<=-1%",
+                       "p99<=ms",   "p-5<=1ms"};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    err[0] = 0;
+    if (ana_slo_parse(bad[k], &s, err, sizeof err) == 0) fail_msg("accepted '%s'", bad[k]);
+    assert_true(strncmp(err, "--slo: ", 7) == 0);
+  }
+}
+
+/* User recovery: the stalled shard refuses everything for 500 ms from 1 s;
+ * once it runs again every window is error-free, so an error term holds
+ * again from the first window after clearance. A latency term no request
+ * can meet never holds: no user recovery, and the run does not pass. */
+static void test_user_recovery(void **state) {
+  (void)state;
+  eng_run *run = eng_run_create();
+  eng_config c;
+  stall_cfg(&c);
+  char err[256];
+  eng_summary s;
+  simulate(run, &c, 7, &s);
+  assert_true(isnan(eng_run_user_recovery_ms(run))); /* no terms */
+  assert_int_equal(ana_slo_parse("errors<=0.1%,p99<=5ms", &c.user_slo, err, sizeof err), 0);
+  simulate(run, &c, 7, &s);
+  assert_true(eng_run_user_recovery_ms(run) == 0);
+  assert_int_equal(s.passed_slo, 1);
+  /* the queue check does not change: same outcome as without terms */
+  eng_config plain;
+  stall_cfg(&plain);
+  eng_summary s0;
+  simulate(run, &plain, 7, &s0);
+  assert_int_equal(s.outcome, s0.outcome);
+  assert_true(s.recovery_ms == s0.recovery_ms || (isnan(s.recovery_ms) && isnan(s0.recovery_ms)));
+  assert_int_equal(ana_slo_parse("p50<=0.5ms", &c.user_slo, err, sizeof err), 0);
+  simulate(run, &c, 7, &s);
+  assert_true(isnan(eng_run_user_recovery_ms(run)));
+  assert_int_equal(s.passed_slo, 0);
+  /* a window that ends the stall late: clearance at 1450 ms is mid-window;
+   * the first whole window after it starts at 1500 ms, 50 ms later */
+  cfg_set(&c, "brownout", "1000+450");
+  assert_int_equal(ana_slo_parse("errors<=0%", &c.user_slo, err, sizeof err), 0);
+  simulate(run, &c, 7, &s);
+  assert_true(eng_run_user_recovery_ms(run) == 50);
+  eng_run_destroy(run);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hist_buckets),        cmocka_unit_test(test_hist_quantiles),
       cmocka_unit_test(test_mm1_quantiles),       cmocka_unit_test(test_mmc_quantiles),
       cmocka_unit_test(test_deterministic_exact), cmocka_unit_test(test_reject_window_errors),
       cmocka_unit_test(test_backoff_counts),      cmocka_unit_test(test_deadline_caps),
+      cmocka_unit_test(test_slo_parse),           cmocka_unit_test(test_user_recovery),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

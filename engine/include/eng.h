@@ -68,7 +68,8 @@ const char *eng_outcome_name(eng_outcome o);
 typedef struct eng_summary {
   uint64_t seed;
   int32_t outcome;             /* eng_outcome */
-  int32_t passed_slo;          /* recovered and recovery_ms <= slo_ms */
+  int32_t passed_slo;          /* recovered and recovery_ms <= slo_ms (with user_slo terms:
+                                  user recovery time <= slo_ms) */
   double recovery_ms;          /* NaN unless recovered */
   double baseline_queue;       /* mean total queue depth over the baseline window */
   double recovery_threshold;   /* queue depth that counts as "back to baseline" */
@@ -195,6 +196,15 @@ double eng_run_latency_window_ms(const eng_run *run);
 const double *eng_run_latency(const eng_run *run, eng_lat_series s);
 /* The last simulation's latency and errors in phase (ENG_PHASE_*). */
 const eng_latency_phase *eng_run_latency_phase(const eng_run *run, int phase);
+/* User recovery time of the last simulation under cfg->user_slo: ms from
+ * the last fault's clearance (the start without faults) to the start of the
+ * first latency window from which every term holds in each window for
+ * recovery_hold_ms (a window where no request ended does not hold); NaN when
+ * that never happens before the horizon, or without SLO terms. With terms,
+ * the summary's passed_slo is "user recovery time <= slo_ms". */
+double eng_run_user_recovery_ms(const eng_run *run);
+/* The configuration of the last simulation (NULL before the first). */
+const eng_config *eng_run_config(const eng_run *run);
 
 /* Optional per-shard queue depth matrix (ticks x shards, row-major); NULL
  * unless cfg->record_shard_queues was set. */
