@@ -49,19 +49,42 @@ uint64_t eng_lh_bucket_width(uint32_t b) {
   return (uint64_t)1 << (k - ENG_LH_SUB_BITS);
 }
 
-double eng_lh_quantile(const eng_lat_hist *h, double q) {
-  if (!h->n) return -1;
-  double want = ceil(q * (double)h->n);
-  uint64_t rank = want < 1 ? 1 : want > (double)h->n ? h->n : (uint64_t)want;
-  uint64_t seen = 0;
-  int32_t b = h->lo;
-  for (; b < h->hi; b++) {
-    seen += h->count[b];
-    if (seen >= rank) break;
-  }
+static double bucket_value(const eng_lat_hist *h, int32_t b) {
   double v = (double)eng_lh_bucket_low((uint32_t)b) +
              0.5 * (double)(eng_lh_bucket_width((uint32_t)b) - 1);
   if (v < (double)h->min) v = (double)h->min;
   if (v > (double)h->max) v = (double)h->max;
   return v;
+}
+
+static uint64_t rank_of(const eng_lat_hist *h, double q) {
+  double want = ceil(q * (double)h->n);
+  return want < 1 ? 1 : want > (double)h->n ? h->n : (uint64_t)want;
+}
+
+double eng_lh_quantile(const eng_lat_hist *h, double q) {
+  double v;
+  eng_lh_quantiles(h, &q, 1, &v);
+  return v;
+}
+
+void eng_lh_quantiles(const eng_lat_hist *h, const double *q, int nq, double *out) {
+  if (!h->n) {
+    for (int k = 0; k < nq; k++) out[k] = -1;
+    return;
+  }
+  uint64_t seen = 0;
+  int32_t b = h->lo;
+  for (int k = 0; k < nq; k++) {
+    uint64_t rank = rank_of(h, q[k]);
+    if (k && q[k] < q[k - 1]) { /* not ascending: start over */
+      seen = 0;
+      b = h->lo;
+    }
+    for (; b < h->hi; b++) {
+      if (seen + h->count[b] >= rank) break;
+      seen += h->count[b];
+    }
+    out[k] = bucket_value(h, b);
+  }
 }

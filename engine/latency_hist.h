@@ -62,5 +62,7 @@ uint64_t eng_lh_bucket_width(uint32_t b);
  * n added, as its bucket's midpoint, clamped to the exact min and max (so a
  * constant input gives that constant exactly). -1 when h is empty. */
 double eng_lh_quantile(const eng_lat_hist *h, double q);
+/* The same for nq quantiles in one scan (q ascending is fastest). */
+void eng_lh_quantiles(const eng_lat_hist *h, const double *q, int nq, double *out);
 
 #endif

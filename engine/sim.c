@@ -233,12 +233,14 @@ struct eng_run {
   int32_t deadline_ticks; /* 0: no deadline */
   int32_t hedge_ticks, hedges, max_live;
 
-  /* What users see: each request's latency into the window's histogram and
-   * its phase's (lh[0], lh[1 + phase]; allocated with the context), the
-   * window's series at its end. */
+  /* What users see: each request's latency goes into the segment's
+   * histogram (lh[LH_SEG]; allocated with the context). A segment ends at
+   * every window end and phase boundary: it is then added to its window's
+   * (lh[LH_WIN]) and its phase's (lh[1 + phase]), so a request costs one
+   * add; the window's series are computed at its end. */
   eng_lat_hist *lh;
-  eng_lat_hist *lh_cur;        /* the histogram of this tick's phase, or NULL */
-  eng_latency_phase *ph_cur;   /* and its summary */
+  int64_t seg_st[ENG_ST_COUNT]; /* the segment's requests by final status */
+  int32_t seg_phase, seg_next;  /* its phase (-1: none), the next phase boundary */
   eng_latency_phase ph[ENG_PHASE_COUNT];
   int32_t ph_begin[ENG_PHASE_COUNT], ph_end[ENG_PHASE_COUNT];
   double tick_us;
@@ -251,6 +253,8 @@ struct eng_run {
   double user_recovery_ms;
 };
 
+enum { LH_SEG = 0, LH_WIN = 1 + ENG_PHASE_COUNT, LH_COUNT }; /* eng_run.lh */
+
 /* ------------------------------------------------------------------------ */
 /* memory                                                                    */
 
@@ -258,12 +262,12 @@ eng_run *eng_run_create(void) {
   eng_run *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   eng_zig_init(&r->zig);
-  r->lh = malloc((1 + ENG_PHASE_COUNT) * sizeof *r->lh);
+  r->lh = malloc(LH_COUNT * sizeof *r->lh);
   if (!r->lh) {
     free(r);
     return NULL;
   }
-  for (int k = 0; k <= ENG_PHASE_COUNT; k++) eng_lh_init(&r->lh[k]);
+  for (int k = 0; k < LH_COUNT; k++) eng_lh_init(&r->lh[k]);
   return r;
 }
 
@@ -355,7 +359,7 @@ void eng_run_memory(const eng_config *c, eng_memory *m) {
   m->attempts = pool_records(live) * sizeof(attempt) + live * sizeof(uint64_t);
   if (uses_requests(c)) m->attempts += live * (sizeof(eng_request) + 2 * sizeof(eng_timer));
   double wticks = fmax(1, floor(c->latency_window_ms / c->tick_ms + 0.5));
-  m->latency = (1 + ENG_PHASE_COUNT) * sizeof(eng_lat_hist) +
+  m->latency = LH_COUNT * sizeof(eng_lat_hist) +
                ceil(ticks / wticks) * ENG_L_COUNT * sizeof(double);
   m->total = m->per_tick + m->shard_queues + m->ring + m->breakers + m->tables + m->attempts +
              m->latency;
@@ -520,17 +524,11 @@ static void req_succeeded(eng_run *r, uint32_t i);
 static void req_retry_due(eng_run *r, uint32_t i);
 static void replies_drain(eng_run *r);
 
-/* A request that started at tick born ended now with status st: its
- * latency goes into the window's histogram and its phase's. */
+/* A request that started at tick born ended now with status st. */
 static inline void latency_record(eng_run *r, int32_t born, int st) {
   uint64_t us = (uint64_t)((double)(r->now - born) * r->tick_us + 0.5);
-  eng_lh_add(&r->lh[0], us);
-  r->lat_fin++;
-  r->lat_fail += st != ENG_ST_OK;
-  if (r->lh_cur) {
-    eng_lh_add(r->lh_cur, us);
-    r->ph_cur->status[st]++;
-  }
+  eng_lh_add(&r->lh[LH_SEG], us);
+  r->seg_st[st]++;
 }
 
 /* The final status of a request whose last attempt failed with kind. */
@@ -1793,6 +1791,17 @@ static int users_prepare(eng_run *r, uint64_t seed) {
   return 0;
 }
 
+/* The phase of the segment that starts at tick t, and the next boundary. */
+static void segment_phase(eng_run *r, int32_t t) {
+  r->seg_phase = -1;
+  r->seg_next = INT32_MAX;
+  for (int k = 0; k < ENG_PHASE_COUNT; k++) {
+    if (t >= r->ph_begin[k] && t < r->ph_end[k]) r->seg_phase = k;
+    if (r->ph_begin[k] > t && r->ph_begin[k] < r->seg_next) r->seg_next = r->ph_begin[k];
+    if (r->ph_end[k] > t && r->ph_end[k] < r->seg_next) r->seg_next = r->ph_end[k];
+  }
+}
+
 /* What users see: the windows, the phases' ticks and empty histograms. */
 static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   const eng_config *c = r->cfg;
@@ -1818,23 +1827,11 @@ static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   r->ph_end[ENG_PHASE_DURING] = has_fault ? clear : r->ticks;
   r->ph_begin[ENG_PHASE_AFTER] = has_fault ? clear : r->ticks;
   r->ph_end[ENG_PHASE_AFTER] = r->ticks;
-  for (int k = 0; k <= ENG_PHASE_COUNT; k++) eng_lh_reset(&r->lh[k]);
+  for (int k = 0; k < LH_COUNT; k++) eng_lh_reset(&r->lh[k]);
   memset(r->ph, 0, sizeof r->ph);
-  r->lh_cur = NULL;
-  r->ph_cur = NULL;
+  memset(r->seg_st, 0, sizeof r->seg_st);
+  segment_phase(r, 0);
   return 0;
-}
-
-/* The phase of tick t (its histogram and summary), or none. */
-static inline void latency_tick(eng_run *r, int32_t t) {
-  r->lh_cur = NULL;
-  r->ph_cur = NULL;
-  for (int k = 0; k < ENG_PHASE_COUNT; k++)
-    if (t >= r->ph_begin[k] && t < r->ph_end[k]) {
-      r->lh_cur = &r->lh[1 + k];
-      r->ph_cur = &r->ph[k];
-      return;
-    }
 }
 
 /* The window ending with this tick: its series, then an empty histogram. */
@@ -1842,12 +1839,13 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
   int32_t w = r->now / r->lat_wticks;
   size_t W = (size_t)r->lat_windows;
   double *v = r->lat_series + w;
-  const eng_lat_hist *h = &r->lh[0];
+  const eng_lat_hist *h = &r->lh[LH_WIN];
   v[ENG_L_FINISHED * W] = (double)r->lat_fin;
   v[ENG_L_FAILED * W] = (double)r->lat_fail;
   static const double qs[4] = {0.5, 0.9, 0.99, 0.999};
-  for (int k = 0; k < 4; k++)
-    v[(ENG_L_P50 + k) * W] = h->n ? eng_lh_quantile(h, qs[k]) / 1000.0 : NAN;
+  double qv[4];
+  eng_lh_quantiles(h, qs, 4, qv);
+  for (int k = 0; k < 4; k++) v[(ENG_L_P50 + k) * W] = h->n ? qv[k] / 1000.0 : NAN;
   double er = r->lat_fin ? (double)r->lat_fail / (double)r->lat_fin : NAN;
   v[ENG_L_ERROR_RATE * W] = er;
   v[ENG_L_SUCCESS_RATE * W] = 1.0 - er;
@@ -1860,9 +1858,27 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
                : eng_lh_quantile(h, slo->t[k].quantile) / 1000.0 <= slo->t[k].limit;
     r->slo_ok[w] = (uint8_t)ok;
   }
-  eng_lh_reset(&r->lh[0]);
+  eng_lh_reset(&r->lh[LH_WIN]);
   r->lat_fin = r->lat_fail = 0;
   r->lat_next = r->lat_next + r->lat_wticks < r->ticks ? r->lat_next + r->lat_wticks : r->ticks;
+}
+
+/* The segment ending with tick t (at a window end or a phase boundary):
+ * into its window and its phase; then the window's series if it ends. */
+static __attribute__((noinline)) void latency_flush(eng_run *r, int32_t t) {
+  eng_lat_hist *seg = &r->lh[LH_SEG];
+  int64_t n = (int64_t)seg->n;
+  eng_lh_merge(&r->lh[LH_WIN], seg);
+  r->lat_fin += n;
+  r->lat_fail += n - r->seg_st[ENG_ST_OK];
+  if (r->seg_phase >= 0) {
+    eng_lh_merge(&r->lh[1 + r->seg_phase], seg);
+    for (int k = 0; k < ENG_ST_COUNT; k++) r->ph[r->seg_phase].status[k] += r->seg_st[k];
+  }
+  eng_lh_reset(seg);
+  memset(r->seg_st, 0, sizeof r->seg_st);
+  if (t + 1 == r->seg_next) segment_phase(r, t + 1);
+  if (t + 1 == r->lat_next) latency_window_close(r);
 }
 
 /* User recovery: the first window at or after clearance that starts a run of
@@ -2088,7 +2104,6 @@ static void run_tick(eng_run *r) {
   const eng_config *c = r->cfg;
   int32_t t = r->now;
   memset(r->cur, 0, sizeof r->cur);
-  latency_tick(r, t);
 
   while (r->edge_pos < r->n_edges && r->edges[r->edge_pos].tick <= t) {
     fault_edge(r, &r->edges[r->edge_pos]);
@@ -2170,7 +2185,7 @@ static void run_tick(eng_run *r) {
     for (int32_t k = 0; k < c->shards; k++)
       if (r->healthy[k] && r->sh[k].qlen + r->sh[k].busy > r->succ_peak_load)
         r->succ_peak_load = r->sh[k].qlen + r->sh[k].busy;
-  if (t + 1 == r->lat_next) latency_window_close(r);
+  if (t + 1 == r->lat_next || t + 1 == r->seg_next) latency_flush(r, t);
 }
 
 static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
