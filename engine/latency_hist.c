@@ -9,8 +9,6 @@
 void eng_lh_init(eng_lat_hist *h) {
   memset(h->count, 0, sizeof h->count);
   h->n = 0;
-  h->min = UINT64_MAX;
-  h->max = 0;
   h->lo = (int32_t)ENG_LH_BUCKETS;
   h->hi = -1;
 }
@@ -19,8 +17,6 @@ void eng_lh_reset(eng_lat_hist *h) {
   if (h->hi >= h->lo)
     memset(h->count + h->lo, 0, (size_t)(h->hi - h->lo + 1) * sizeof h->count[0]);
   h->n = 0;
-  h->min = UINT64_MAX;
-  h->max = 0;
   h->lo = (int32_t)ENG_LH_BUCKETS;
   h->hi = -1;
 }
@@ -29,8 +25,6 @@ void eng_lh_merge(eng_lat_hist *dst, const eng_lat_hist *src) {
   for (int32_t b = src->lo; b <= src->hi; b++) dst->count[b] += src->count[b];
   if (!src->n) return;
   dst->n += src->n;
-  if (src->min < dst->min) dst->min = src->min;
-  if (src->max > dst->max) dst->max = src->max;
   if (src->lo < dst->lo) dst->lo = src->lo;
   if (src->hi > dst->hi) dst->hi = src->hi;
 }
@@ -49,12 +43,14 @@ uint64_t eng_lh_bucket_width(uint32_t b) {
   return (uint64_t)1 << (k - ENG_LH_SUB_BITS);
 }
 
-static double bucket_value(const eng_lat_hist *h, int32_t b) {
-  double v = (double)eng_lh_bucket_low((uint32_t)b) +
-             0.5 * (double)(eng_lh_bucket_width((uint32_t)b) - 1);
-  if (v < (double)h->min) v = (double)h->min;
-  if (v > (double)h->max) v = (double)h->max;
-  return v;
+static double bucket_value(int32_t b) {
+  return (double)eng_lh_bucket_low((uint32_t)b) +
+         0.5 * (double)(eng_lh_bucket_width((uint32_t)b) - 1);
+}
+
+double eng_lh_max(const eng_lat_hist *h) {
+  if (!h->n) return -1;
+  return (double)(eng_lh_bucket_low((uint32_t)h->hi) + eng_lh_bucket_width((uint32_t)h->hi) - 1);
 }
 
 static uint64_t rank_of(const eng_lat_hist *h, double q) {
@@ -85,6 +81,6 @@ void eng_lh_quantiles(const eng_lat_hist *h, const double *q, int nq, double *ou
       if (seen + h->count[b] >= rank) break;
       seen += h->count[b];
     }
-    out[k] = bucket_value(h, b);
+    out[k] = bucket_value(b);
   }
 }

@@ -243,7 +243,6 @@ struct eng_run {
   int32_t seg_phase, seg_next;  /* its phase (-1: none), the next phase boundary */
   eng_latency_phase ph[ENG_PHASE_COUNT];
   int32_t ph_begin[ENG_PHASE_COUNT], ph_end[ENG_PHASE_COUNT];
-  double tick_us;
   int32_t lat_wticks, lat_windows, lat_next; /* window length, count, the next one's end */
   int64_t lat_fin, lat_fail;   /* the current window's requests */
   double *lat_series;          /* ENG_L_COUNT x lat_windows */
@@ -526,8 +525,7 @@ static void replies_drain(eng_run *r);
 
 /* A request that started at tick born ended now with status st. */
 static inline void latency_record(eng_run *r, int32_t born, int st) {
-  uint64_t us = (uint64_t)((double)(r->now - born) * r->tick_us + 0.5);
-  eng_lh_add(&r->lh[LH_SEG], us);
+  eng_lh_add(&r->lh[LH_SEG], (uint64_t)(r->now - born)); /* ticks: ms at the window's end */
   r->seg_st[st]++;
 }
 
@@ -1805,7 +1803,6 @@ static void segment_phase(eng_run *r, int32_t t) {
 /* What users see: the windows, the phases' ticks and empty histograms. */
 static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   const eng_config *c = r->cfg;
-  r->tick_us = c->tick_ms * 1000.0;
   r->lat_wticks = ms_to_tick(c, c->latency_window_ms);
   if (r->lat_wticks < 1) r->lat_wticks = 1;
   r->lat_windows = (int32_t)(((int64_t)r->ticks + r->lat_wticks - 1) / r->lat_wticks);
@@ -1845,7 +1842,7 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
   static const double qs[4] = {0.5, 0.9, 0.99, 0.999};
   double qv[4];
   eng_lh_quantiles(h, qs, 4, qv);
-  for (int k = 0; k < 4; k++) v[(ENG_L_P50 + k) * W] = h->n ? qv[k] / 1000.0 : NAN;
+  for (int k = 0; k < 4; k++) v[(ENG_L_P50 + k) * W] = h->n ? qv[k] * r->cfg->tick_ms : NAN;
   double er = r->lat_fin ? (double)r->lat_fail / (double)r->lat_fin : NAN;
   v[ENG_L_ERROR_RATE * W] = er;
   v[ENG_L_SUCCESS_RATE * W] = 1.0 - er;
@@ -1855,7 +1852,7 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
     for (int k = 0; k < slo->n && ok; k++)
       ok = slo->t[k].kind == ENG_SLO_ERRORS
                ? er <= slo->t[k].limit
-               : eng_lh_quantile(h, slo->t[k].quantile) / 1000.0 <= slo->t[k].limit;
+               : eng_lh_quantile(h, slo->t[k].quantile) * r->cfg->tick_ms <= slo->t[k].limit;
     r->slo_ok[w] = (uint8_t)ok;
   }
   eng_lh_reset(&r->lh[LH_WIN]);
@@ -1912,11 +1909,11 @@ static void latency_summarize(eng_run *r) {
     p->end_ms = r->ph_end[k] * c->tick_ms;
     p->finished = (int64_t)h->n;
     p->failed = p->finished - p->status[ENG_ST_OK];
-    p->p50_ms = h->n ? eng_lh_quantile(h, 0.5) / 1000.0 : NAN;
-    p->p90_ms = h->n ? eng_lh_quantile(h, 0.9) / 1000.0 : NAN;
-    p->p99_ms = h->n ? eng_lh_quantile(h, 0.99) / 1000.0 : NAN;
-    p->p999_ms = h->n ? eng_lh_quantile(h, 0.999) / 1000.0 : NAN;
-    p->max_ms = h->n ? (double)h->max / 1000.0 : NAN;
+    p->p50_ms = h->n ? eng_lh_quantile(h, 0.5) * c->tick_ms : NAN;
+    p->p90_ms = h->n ? eng_lh_quantile(h, 0.9) * c->tick_ms : NAN;
+    p->p99_ms = h->n ? eng_lh_quantile(h, 0.99) * c->tick_ms : NAN;
+    p->p999_ms = h->n ? eng_lh_quantile(h, 0.999) * c->tick_ms : NAN;
+    p->max_ms = h->n ? eng_lh_max(h) * c->tick_ms : NAN;
     p->error_rate = h->n ? (double)p->failed / (double)p->finished : NAN;
   }
 }
