@@ -137,3 +137,103 @@ oom:
   return -1;
 }
 
+
+/* ---- service level terms ---- */
+
+int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen) {
+  char buf[512];
+  size_t n = 0;
+  memset(out, 0, sizeof *out);
+  for (const char *p = text; *p; p++) {
+    if (*p == ' ' || *p == '\t') continue;
+    if (n + 1 >= sizeof buf) {
+      snprintf(err, errlen, "--slo: too long");
+      return -1;
+    }
+    buf[n++] = *p;
+  }
+  buf[n] = 0;
+  if (!n) {
+    snprintf(err, errlen, "--slo: empty; expected terms such as \"p99<=200ms,errors<=0.1%%\"");
+    return -1;
+  }
+  char *save = NULL;
+  for (char *term = strtok_r(buf, ",", &save); term; term = strtok_r(NULL, ",", &save)) {
+    if (out->n == ENG_MAX_SLO_TERMS) {
+      snprintf(err, errlen, "--slo: more than %d terms", ENG_MAX_SLO_TERMS);
+      return -1;
+    }
+    char *op = strstr(term, "<=");
+    if (!op) {
+      snprintf(err, errlen,
+               "--slo: term '%.40s': expected NAME<=LIMIT, e.g. p99<=200ms or errors<=0.1%%",
+               term);
+      return -1;
+    }
+    *op = 0;
+    const char *name = term, *val = op + 2;
+    eng_slo_term t = {0};
+    char *end = NULL;
+    if (!strcmp(name, "errors")) {
+      t.kind = ENG_SLO_ERRORS;
+      t.limit = strtod(val, &end);
+      int pct = end && *end == '%';
+      if (end == val || !isfinite(t.limit) || t.limit < 0 || (pct ? end[1] : *end) ||
+          (pct ? t.limit > 100 : t.limit > 1)) {
+        snprintf(err, errlen,
+                 "--slo: errors<=%.40s: expected a percentage (0.1%%) or a fraction (0.001)", val);
+        return -1;
+      }
+      if (pct) t.limit /= 100;
+    } else if (name[0] == 'p' && name[1]) {
+      t.kind = ENG_SLO_LATENCY;
+      double q = strtod(name + 1, &end);
+      if (end == name + 1 || *end || !(q > 0 && q < 100) || name[1] == '+' || name[1] == '-') {
+        snprintf(err, errlen,
+                 "--slo: '%.40s': a latency quantile is pNN or pNN.N between 0 and 100 "
+                 "(p50, p99, p99.9)",
+                 name);
+        return -1;
+      }
+      t.quantile = q / 100;
+      t.limit = strtod(val, &end);
+      double scale = !end || end == val ? 0
+                     : !strcmp(end, "ms")  ? 1
+                     : !strcmp(end, "us")  ? 1e-3
+                     : !strcmp(end, "s")   ? 1e3
+                                           : 0;
+      if (!scale || !isfinite(t.limit) || t.limit < 0) {
+        snprintf(err, errlen, "--slo: %s<=%.40s: expected a time with a unit: 200ms, 1.5s, 800us",
+                 name, val);
+        return -1;
+      }
+      t.limit *= scale;
+    } else {
+      snprintf(err, errlen, "--slo: unknown term '%.40s': terms are pNN (latency quantile) and "
+               "errors", name);
+      return -1;
+    }
+    for (int k = 0; k < out->n; k++)
+      if (out->t[k].kind == t.kind && out->t[k].quantile == t.quantile) {
+        snprintf(err, errlen, "--slo: '%s' given twice", name);
+        return -1;
+      }
+    out->t[out->n++] = t;
+  }
+  return 0;
+}
+
+void ana_slo_format(const eng_slo *slo, char *buf, size_t len) {
+  size_t used = 0;
+  if (len) buf[0] = 0;
+  for (int k = 0; k < slo->n; k++) {
+    const eng_slo_term *t = &slo->t[k];
+    size_t room = used < len ? len - used : 0;
+    if (t->kind == ENG_SLO_ERRORS)
+      used += (size_t)snprintf(buf + used, room, "%serrors<=%.10g%%", k ? "," : "",
+                               100 * t->limit);
+    else
+      used += (size_t)snprintf(buf + used, room, "%sp%.10g<=%.10gms", k ? "," : "",
+                               100 * t->quantile, t->limit);
+  }
+}

@@ -12,6 +12,7 @@
 
 #include "client_import.h"
 #include "cli.h"
+#include "decision.h"
 #include "fmt_outfile.h"
 #include "eng.h"
 #include "scenario_file.h"
@@ -46,7 +47,12 @@ static void sim_usage(FILE *out) {
           "                      standard output); an existing FILE only with --force\n"
           "  -f, --force         replace an existing --ticks-csv FILE\n"
           "  --json              print the summary as one JSON object (with the effective\n"
-          "                      settings and where each came from)\n"
+          "                      settings and where each came from, and \"latency\": request\n"
+          "                      latency quantiles and error rates per phase)\n"
+          "  --slo TERMS         judge the run by what users see, e.g.\n"
+          "                      \"p99<=200ms,errors<=0.1%%\": passed_slo is then the user\n"
+          "                      recovery time (every term holds again for recovery_hold_ms)\n"
+          "                      <= slo_ms\n"
           "  --show-settings     print the effective settings, each with where it came from\n"
           "                      (default, FILE:LINE, --policy, --client FILE, --set), and\n"
           "                      do not simulate\n"
@@ -160,7 +166,13 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
   const int32_t *shardq = eng_run_shard_queues(run);
   int32_t S = shardq ? cfg->shards : 0;
   for (int32_t k = 0; k < S; k++) fprintf(f, ",shard_queue_%d", k);
+  /* Then the latency windows' series: each tick's row has its window's. */
+  for (int l = 0; l < ENG_L_COUNT; l++) fprintf(f, ",%s", eng_lat_series_info(l)->name);
   fputc('\n', f);
+  const double *lat[ENG_L_COUNT];
+  for (int l = 0; l < ENG_L_COUNT; l++) lat[l] = eng_run_latency(run, l);
+  int32_t wticks = (int32_t)floor(eng_run_latency_window_ms(run) / cfg->tick_ms + 0.5);
+  if (wticks < 1) wticks = 1;
   int32_t T = eng_run_ticks(run);
   const int32_t *cols[ENG_M_COUNT];
   for (int m = 0; m < ENG_M_COUNT; m++) cols[m] = eng_run_metric(run, m);
@@ -168,6 +180,11 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
     fprintf(f, "%d,%g", t, t * cfg->tick_ms);
     for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%d", cols[m][t]);
     for (int32_t k = 0; k < S; k++) fprintf(f, ",%d", shardq[(size_t)t * (size_t)S + (size_t)k]);
+    for (int l = 0; l < ENG_L_COUNT; l++) {
+      double v = lat[l][t / wticks];
+      if (isnan(v)) fputc(',', f); /* no request ended in the window */
+      else fprintf(f, ",%.10g", v);
+    }
     fputc('\n', f);
   }
 }
@@ -176,8 +193,42 @@ static void json_num(json_t *o, const char *key, double v) {
   json_object_set_new(o, key, ana_json_number(v));
 }
 
-static void print_json(const eng_config *cfg, const eng_summary *s, double wall_ms,
-                       const origins *o) {
+/* What users saw in each phase of the run (eng_latency_phase). */
+static json_t *latency_json(const eng_run *run) {
+  json_t *l = json_object();
+  json_num(l, "window_ms", eng_run_latency_window_ms(run));
+  const eng_slo *slo = &eng_run_config(run)->user_slo;
+  if (slo->n) {
+    char text[256];
+    ana_slo_format(slo, text, sizeof text);
+    json_object_set_new(l, "slo", ana_json_text(text));
+  }
+  /* null without --slo, or when the terms never held again */
+  json_num(l, "user_recovery_ms", eng_run_user_recovery_ms(run));
+  for (int k = 0; k < ENG_PHASE_COUNT; k++) {
+    const eng_latency_phase *p = eng_run_latency_phase(run, k);
+    json_t *o = json_object();
+    json_num(o, "begin_ms", p->begin_ms);
+    json_num(o, "end_ms", p->end_ms);
+    json_object_set_new(o, "requests", json_integer((json_int_t)p->finished));
+    json_object_set_new(o, "failed", json_integer((json_int_t)p->failed));
+    json_num(o, "error_rate", p->error_rate);
+    json_num(o, "p50_ms", p->p50_ms);
+    json_num(o, "p90_ms", p->p90_ms);
+    json_num(o, "p99_ms", p->p99_ms);
+    json_num(o, "p999_ms", p->p999_ms);
+    json_num(o, "max_ms", p->max_ms);
+    json_t *st = json_object();
+    for (int q = 0; q < ENG_ST_COUNT; q++)
+      json_object_set_new(st, eng_status_name(q), json_integer((json_int_t)p->status[q]));
+    json_object_set_new(o, "status", st);
+    json_object_set_new(l, eng_phase_name(k), o);
+  }
+  return l;
+}
+
+static void print_json(const eng_run *run, const eng_config *cfg, const eng_summary *s,
+                       double wall_ms, const origins *o) {
   char pol[32];
   eng_config_get(cfg, "policy", pol, sizeof pol);
   json_t *j = json_object();
@@ -223,6 +274,7 @@ static void print_json(const eng_config *cfg, const eng_summary *s, double wall_
   json_num(j, "late_wasted_share", s->late_wasted_share);
   json_num(j, "drain_ms", s->drain_ms);
   json_num(j, "late_load", s->late_load);
+  json_object_set_new(j, "latency", latency_json(run));
   /* the effective settings as printed by eng_config_get, and their origins
    * (an origin may quote a file name: made valid UTF-8 first) */
   json_t *settings = json_object(), *from = json_object();
@@ -362,7 +414,8 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
 }
 
 int cmd_sim(int argc, char **argv) {
-  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT, O_LENIENT };
+  enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT, O_LENIENT,
+         O_SLO };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
@@ -371,6 +424,7 @@ int cmd_sim(int argc, char **argv) {
       {"seed", required_argument, NULL, O_SEED},
       {"ticks-csv", required_argument, NULL, O_CSV},
       {"json", no_argument, NULL, O_JSON},
+      {"slo", required_argument, NULL, O_SLO},
       {"force", no_argument, NULL, 'f'},
       {"list-settings", no_argument, NULL, O_LIST},
       {"show-settings", no_argument, NULL, O_SHOW},
@@ -381,6 +435,7 @@ int cmd_sim(int argc, char **argv) {
   uint64_t seed = 1;
   int json = 0, force = 0, list = 0, show = 0, n_sets = 0, c;
   unsigned client_flags = 0;
+  eng_slo slo = {0};
   char **sets = calloc((size_t)argc + 1, sizeof *sets);
   if (!sets) {
     fprintf(stderr, "stormsweep sim: out of memory\n");
@@ -398,6 +453,15 @@ int cmd_sim(int argc, char **argv) {
     case O_CLIENT: client = optarg; break;
     case O_LENIENT: client_flags |= SWP_CLIENT_LENIENT; break;
     case O_CSV: csv = optarg; break;
+    case O_SLO: {
+      char err[256];
+      if (ana_slo_parse(optarg, &slo, err, sizeof err)) {
+        fprintf(stderr, "stormsweep sim: %s\n", err);
+        free(sets);
+        return 2;
+      }
+      break;
+    }
     case O_SET: {
       const char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg) {
@@ -455,6 +519,7 @@ int cmd_sim(int argc, char **argv) {
     return 1;
   }
   int rc = sim_configure(&cfg, &o, file, policy, client, client_flags, sets, n_sets);
+  cfg.user_slo = slo;
   free(sets);
   if (rc || show) {
     if (!rc) show_settings(&o, &cfg);
@@ -490,7 +555,7 @@ int cmd_sim(int argc, char **argv) {
   }
   double wall_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   if (json)
-    print_json(&cfg, &sum, wall_ms, &o);
+    print_json(run, &cfg, &sum, wall_ms, &o);
   else
     print_text(&cfg, &sum, wall_ms);
   rc = 0;

@@ -61,6 +61,7 @@ typedef struct verify_args {
   const char *junit, *output;
   int resume, force, quiet, have_seed;
   uint64_t seed;
+  eng_slo slo; /* --slo: terms on what users see (none: the queue-recovery check) */
 } verify_args;
 
 /* What verify keeps of one run. */
@@ -112,6 +113,12 @@ static void usage(FILE *out) {
           "  --grid KEY=V1,V2,...  check across these scenario values (repeatable)\n"
           "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
           "  --max-metastable P    claim P(metastable) <= P (default 0.01; 1: off)\n"
+          "  --slo TERMS           judge a run by what its users see: it passes when every\n"
+          "                        term holds again, for recovery_hold_ms, within slo_ms of\n"
+          "                        the clearance (user recovery time), e.g.\n"
+          "                        \"p99<=500ms,errors<=1%%\" (latency quantiles pNN or pNN.N\n"
+          "                        over latency_window_ms windows, and the error rate);\n"
+          "                        default: the queue-recovery check\n"
           "  --max-runs N          give up undecided after N runs (default %d)\n"
           "  --alpha A             chance of proving a configuration that misses a target\n"
           "                        (default 0.05; beta 0.1 and ratio 10 as in refine)\n"
@@ -134,7 +141,7 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
   enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
-         O_RESUME, O_SEED, O_GRID, O_LENIENT };
+         O_RESUME, O_SEED, O_GRID, O_LENIENT, O_SLO };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
@@ -143,6 +150,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
       {"grid", required_argument, NULL, O_GRID},
       {"min-pass", required_argument, NULL, O_MIN_PASS},
       {"max-metastable", required_argument, NULL, O_MAX_META},
+      {"slo", required_argument, NULL, O_SLO},
       {"max-runs", required_argument, NULL, O_MAX_RUNS},
       {"alpha", required_argument, NULL, O_ALPHA},
       {"threads", required_argument, NULL, 'j'},
@@ -194,6 +202,14 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     case O_MAX_META:
       if (cli_parse_prob("verify", "--max-metastable", optarg, &a->max_meta)) return 2;
       break;
+    case O_SLO: {
+      char err[256];
+      if (ana_slo_parse(optarg, &a->slo, err, sizeof err)) {
+        fprintf(stderr, "stormsweep verify: %s\n", err);
+        return 2;
+      }
+      break;
+    }
     case O_ALPHA:
       if (cli_parse_prob("verify", "--alpha", optarg, &a->alpha)) return 2;
       break;
@@ -293,6 +309,7 @@ static int build_sweep(verify_state *v) {
     if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
   }
   if (swp_sweep_check(&v->sw, err, sizeof err)) goto bad;
+  v->sw.base.user_slo = a->slo; /* every run's config is a copy of the base */
   if (v->sw.n_points != 1) {
     /* Several scenario values are checked one by one (cmd_verify); a
      * tunable with several values is not one configuration. */
@@ -335,6 +352,12 @@ static int build_sweep(verify_state *v) {
   for (int i = 0; i < a->n_sets; i++)
     used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
                              ", %s", a->sets[i]);
+  if (a->slo.n) {
+    char slo[256];
+    ana_slo_format(&a->slo, slo, sizeof slo);
+    used += (size_t)snprintf(v->label + used, used < sizeof v->label ? sizeof v->label - used : 0,
+                             ", slo %s", slo);
+  }
   return 0;
 bad:
   fprintf(stderr, "stormsweep verify: %s\n", err);

@@ -262,6 +262,9 @@ static const eng_setting settings[] = {
      "how long the queue must stay back within tolerance to count as recovered"},
     {"slo_ms", ENG_SET_DOUBLE, OFF(slo_ms), 0, BIG, NULL, "measurement",
      "recovery-time SLO: a recovered run passes when recovery_ms <= slo_ms"},
+    {"latency_window_ms", ENG_SET_DOUBLE, OFF(latency_window_ms), 0.001, BIG, NULL,
+     "measurement",
+     "window of the request latency quantiles and error rate series (at least one tick)"},
     {"trend_ms", ENG_SET_DOUBLE, OFF(trend_ms), 1, BIG, NULL, "measurement",
      "length of the late window (goodput, amplification, wasted share) after clearance"},
     {"metastable_goodput", ENG_SET_DOUBLE, OFF(metastable_goodput), 0, 1, NULL, "measurement",
@@ -371,6 +374,7 @@ void eng_config_defaults(eng_config *c) {
   c->baseline_ms = 1500;
   c->recovery_tolerance = 0.5;
   c->recovery_hold_ms = 200;
+  c->latency_window_ms = 100;
   c->slo_ms = 1500;
   c->trend_ms = 1000;
   c->metastable_goodput = 0.5;

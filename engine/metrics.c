@@ -33,6 +33,32 @@ const eng_metric_info *eng_metric_get_info(eng_metric m) {
   return (unsigned)m < ENG_M_COUNT ? &metric_info[m] : NULL;
 }
 
+static const eng_metric_info lat_info[ENG_L_COUNT] = {
+    {"requests_ended", "requests", "requests that ended in the window (answered or failed)"},
+    {"requests_failed", "requests", "requests that ended in the window without a success"},
+    {"latency_p50", "ms", "median latency of the requests that ended in the window"},
+    {"latency_p90", "ms", "90th percentile latency of the requests that ended in the window"},
+    {"latency_p99", "ms", "99th percentile latency of the requests that ended in the window"},
+    {"latency_p999", "ms", "99.9th percentile latency of the requests that ended in the window"},
+    {"error_rate", "1", "failed / finished requests in the window"},
+    {"success_rate", "1", "answered / finished requests in the window"},
+};
+
+const eng_metric_info *eng_lat_series_info(eng_lat_series s) {
+  return (unsigned)s < ENG_L_COUNT ? &lat_info[s] : NULL;
+}
+
+const char *eng_status_name(eng_status s) {
+  static const char *const names[ENG_ST_COUNT] = {"ok",      "timeout", "deadline_exceeded",
+                                                  "rejected", "shed",   "breaker", "budget"};
+  return (unsigned)s < ENG_ST_COUNT ? names[s] : "unknown";
+}
+
+const char *eng_phase_name(int phase) {
+  static const char *const names[ENG_PHASE_COUNT] = {"baseline", "during", "after"};
+  return (unsigned)phase < ENG_PHASE_COUNT ? names[phase] : "unknown";
+}
+
 const char *eng_outcome_name(eng_outcome o) {
   switch (o) {
   case ENG_OUTCOME_RECOVERED: return "recovered";

@@ -49,6 +49,8 @@ typedef struct eng_request {
   uint8_t pending;    /* retries sleeping in a backoff */
   uint8_t done;       /* ended: first success, final failure or deadline */
   uint8_t held;       /* envoy: retries not sent (past the deadline) that hold a slot */
+  uint8_t status;     /* eng_status if it fails now: its latest failure's */
+  int32_t born;       /* tick of its first send (its latency's start) */
   uint32_t copy[ENG_MAX_HEDGE];     /* copies in flight: attempt record ... */
   uint32_t copy_gen[ENG_MAX_HEDGE]; /* ... and its generation when sent */
 } eng_request;

@@ -42,6 +42,7 @@
 #include "backoff.h"
 #include "breaker.h"
 #include "codel.h"
+#include "latency_hist.h"
 #include "limiter.h"
 #include "recovery.h"
 #include "request.h"
@@ -63,6 +64,7 @@ typedef struct attempt {
   uint32_t keyhash;
   uint32_t client;
   int32_t sent;        /* tick the attempt was sent (and admitted) */
+  int32_t born;        /* tick its request was first sent (its latency's start) */
   int32_t due;         /* wheel event tick */
   uint16_t shard;
   uint16_t epoch;      /* shard epoch at admission: a crash invalidates it */
@@ -230,14 +232,41 @@ struct eng_run {
   size_t live_cap;
   int32_t deadline_ticks; /* 0: no deadline */
   int32_t hedge_ticks, hedges, max_live;
+
+  /* What users see: each request's latency goes into the segment's
+   * histogram (lh[LH_SEG]; allocated with the context). A segment ends at
+   * every window end and phase boundary: it is then added to its window's
+   * (lh[LH_WIN]) and its phase's (lh[1 + phase]), so a request costs one
+   * add; the window's series are computed at its end. */
+  eng_lat_hist *lh;
+  int64_t seg_st[ENG_ST_COUNT]; /* the segment's requests by final status */
+  int32_t seg_phase, seg_next;  /* its phase (-1: none), the next phase boundary */
+  eng_latency_phase ph[ENG_PHASE_COUNT];
+  int32_t ph_begin[ENG_PHASE_COUNT], ph_end[ENG_PHASE_COUNT];
+  int32_t lat_wticks, lat_windows, lat_next; /* window length, count, the next one's end */
+  int64_t lat_fin, lat_fail;   /* the current window's requests */
+  double *lat_series;          /* ENG_L_COUNT x lat_windows */
+  size_t lat_series_cap;
+  uint8_t *slo_ok;             /* per window: every user_slo term held */
+  size_t slo_ok_cap;
+  double user_recovery_ms;
 };
+
+enum { LH_SEG = 0, LH_WIN = 1 + ENG_PHASE_COUNT, LH_COUNT }; /* eng_run.lh */
 
 /* ------------------------------------------------------------------------ */
 /* memory                                                                    */
 
 eng_run *eng_run_create(void) {
   eng_run *r = calloc(1, sizeof *r);
-  if (r) eng_zig_init(&r->zig);
+  if (!r) return NULL;
+  eng_zig_init(&r->zig);
+  r->lh = malloc(LH_COUNT * sizeof *r->lh);
+  if (!r->lh) {
+    free(r);
+    return NULL;
+  }
+  for (int k = 0; k < LH_COUNT; k++) eng_lh_init(&r->lh[k]);
   return r;
 }
 
@@ -264,6 +293,9 @@ void eng_run_destroy(eng_run *r) {
   eng_timer_fifo_free(&r->dl);
   eng_timer_fifo_free(&r->hq);
   free(r->live);
+  free(r->lh);
+  free(r->lat_series);
+  free(r->slo_ok);
   free(r);
 }
 
@@ -325,7 +357,11 @@ void eng_run_memory(const eng_config *c, eng_memory *m) {
    * request record and its timers too (at most one request per attempt). */
   m->attempts = pool_records(live) * sizeof(attempt) + live * sizeof(uint64_t);
   if (uses_requests(c)) m->attempts += live * (sizeof(eng_request) + 2 * sizeof(eng_timer));
-  m->total = m->per_tick + m->shard_queues + m->ring + m->breakers + m->tables + m->attempts;
+  double wticks = fmax(1, floor(c->latency_window_ms / c->tick_ms + 0.5));
+  m->latency = LH_COUNT * sizeof(eng_lat_hist) +
+               ceil(ticks / wticks) * ENG_L_COUNT * sizeof(double);
+  m->total = m->per_tick + m->shard_queues + m->ring + m->breakers + m->tables + m->attempts +
+             m->latency;
 }
 
 void eng_memory_max(eng_memory *acc, const eng_memory *m) {
@@ -336,8 +372,9 @@ void eng_memory_max(eng_memory *acc, const eng_memory *m) {
   acc->tables = fmax(acc->tables, m->tables);
   acc->attempts = fmax(acc->attempts, m->attempts);
   acc->live = fmax(acc->live, m->live);
+  acc->latency = fmax(acc->latency, m->latency);
   acc->total = acc->per_tick + acc->shard_queues + acc->ring + acc->breakers + acc->tables +
-               acc->attempts;
+               acc->attempts + acc->latency;
 }
 
 static _Noreturn void fatal_oom(eng_run *r) { longjmp(r->oom, 1); }
@@ -479,16 +516,31 @@ static void hook_success(eng_run *r, const attempt *a);
 static void hook_request_end(eng_run *r, uint32_t client);
 static void user_wake(eng_run *r, uint32_t u);
 static uint32_t req_failed(eng_run *r, uint32_t i, int kind, int32_t shard_id, int reuse);
-static void req_refused(eng_run *r, uint32_t i);
+static void req_refused(eng_run *r, uint32_t i, int st);
 static void req_start(eng_run *r, uint32_t i);
 static void req_sent(eng_run *r, uint32_t i);
 static void req_succeeded(eng_run *r, uint32_t i);
 static void req_retry_due(eng_run *r, uint32_t i);
 static void replies_drain(eng_run *r);
 
-/* A request ended without success. */
-static inline void request_failed(eng_run *r, uint32_t client) {
+/* A request that started at tick born ended now with status st. */
+static inline void latency_record(eng_run *r, int32_t born, int st) {
+  eng_lh_add(&r->lh[LH_SEG], (uint64_t)(r->now - born)); /* ticks: ms at the window's end */
+  r->seg_st[st]++;
+}
+
+/* The final status of a request whose last attempt failed with kind. */
+static const uint8_t status_of_failure[ENG_FAIL_KINDS] = {
+    [ENG_FAIL_TIMEOUT] = ENG_ST_TIMEOUT,  [ENG_FAIL_REJECTED] = ENG_ST_REJECTED,
+    [ENG_FAIL_SHED] = ENG_ST_SHED,        [ENG_FAIL_ROUTER] = ENG_ST_REJECTED,
+    [ENG_FAIL_BREAKER] = ENG_ST_BREAKER,  [ENG_FAIL_LOST] = ENG_ST_TIMEOUT,
+    [ENG_FAIL_OVERFLOW] = ENG_ST_REJECTED,
+};
+
+/* A request (started at tick born) ended without success, with status st. */
+static inline void request_failed(eng_run *r, uint32_t client, int32_t born, int st) {
   r->cur[ENG_M_FAILED]++;
+  latency_record(r, born, st);
   if (r->hooks) hook_request_end(r, client);
 }
 
@@ -511,6 +563,7 @@ static inline __attribute__((always_inline)) void attempt_answered(eng_run *r, u
     r->cur[ENG_M_WASTED]++;
   } else {
     r->cur[ENG_M_SUCCESSES]++;
+    latency_record(r, a->born, ENG_ST_OK);
     if (r->cfg->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 0);
     if (r->hooks) hook_success(r, a);
   }
@@ -802,7 +855,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
     eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
                            kind != ENG_FAIL_BREAKER && kind != ENG_FAIL_OVERFLOW);
   if (a->attempt_no >= c->max_retries) {
-    request_failed(r, a->client);
+    request_failed(r, a->client, a->born, status_of_failure[kind]);
     if (reuse) at_free(r, i);
     return NIL;
   }
@@ -810,7 +863,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
                : r->lim_kind && !eng_limiter_may_retry(&r->lim[a->client], &r->lim_params,
                                                        r->now, a->abandoned)) {
     r->cur[ENG_M_REJ_BUDGET]++;
-    request_failed(r, a->client);
+    request_failed(r, a->client, a->born, ENG_ST_BUDGET);
     if (reuse) at_free(r, i);
     return NIL;
   }
@@ -829,6 +882,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
     b = &r->at[j];
     b->keyhash = a->keyhash;
     b->client = a->client;
+    b->born = a->born;
   }
   b->attempt_no = (uint16_t)(a->attempt_no + 1);
   b->prev_sleep = (float)sleep;
@@ -883,10 +937,10 @@ static inline __attribute__((always_inline)) void client_send_t(eng_run *r, uint
       /* adaptive throttling refuses locally: the request fails unsent */
       r->cur[ENG_M_REJ_BUDGET]++;
       if (rq) {
-        req_refused(r, i);
+        req_refused(r, i, ENG_ST_BUDGET);
         return;
       }
-      request_failed(r, a->client);
+      request_failed(r, a->client, a->born, ENG_ST_BUDGET);
       at_free(r, i);
       return;
     }
@@ -921,10 +975,10 @@ static inline __attribute__((always_inline)) void client_send_t(eng_run *r, uint
           eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
                                  0);
         if (rq) {
-          req_refused(r, i);
+          req_refused(r, i, ENG_ST_BREAKER);
           return;
         }
-        request_failed(r, a->client);
+        request_failed(r, a->client, a->born, ENG_ST_BREAKER);
         at_free(r, i);
         return;
       }
@@ -1110,6 +1164,8 @@ static __attribute__((noinline)) void req_start(eng_run *r, uint32_t i) {
   q->client = a->client;
   q->keyhash = a->keyhash;
   q->made = 1;
+  q->born = a->born;
+  q->status = ENG_ST_TIMEOUT;
   a->req = qi;
   if (r->deadline_ticks) {
     q->deadline = r->now + r->deadline_ticks;
@@ -1179,8 +1235,8 @@ static void req_end(eng_run *r, uint32_t qi, int how) {
     for (int k = q->held + q->pending; k > 0; k--)
       eng_limiter_on_failure(&r->lim[q->client], &r->lim_params, r->now, 1, 0);
   q->held = 0;
-  if (how == END_SUCCESS) hook_request_end(r, q->client);
-  else request_failed(r, q->client);
+  if (how == END_SUCCESS) hook_request_end(r, q->client); /* latency_record: its answer */
+  else request_failed(r, q->client, q->born, how == END_DEADLINE ? ENG_ST_DEADLINE : q->status);
   if (!q->pending) eng_request_release(&r->rp, qi);
 }
 
@@ -1193,9 +1249,10 @@ static void req_attempt_gone(eng_run *r, uint32_t qi) {
 
 /* Attempt i was refused before it went out (sre_adaptive, an open breaker
  * with breaker_reject = fail): counted by the caller. */
-static __attribute__((noinline)) void req_refused(eng_run *r, uint32_t i) {
+static __attribute__((noinline)) void req_refused(eng_run *r, uint32_t i, int st) {
   uint32_t qi = r->at[i].req;
   at_free(r, i);
+  r->rp.rq[qi].status = (uint8_t)st;
   req_attempt_gone(r, qi);
 }
 
@@ -1234,6 +1291,7 @@ static __attribute__((noinline)) uint32_t req_failed(eng_run *r, uint32_t i, int
   if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   int retryable = (c->retry_on >> kind) & 1;
+  q->status = status_of_failure[kind];
   if (r->lim_kind)
     eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
                            retryable && !local);
@@ -1251,6 +1309,7 @@ static __attribute__((noinline)) uint32_t req_failed(eng_run *r, uint32_t i, int
                : r->lim_kind && !eng_limiter_may_retry(&r->lim[a->client], &r->lim_params,
                                                        r->now, a->abandoned)) {
     r->cur[ENG_M_REJ_BUDGET]++;
+    q->status = ENG_ST_BUDGET;
     if (reuse) at_free(r, i);
     req_attempt_gone(r, qi);
     return NIL;
@@ -1284,6 +1343,7 @@ static __attribute__((noinline)) uint32_t req_failed(eng_run *r, uint32_t i, int
     b->keyhash = a->keyhash;
     b->client = a->client;
     b->req = qi;
+    b->born = a->born;
   }
   b->attempt_no = q->made++;
   q->prev_sleep = (float)sleep;
@@ -1360,6 +1420,7 @@ static __attribute__((noinline)) void req_hedges(eng_run *r) {
     b->keyhash = q->keyhash;
     b->client = q->client;
     b->req = qi;
+    b->born = q->born;
     b->attempt_no = q->made++;
     b->after_timeout = 0;
     b->at_server = 0;
@@ -1400,6 +1461,7 @@ static inline __attribute__((always_inline)) void new_request_t(eng_run *r, uint
   attempt *a = &r->at[i];
   a->keyhash = keyhash;
   a->client = client;
+  a->born = r->now;
   a->attempt_no = 0;
   a->after_timeout = 0;
   a->at_server = 0;
@@ -1727,6 +1789,135 @@ static int users_prepare(eng_run *r, uint64_t seed) {
   return 0;
 }
 
+/* The phase of the segment that starts at tick t, and the next boundary. */
+static void segment_phase(eng_run *r, int32_t t) {
+  r->seg_phase = -1;
+  r->seg_next = INT32_MAX;
+  for (int k = 0; k < ENG_PHASE_COUNT; k++) {
+    if (t >= r->ph_begin[k] && t < r->ph_end[k]) r->seg_phase = k;
+    if (r->ph_begin[k] > t && r->ph_begin[k] < r->seg_next) r->seg_next = r->ph_begin[k];
+    if (r->ph_end[k] > t && r->ph_end[k] < r->seg_next) r->seg_next = r->ph_end[k];
+  }
+}
+
+/* What users see: the windows, the phases' ticks and empty histograms. */
+static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
+  const eng_config *c = r->cfg;
+  r->lat_wticks = ms_to_tick(c, c->latency_window_ms);
+  if (r->lat_wticks < 1) r->lat_wticks = 1;
+  r->lat_windows = (int32_t)(((int64_t)r->ticks + r->lat_wticks - 1) / r->lat_wticks);
+  if (ensure((void **)&r->lat_series, &r->lat_series_cap,
+             (size_t)ENG_L_COUNT * (size_t)r->lat_windows, sizeof *r->lat_series))
+    return -1;
+  if (c->user_slo.n &&
+      ensure((void **)&r->slo_ok, &r->slo_ok_cap, (size_t)r->lat_windows, sizeof *r->slo_ok))
+    return -1;
+  r->user_recovery_ms = NAN;
+  r->lat_next = r->lat_wticks < r->ticks ? r->lat_wticks : r->ticks;
+  r->lat_fin = r->lat_fail = 0;
+  int32_t clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
+  if (clear > r->ticks) clear = r->ticks;
+  if (fault_start > r->ticks) fault_start = r->ticks;
+  r->ph_begin[ENG_PHASE_BASELINE] = r->base_begin;
+  r->ph_end[ENG_PHASE_BASELINE] = r->base_end;
+  r->ph_begin[ENG_PHASE_DURING] = has_fault ? fault_start : r->ticks;
+  r->ph_end[ENG_PHASE_DURING] = has_fault ? clear : r->ticks;
+  r->ph_begin[ENG_PHASE_AFTER] = has_fault ? clear : r->ticks;
+  r->ph_end[ENG_PHASE_AFTER] = r->ticks;
+  for (int k = 0; k < LH_COUNT; k++) eng_lh_reset(&r->lh[k]);
+  memset(r->ph, 0, sizeof r->ph);
+  memset(r->seg_st, 0, sizeof r->seg_st);
+  segment_phase(r, 0);
+  return 0;
+}
+
+/* The window ending with this tick: its series, then an empty histogram. */
+static __attribute__((noinline)) void latency_window_close(eng_run *r) {
+  int32_t w = r->now / r->lat_wticks;
+  size_t W = (size_t)r->lat_windows;
+  double *v = r->lat_series + w;
+  const eng_lat_hist *h = &r->lh[LH_WIN];
+  v[ENG_L_FINISHED * W] = (double)r->lat_fin;
+  v[ENG_L_FAILED * W] = (double)r->lat_fail;
+  static const double qs[4] = {0.5, 0.9, 0.99, 0.999};
+  double qv[4];
+  eng_lh_quantiles(h, qs, 4, qv);
+  for (int k = 0; k < 4; k++) v[(ENG_L_P50 + k) * W] = h->n ? qv[k] * r->cfg->tick_ms : NAN;
+  double er = r->lat_fin ? (double)r->lat_fail / (double)r->lat_fin : NAN;
+  v[ENG_L_ERROR_RATE * W] = er;
+  v[ENG_L_SUCCESS_RATE * W] = 1.0 - er;
+  const eng_slo *slo = &r->cfg->user_slo;
+  if (slo->n) {
+    int ok = r->lat_fin > 0;
+    for (int k = 0; k < slo->n && ok; k++)
+      ok = slo->t[k].kind == ENG_SLO_ERRORS
+               ? er <= slo->t[k].limit
+               : eng_lh_quantile(h, slo->t[k].quantile) * r->cfg->tick_ms <= slo->t[k].limit;
+    r->slo_ok[w] = (uint8_t)ok;
+  }
+  eng_lh_reset(&r->lh[LH_WIN]);
+  r->lat_fin = r->lat_fail = 0;
+  r->lat_next = r->lat_next + r->lat_wticks < r->ticks ? r->lat_next + r->lat_wticks : r->ticks;
+}
+
+/* The segment ending with tick t (at a window end or a phase boundary):
+ * into its window and its phase; then the window's series if it ends. */
+static __attribute__((noinline)) void latency_flush(eng_run *r, int32_t t) {
+  eng_lat_hist *seg = &r->lh[LH_SEG];
+  int64_t n = (int64_t)seg->n;
+  eng_lh_merge(&r->lh[LH_WIN], seg);
+  r->lat_fin += n;
+  r->lat_fail += n - r->seg_st[ENG_ST_OK];
+  if (r->seg_phase >= 0) {
+    eng_lh_merge(&r->lh[1 + r->seg_phase], seg);
+    for (int k = 0; k < ENG_ST_COUNT; k++) r->ph[r->seg_phase].status[k] += r->seg_st[k];
+  }
+  eng_lh_reset(seg);
+  memset(r->seg_st, 0, sizeof r->seg_st);
+  if (t + 1 == r->seg_next) segment_phase(r, t + 1);
+  if (t + 1 == r->lat_next) latency_window_close(r);
+}
+
+/* User recovery: the first window at or after clearance that starts a run of
+ * windows, recovery_hold_ms long, in which every term holds. */
+static void user_recovery(eng_run *r, eng_summary *out) {
+  const eng_config *c = r->cfg;
+  if (!c->user_slo.n) return;
+  int32_t clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
+  if (clear > r->ticks) clear = r->ticks;
+  int32_t w0 = (clear + r->lat_wticks - 1) / r->lat_wticks;
+  int32_t hold = (ms_to_tick(c, c->recovery_hold_ms) + r->lat_wticks - 1) / r->lat_wticks;
+  if (hold < 1) hold = 1;
+  int32_t run = 0;
+  for (int32_t w = w0; w < r->lat_windows; w++) {
+    run = r->slo_ok[w] ? run + 1 : 0;
+    if (run == hold) {
+      r->user_recovery_ms = ((double)(w - hold + 1) * r->lat_wticks - clear) * c->tick_ms;
+      break;
+    }
+  }
+  out->passed_slo = r->user_recovery_ms <= c->slo_ms;
+}
+
+/* Each phase's quantiles and error rate from its histogram. */
+static void latency_summarize(eng_run *r) {
+  const eng_config *c = r->cfg;
+  for (int k = 0; k < ENG_PHASE_COUNT; k++) {
+    eng_latency_phase *p = &r->ph[k];
+    const eng_lat_hist *h = &r->lh[1 + k];
+    p->begin_ms = r->ph_begin[k] * c->tick_ms;
+    p->end_ms = r->ph_end[k] * c->tick_ms;
+    p->finished = (int64_t)h->n;
+    p->failed = p->finished - p->status[ENG_ST_OK];
+    p->p50_ms = h->n ? eng_lh_quantile(h, 0.5) * c->tick_ms : NAN;
+    p->p90_ms = h->n ? eng_lh_quantile(h, 0.9) * c->tick_ms : NAN;
+    p->p99_ms = h->n ? eng_lh_quantile(h, 0.99) * c->tick_ms : NAN;
+    p->p999_ms = h->n ? eng_lh_quantile(h, 0.999) * c->tick_ms : NAN;
+    p->max_ms = h->n ? eng_lh_max(h) * c->tick_ms : NAN;
+    p->error_rate = h->n ? (double)p->failed / (double)p->finished : NAN;
+  }
+}
+
 static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err, size_t errlen) {
   if (eng_config_validate(c, err, errlen)) return -1;
   r->cfg = c;
@@ -1864,6 +2055,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->little_len = r->little_end > r->little_begin ? (uint32_t)(r->little_end - r->little_begin) : 0;
   r->little_admitted = r->little_sojourn_sum = r->little_done = 0;
   r->little_in_system = 0;
+  if (latency_prepare(r, has_fault, fs)) goto oom;
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
   r->succ_peak_load = 0;
@@ -1990,6 +2182,7 @@ static void run_tick(eng_run *r) {
     for (int32_t k = 0; k < c->shards; k++)
       if (r->healthy[k] && r->sh[k].qlen + r->sh[k].busy > r->succ_peak_load)
         r->succ_peak_load = r->sh[k].qlen + r->sh[k].busy;
+  if (t + 1 == r->lat_next || t + 1 == r->seg_next) latency_flush(r, t);
 }
 
 static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
@@ -2097,6 +2290,8 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
   if (run_prepare(r, c, seed, err, errlen)) return -1;
   for (r->now = 0; r->now < r->ticks; r->now++) run_tick(r);
   run_summarize(r, seed, out);
+  latency_summarize(r);
+  user_recovery(r, out);
   return 0;
 }
 
@@ -2110,3 +2305,22 @@ int32_t eng_run_ticks(const eng_run *r) { return r->ticks; }
 const int32_t *eng_run_shard_queues(const eng_run *r) {
   return r->cfg && r->cfg->record_shard_queues ? r->shard_queues : NULL;
 }
+
+int32_t eng_run_latency_windows(const eng_run *r) { return r->lat_series ? r->lat_windows : 0; }
+
+double eng_run_latency_window_ms(const eng_run *r) {
+  return r->cfg ? r->lat_wticks * r->cfg->tick_ms : NAN;
+}
+
+const double *eng_run_latency(const eng_run *r, eng_lat_series s) {
+  if ((unsigned)s >= ENG_L_COUNT || !r->lat_series) return NULL;
+  return r->lat_series + (size_t)s * (size_t)r->lat_windows;
+}
+
+const eng_latency_phase *eng_run_latency_phase(const eng_run *r, int phase) {
+  return (unsigned)phase < ENG_PHASE_COUNT ? &r->ph[phase] : NULL;
+}
+
+double eng_run_user_recovery_ms(const eng_run *r) { return r->user_recovery_ms; }
+
+const eng_config *eng_run_config(const eng_run *r) { return r->cfg; }

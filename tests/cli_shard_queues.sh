@@ -39,7 +39,7 @@ INI
 "$BIN" sim --set shards=3 --set horizon_ms=2000 --set surge=800+300 --set brownout=800+300 \
   --set record_shard_queues=on --ticks-csv q.csv \
   >/dev/null 2>sim.err || fail "sim with record_shard_queues failed: $(cat sim.err)"
-head -1 q.csv | grep -q ',budget_tokens,shard_queue_0,shard_queue_1,shard_queue_2$' ||
+head -1 q.csv | grep -q ',budget_tokens,shard_queue_0,shard_queue_1,shard_queue_2,requests_ended,' ||
   fail "sim --ticks-csv header lacks the shard columns: $(head -1 q.csv)"
 # Every row: max of the shard columns == max_shard_queue.
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }

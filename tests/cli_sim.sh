@@ -250,6 +250,34 @@ for d in (a, b):
 EOF
 fi
 
+# What users see: --json has latency quantiles and error rates per phase,
+# --ticks-csv the windowed series (each tick's row has its window's values).
+if run latency 0 sim --set horizon_ms=4000 --json --ticks-csv "$tmp/lat.csv"; then
+  python3 - "$tmp/latency.out" "$tmp/lat.csv" <<'EOF' || fail "sim: latency per phase or per window wrong"
+import csv, json, math, sys
+d = json.load(open(sys.argv[1]))
+lat = d["latency"]
+assert lat["window_ms"] == 100, lat
+b, du, af = lat["baseline"], lat["during"], lat["after"]
+assert (b["begin_ms"], b["end_ms"], du["begin_ms"], du["end_ms"], af["end_ms"]) == (500, 2000, 2000, 2500, 4000), lat
+assert b["requests"] > 10000 and b["error_rate"] < 0.01, b
+assert 0 < b["p50_ms"] <= b["p90_ms"] <= b["p99_ms"] <= b["p999_ms"] <= b["max_ms"], b
+assert du["error_rate"] > 0.5 and du["failed"] == du["requests"] - du["status"]["ok"], du
+assert sum(du["status"].values()) == du["requests"], du
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 4000
+for key in ("requests_ended", "requests_failed", "latency_p50", "latency_p90", "latency_p99",
+            "latency_p999", "error_rate", "success_rate"):
+    assert key in rows[0], key
+# window 25 (2500..2600 ms): the same values on each of its rows
+w = rows[2500:2600]
+assert len({r["latency_p99"] for r in w}) == 1 and len({r["error_rate"] for r in w}) == 1
+assert float(rows[1000]["error_rate"]) == 0 and float(rows[2100]["error_rate"]) > 0.5
+ended = sum(float(rows[t]["requests_ended"]) for t in range(0, 4000, 100))
+assert abs(ended - (d["successes"] + d["failed_requests"])) <= d["new_requests"] * 0.02 + 1, ended
+EOF
+fi
+
 if [ "$fails" -ne 0 ]; then
   echo "cli_sim.sh: $fails check(s) failed" >&2
   exit 1

@@ -194,6 +194,23 @@ expect_exit 1 "$BIN" verify small.ini --policy naive --min-pass 0.98 --max-metas
 expect_exit 2 "$BIN" verify small.ini "${NEAR[@]}" -o ref.h5
 expect_in "$T/err" "already exists"
 
+# ---- --slo: runs judged by what users see ----
+expect_exit 0 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" -j 2 \
+  --slo "p99 <= 500ms, errors <= 1%" --junit slo.xml
+expect_in "$T/out" \
+  "configuration  small.ini, policy guarded, slo p99<=500ms,errors<=1% (master seed 5)"
+expect_in "$T/out" "verdict        PROVEN after 32 runs"
+python3 -c 'import sys, xml.dom.minidom as m
+assert m.parse(sys.argv[1]).documentElement.getAttribute("failures") == "0"' slo.xml ||
+  { echo "FAIL: --slo JUnit report" >&2; failures=$((failures + 1)); }
+# no run gets its p99 back under 20 ms for the hold window within slo_ms
+expect_exit 1 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" -j 2 --slo "p99<=20ms"
+expect_in "$T/out" "REFUTED after 1 run"
+expect_exit 2 "$BIN" verify small.ini --slo "p99<200ms"
+expect_in "$T/err" "stormsweep verify: --slo: term 'p99<200ms': expected NAME<=LIMIT"
+expect_exit 2 "$BIN" verify small.ini --slo "p99<=200"
+expect_in "$T/err" "expected a time with a unit"
+
 if [ "$failures" -gt 0 ]; then
   echo "cli_verify: $failures check(s) failed" >&2
   exit 1

@@ -281,7 +281,7 @@ static void test_memory(void **state) {
     print_message("(%.1f GB machine: a 1e8-tick run fits; per-tick refusal not tested)\n", gb);
   if (gb > 0 && gb / 2 < 92.1)
     expect_error_around("[scenario]\nbreaker = fail_fast\nclients = 1000000\nshards = 4096\n",
-                        "t.ini:2: breaker: one run needs about 92.1 GB (1000000 clients x 4096 "
+                        "t.ini:2: breaker: one run needs about 92.2 GB (1000000 clients x 4096 "
                         "shards circuit breakers), more than half of this machine's ",
                         " GB of memory; lower clients or shards, or turn the breaker off");
   /* The seed study's scale is nowhere near. */

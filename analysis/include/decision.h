@@ -21,6 +21,15 @@
 #define ANA_DEFAULT_MAX_META 0.01 /* P(bad) (ana_outcome_is_bad) at most this */
 #define ANA_DEFAULT_SLO_MS 1500.0 /* when the file does not say (the seed study's) */
 
+/* Service level terms on what users see (eng_slo), from text: terms joined
+ * by commas, each "pNN<=LIMIT" (a latency quantile: p50, p99, p99.9, ...,
+ * the limit with a unit us, ms or s) or "errors<=LIMIT" (the error rate: a
+ * percentage "0.1%" or a fraction "0.001"); spaces are ignored, each term
+ * once. Returns 0, or -1 with a message naming the term. */
+int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen);
+/* The terms as ana_slo_parse reads them back, e.g. "p99<=200ms,errors<=0.1%". */
+void ana_slo_format(const eng_slo *slo, char *buf, size_t len);
+
 /* ---- runs ---- */
 
 /* A bad run: it ended metastable, collapsed or undetermined — whatever it

@@ -68,7 +68,8 @@ const char *eng_outcome_name(eng_outcome o);
 typedef struct eng_summary {
   uint64_t seed;
   int32_t outcome;             /* eng_outcome */
-  int32_t passed_slo;          /* recovered and recovery_ms <= slo_ms */
+  int32_t passed_slo;          /* recovered and recovery_ms <= slo_ms (with user_slo terms:
+                                  user recovery time <= slo_ms) */
   double recovery_ms;          /* NaN unless recovered */
   double baseline_queue;       /* mean total queue depth over the baseline window */
   double recovery_threshold;   /* queue depth that counts as "back to baseline" */
@@ -106,6 +107,51 @@ typedef struct eng_summary {
                                   cluster serves per tick (>= 1: retries keep it full) */
 } eng_summary;
 
+/* ---- what users see: each request's latency and final status ---- */
+/* A request's latency runs from its first send to its final answer: its
+ * first success, or its failure after the last retry, at its deadline or at
+ * a local refusal, backoff waits included. Its final status: */
+typedef enum eng_status {
+  ENG_ST_OK,       /* answered in time */
+  ENG_ST_TIMEOUT,  /* its last attempt timed out (or was lost) */
+  ENG_ST_DEADLINE, /* its request deadline passed */
+  ENG_ST_REJECTED, /* its last attempt was refused: full queue, router, client limit */
+  ENG_ST_SHED,     /* its last attempt was shed with an overload error */
+  ENG_ST_BREAKER,  /* an open circuit breaker failed it fast */
+  ENG_ST_BUDGET,   /* the retry limiter refused its retry (sre_adaptive: its send) */
+  ENG_ST_COUNT
+} eng_status;
+const char *eng_status_name(eng_status s);
+
+/* Per latency window (latency_window_ms; the last may be shorter), over the
+ * requests that ended in it, failed ones included. */
+typedef enum eng_lat_series {
+  ENG_L_FINISHED,     /* requests that ended */
+  ENG_L_FAILED,       /* of them, those that ended without success */
+  ENG_L_P50,          /* latency quantiles, ms (NaN: no request ended) */
+  ENG_L_P90,
+  ENG_L_P99,
+  ENG_L_P999,
+  ENG_L_ERROR_RATE,   /* failed / finished (NaN: none) */
+  ENG_L_SUCCESS_RATE, /* 1 - error rate */
+  ENG_L_COUNT
+} eng_lat_series;
+const eng_metric_info *eng_lat_series_info(eng_lat_series s);
+
+/* The phases of a run: the baseline window, the faults (first start to last
+ * clearance) and after clearance (to the horizon); a request counts in the
+ * phase it ended in. Without faults only the baseline has requests. */
+enum { ENG_PHASE_BASELINE, ENG_PHASE_DURING, ENG_PHASE_AFTER, ENG_PHASE_COUNT };
+const char *eng_phase_name(int phase);
+
+typedef struct eng_latency_phase {
+  double begin_ms, end_ms;    /* the phase's ticks, [begin, end) in ms */
+  int64_t finished, failed;   /* requests that ended in it, and those without success */
+  int64_t status[ENG_ST_COUNT];
+  double p50_ms, p90_ms, p99_ms, p999_ms, max_ms; /* NaN when none ended */
+  double error_rate;          /* failed / finished (NaN when none ended) */
+} eng_latency_phase;
+
 /* ---- one run ---- */
 typedef struct eng_run eng_run;
 
@@ -129,6 +175,7 @@ typedef struct eng_memory {
   double breakers;     /* a circuit breaker per (client, shard) */
   double tables;       /* per-shard and per-client state */
   double attempts;     /* attempt records, their timeouts (and requests) alive at once */
+  double latency;      /* latency histograms (fixed) and the per-window series */
   double live;         /* attempts alive at once at most (a count) */
   double total;        /* bytes, the sum of the parts */
 } eng_memory;
@@ -141,6 +188,23 @@ void eng_memory_max(eng_memory *acc, const eng_memory *m);
 /* Per-tick values of metric m from the last simulation, length eng_run_ticks(). */
 const int32_t *eng_run_metric(const eng_run *run, eng_metric m);
 int32_t eng_run_ticks(const eng_run *run);
+
+/* The latency windows of the last simulation: their count, their length in
+ * ms, and series s (one value per window). */
+int32_t eng_run_latency_windows(const eng_run *run);
+double eng_run_latency_window_ms(const eng_run *run);
+const double *eng_run_latency(const eng_run *run, eng_lat_series s);
+/* The last simulation's latency and errors in phase (ENG_PHASE_*). */
+const eng_latency_phase *eng_run_latency_phase(const eng_run *run, int phase);
+/* User recovery time of the last simulation under cfg->user_slo: ms from
+ * the last fault's clearance (the start without faults) to the start of the
+ * first latency window from which every term holds in each window for
+ * recovery_hold_ms (a window where no request ended does not hold); NaN when
+ * that never happens before the horizon, or without SLO terms. With terms,
+ * the summary's passed_slo is "user recovery time <= slo_ms". */
+double eng_run_user_recovery_ms(const eng_run *run);
+/* The configuration of the last simulation (NULL before the first). */
+const eng_config *eng_run_config(const eng_run *run);
 
 /* Optional per-shard queue depth matrix (ticks x shards, row-major); NULL
  * unless cfg->record_shard_queues was set. */

@@ -75,6 +75,22 @@ typedef struct eng_windows {
   eng_window w[ENG_MAX_WINDOWS];
 } eng_windows;
 
+/* Service level terms on what users see (analysis/decision.c parses them
+ * from text such as "p99<=200ms,errors<=0.1%"): a latency quantile at most
+ * a limit in ms, or the error rate at most a fraction. With none, a run is
+ * judged by the queue-recovery check alone. */
+#define ENG_MAX_SLO_TERMS 8
+typedef enum { ENG_SLO_LATENCY, ENG_SLO_ERRORS } eng_slo_kind;
+typedef struct eng_slo_term {
+  int32_t kind;    /* eng_slo_kind */
+  double quantile; /* latency: 0 < q < 1 */
+  double limit;    /* latency: ms; errors: failed / ended */
+} eng_slo_term;
+typedef struct eng_slo {
+  int32_t n;
+  eng_slo_term t[ENG_MAX_SLO_TERMS];
+} eng_slo;
+
 typedef struct eng_config {
   /* time */
   double tick_ms, horizon_ms;
@@ -140,6 +156,8 @@ typedef struct eng_config {
   double warmup_ms, baseline_ms;
   double recovery_tolerance, recovery_hold_ms;
   double slo_ms;
+  double latency_window_ms;                  /* window of the latency / error series */
+  eng_slo user_slo; /* not a setting: commands take it as --slo (none: the queue check) */
   double trend_ms, metastable_goodput;
   double recovery_goodput;                   /* hold-window goodput share of baseline */
   double health_goodput, health_amplification; /* what a healthy baseline shows */
