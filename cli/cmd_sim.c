@@ -160,8 +160,10 @@ static void show_settings(const origins *o, const eng_config *cfg) {
 }
 
 static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) {
+  /* The user-view metrics come as the windows' series in ms below, not as
+   * the file's us and ppm. */
   fprintf(f, "tick,time_ms");
-  for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%s", eng_metric_get_info(m)->name);
+  for (int m = 0; m < ENG_M_USER_FIRST; m++) fprintf(f, ",%s", eng_metric_get_info(m)->name);
   /* record_shard_queues = on: one more column per shard, its queue depth. */
   const int32_t *shardq = eng_run_shard_queues(run);
   int32_t S = shardq ? cfg->shards : 0;
@@ -174,11 +176,11 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
   int32_t wticks = (int32_t)floor(eng_run_latency_window_ms(run) / cfg->tick_ms + 0.5);
   if (wticks < 1) wticks = 1;
   int32_t T = eng_run_ticks(run);
-  const int32_t *cols[ENG_M_COUNT];
-  for (int m = 0; m < ENG_M_COUNT; m++) cols[m] = eng_run_metric(run, m);
+  const int32_t *cols[ENG_M_USER_FIRST];
+  for (int m = 0; m < ENG_M_USER_FIRST; m++) cols[m] = eng_run_metric(run, m);
   for (int32_t t = 0; t < T; t++) {
     fprintf(f, "%d,%g", t, t * cfg->tick_ms);
-    for (int m = 0; m < ENG_M_COUNT; m++) fprintf(f, ",%d", cols[m][t]);
+    for (int m = 0; m < ENG_M_USER_FIRST; m++) fprintf(f, ",%d", cols[m][t]);
     for (int32_t k = 0; k < S; k++) fprintf(f, ",%d", shardq[(size_t)t * (size_t)S + (size_t)k]);
     for (int l = 0; l < ENG_L_COUNT; l++) {
       double v = lat[l][t / wticks];

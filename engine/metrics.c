@@ -27,7 +27,14 @@ static const eng_metric_info metric_info[ENG_M_COUNT] = {
     {"hops", "hops/tick", "router hops taken by this tick's admissions"},
     {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open"},
     {"budget_tokens", "tokens", "retry limiter level, all clients: whole budget tokens left (docs/clients.md for each limiter)"},
+    {"latency_p50_us", "us", "median latency of the requests that ended in this tick's latency window (first send to final answer); -1: none ended"},
+    {"latency_p90_us", "us", "90th percentile latency of the requests that ended in this tick's latency window; -1: none ended"},
+    {"latency_p99_us", "us", "99th percentile latency of the requests that ended in this tick's latency window; -1: none ended"},
+    {"latency_p999_us", "us", "99.9th percentile latency of the requests that ended in this tick's latency window; -1: none ended"},
+    {"error_rate_ppm", "1e-6", "failed / ended requests in this tick's latency window, parts per million; -1: none ended"},
 };
+
+const double eng_user_quantiles[ENG_USER_QUANTILES] = {0.5, 0.9, 0.99, 0.999};
 
 const eng_metric_info *eng_metric_get_info(eng_metric m) {
   return (unsigned)m < ENG_M_COUNT ? &metric_info[m] : NULL;

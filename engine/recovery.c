@@ -34,6 +34,7 @@
  *     first fault starts at tick 0: it has no baseline.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,4 +254,73 @@ void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_param
   int draining = out->drain_ms <= p->drain_bound_ms && !(out->late_load >= 1);
   out->outcome = far_below && sustaining(&late, p) && !draining ? ENG_OUTCOME_METASTABLE
                                                                  : ENG_OUTCOME_SLOW;
+}
+
+/* ---- user recovery (eng.h) ---- */
+
+int eng_slo_check(const eng_slo *slo, char *err, size_t errlen) {
+  for (int k = 0; k < slo->n; k++) {
+    const eng_slo_term *t = &slo->t[k];
+    if (t->kind == ENG_SLO_ERRORS) {
+      if (!(t->limit >= 0 && t->limit <= 1)) {
+        snprintf(err, errlen, "an error-rate limit is a fraction between 0 and 1");
+        return -1;
+      }
+      continue;
+    }
+    int known = 0;
+    for (int q = 0; q < ENG_USER_QUANTILES; q++) known |= t->quantile == eng_user_quantiles[q];
+    if (!known) {
+      snprintf(err, errlen,
+               "p%.10g: the latency series hold p50, p90, p99 and p99.9; an SLO term uses one "
+               "of them",
+               100 * t->quantile);
+      return -1;
+    }
+    if (!(t->limit >= 0)) {
+      snprintf(err, errlen, "a latency limit is at least 0 ms");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int eng_slo_window_holds(const eng_slo *slo, const int32_t *v) {
+  for (int k = 0; k < slo->n; k++) {
+    const eng_slo_term *t = &slo->t[k];
+    int32_t x;
+    double limit;
+    if (t->kind == ENG_SLO_ERRORS) {
+      x = v[ENG_USER_QUANTILES];
+      limit = t->limit * 1e6; /* ppm, as stored */
+    } else {
+      int q = 0;
+      while (q + 1 < ENG_USER_QUANTILES && eng_user_quantiles[q] != t->quantile) q++;
+      x = v[q];
+      limit = t->limit * 1e3; /* us, as stored */
+    }
+    if (x < 0 || (double)x > limit) return 0;
+  }
+  return 1;
+}
+
+double eng_user_recovery_ms(const eng_slo *slo, const int32_t *const *rows, int32_t ticks,
+                            int32_t window_ticks, int32_t clear, int32_t hold_ticks,
+                            double tick_ms) {
+  if (!slo->n || window_ticks < 1 || ticks < 1) return NAN;
+  if (clear > ticks) clear = ticks;
+  if (clear < 0) clear = 0;
+  int32_t windows = (int32_t)(((int64_t)ticks + window_ticks - 1) / window_ticks);
+  int32_t w0 = (int32_t)(((int64_t)clear + window_ticks - 1) / window_ticks);
+  int32_t hold = (int32_t)(((int64_t)hold_ticks + window_ticks - 1) / window_ticks);
+  if (hold < 1) hold = 1;
+  int32_t run = 0;
+  for (int32_t w = w0; w < windows; w++) {
+    int32_t v[ENG_M_USER_COUNT];
+    size_t t = (size_t)w * (size_t)window_ticks;
+    for (int k = 0; k < ENG_M_USER_COUNT; k++) v[k] = rows[k][t];
+    run = eng_slo_window_holds(slo, v) ? run + 1 : 0;
+    if (run == hold) return ((double)(w - hold + 1) * window_ticks - clear) * tick_ms;
+  }
+  return NAN;
 }

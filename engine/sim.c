@@ -247,8 +247,6 @@ struct eng_run {
   int64_t lat_fin, lat_fail;   /* the current window's requests */
   double *lat_series;          /* ENG_L_COUNT x lat_windows */
   size_t lat_series_cap;
-  uint8_t *slo_ok;             /* per window: every user_slo term held */
-  size_t slo_ok_cap;
   double user_recovery_ms;
 };
 
@@ -295,7 +293,6 @@ void eng_run_destroy(eng_run *r) {
   free(r->live);
   free(r->lh);
   free(r->lat_series);
-  free(r->slo_ok);
   free(r);
 }
 
@@ -1809,9 +1806,6 @@ static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   if (ensure((void **)&r->lat_series, &r->lat_series_cap,
              (size_t)ENG_L_COUNT * (size_t)r->lat_windows, sizeof *r->lat_series))
     return -1;
-  if (c->user_slo.n &&
-      ensure((void **)&r->slo_ok, &r->slo_ok_cap, (size_t)r->lat_windows, sizeof *r->slo_ok))
-    return -1;
   r->user_recovery_ms = NAN;
   r->lat_next = r->lat_wticks < r->ticks ? r->lat_wticks : r->ticks;
   r->lat_fin = r->lat_fail = 0;
@@ -1831,29 +1825,40 @@ static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   return 0;
 }
 
-/* The window ending with this tick: its series, then an empty histogram. */
+/* A latency in ticks as the whole us the result file stores (saturated). */
+static int32_t ticks_to_us(double ticks, double tick_ms) {
+  double us = floor(ticks * tick_ms * 1000.0 + 0.5);
+  return us >= INT32_MAX ? INT32_MAX : (int32_t)us;
+}
+
+/* The window ending with this tick: its user-view metrics on each of its
+ * ticks and its series, then an empty histogram. The series and any SLO
+ * judge the stored values (us, ppm), so a result file judged later under the
+ * same terms gives the same answer. */
 static __attribute__((noinline)) void latency_window_close(eng_run *r) {
   int32_t w = r->now / r->lat_wticks;
   size_t W = (size_t)r->lat_windows;
   double *v = r->lat_series + w;
   const eng_lat_hist *h = &r->lh[LH_WIN];
+  const double tick_ms = r->cfg->tick_ms;
   v[ENG_L_FINISHED * W] = (double)r->lat_fin;
   v[ENG_L_FAILED * W] = (double)r->lat_fail;
-  static const double qs[4] = {0.5, 0.9, 0.99, 0.999};
-  double qv[4];
-  eng_lh_quantiles(h, qs, 4, qv);
-  for (int k = 0; k < 4; k++) v[(ENG_L_P50 + k) * W] = h->n ? qv[k] * r->cfg->tick_ms : NAN;
+  double qv[ENG_USER_QUANTILES];
+  int32_t u[ENG_M_USER_COUNT];
+  eng_lh_quantiles(h, eng_user_quantiles, ENG_USER_QUANTILES, qv);
+  for (int k = 0; k < ENG_USER_QUANTILES; k++) {
+    u[k] = h->n ? ticks_to_us(qv[k], tick_ms) : -1;
+    v[(ENG_L_P50 + k) * W] = h->n ? u[k] / 1000.0 : NAN;
+  }
   double er = r->lat_fin ? (double)r->lat_fail / (double)r->lat_fin : NAN;
+  u[ENG_USER_QUANTILES] = r->lat_fin ? (int32_t)floor(er * 1e6 + 0.5) : -1;
   v[ENG_L_ERROR_RATE * W] = er;
   v[ENG_L_SUCCESS_RATE * W] = 1.0 - er;
-  const eng_slo *slo = &r->cfg->user_slo;
-  if (slo->n) {
-    int ok = r->lat_fin > 0;
-    for (int k = 0; k < slo->n && ok; k++)
-      ok = slo->t[k].kind == ENG_SLO_ERRORS
-               ? er <= slo->t[k].limit
-               : eng_lh_quantile(h, slo->t[k].quantile) * r->cfg->tick_ms <= slo->t[k].limit;
-    r->slo_ok[w] = (uint8_t)ok;
+  const size_t T = (size_t)r->ticks;
+  size_t t0 = (size_t)w * (size_t)r->lat_wticks, t1 = (size_t)r->now + 1;
+  for (int k = 0; k < ENG_M_USER_COUNT; k++) {
+    int32_t *row = r->metrics + (size_t)(ENG_M_USER_FIRST + k) * T;
+    for (size_t t = t0; t < t1; t++) row[t] = u[k];
   }
   eng_lh_reset(&r->lh[LH_WIN]);
   r->lat_fin = r->lat_fail = 0;
@@ -1878,29 +1883,28 @@ static __attribute__((noinline)) void latency_flush(eng_run *r, int32_t t) {
   if (t + 1 == r->lat_next) latency_window_close(r);
 }
 
-/* User recovery: the first window at or after clearance that starts a run of
- * windows, recovery_hold_ms long, in which every term holds. */
+/* User recovery under cfg->user_slo, judged on the stored user-view rows
+ * by the one rule (recovery.c), and what the summary keeps of it. */
 static void user_recovery(eng_run *r, eng_summary *out) {
   const eng_config *c = r->cfg;
-  if (!c->user_slo.n) return;
   int32_t clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
   if (clear > r->ticks) clear = r->ticks;
-  int32_t w0 = (clear + r->lat_wticks - 1) / r->lat_wticks;
-  int32_t hold = (ms_to_tick(c, c->recovery_hold_ms) + r->lat_wticks - 1) / r->lat_wticks;
-  if (hold < 1) hold = 1;
-  int32_t run = 0;
-  for (int32_t w = w0; w < r->lat_windows; w++) {
-    run = r->slo_ok[w] ? run + 1 : 0;
-    if (run == hold) {
-      r->user_recovery_ms = ((double)(w - hold + 1) * r->lat_wticks - clear) * c->tick_ms;
-      break;
-    }
-  }
-  out->passed_slo = r->user_recovery_ms <= c->slo_ms;
+  int32_t hold = ms_to_tick(c, c->recovery_hold_ms);
+  out->latency_window_ms = r->lat_wticks * c->tick_ms;
+  out->user_hold_ms = hold * c->tick_ms;
+  out->clear_ms = clear * c->tick_ms;
+  const int32_t *rows[ENG_M_USER_COUNT];
+  for (int k = 0; k < ENG_M_USER_COUNT; k++)
+    rows[k] = r->metrics + (size_t)(ENG_M_USER_FIRST + k) * (size_t)r->ticks;
+  r->user_recovery_ms =
+      eng_user_recovery_ms(&c->user_slo, rows, r->ticks, r->lat_wticks, clear, hold, c->tick_ms);
+  out->user_recovery_ms = r->user_recovery_ms;
+  if (c->user_slo.n)
+    out->passed_slo = eng_user_slo_passes(out->outcome, r->user_recovery_ms, c->slo_ms);
 }
 
 /* Each phase's quantiles and error rate from its histogram. */
-static void latency_summarize(eng_run *r) {
+static void latency_summarize(eng_run *r, eng_summary *out) {
   const eng_config *c = r->cfg;
   for (int k = 0; k < ENG_PHASE_COUNT; k++) {
     eng_latency_phase *p = &r->ph[k];
@@ -1915,6 +1919,8 @@ static void latency_summarize(eng_run *r) {
     p->p999_ms = h->n ? eng_lh_quantile(h, 0.999) * c->tick_ms : NAN;
     p->max_ms = h->n ? eng_lh_max(h) * c->tick_ms : NAN;
     p->error_rate = h->n ? (double)p->failed / (double)p->finished : NAN;
+    out->user[k] = (struct eng_user_phase){p->p50_ms, p->p90_ms, p->p99_ms, p->p999_ms,
+                                           p->error_rate};
   }
 }
 
@@ -2290,7 +2296,7 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
   if (run_prepare(r, c, seed, err, errlen)) return -1;
   for (r->now = 0; r->now < r->ticks; r->now++) run_tick(r);
   run_summarize(r, seed, out);
-  latency_summarize(r);
+  latency_summarize(r, out);
   user_recovery(r, out);
   return 0;
 }

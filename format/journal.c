@@ -55,7 +55,7 @@
 #include "fmt.h"
 #include "layout.h"
 
-#define J_MAGIC "SSWJRN2"
+#define J_MAGIC "SSWJRN3"
 #define J_ORDER 0x01020304u
 #define J_FIXED 84
 #define K_RUN 0x53524E31u

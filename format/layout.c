@@ -94,10 +94,29 @@ static const column run_columns[] = {
     {"late_wasted_share", RS(late_wasted_share), K_F64, "wasted / (wasted + successes) over the last trend_ms"},
     {"drain_ms", RS(drain_ms), K_F64, "not recovered: projected ms past the horizon to drain to the threshold (inf: not shrinking)"},
     {"late_load", RS(late_load), K_F64, "attempts per tick over the last trend_ms / what the cluster serves per tick"},
+    {"baseline_p50_ms", RS(user[0].p50_ms), K_F64, "median request latency, ms of the requests that ended in the baseline window (NaN: none)"},
+    {"baseline_p90_ms", RS(user[0].p90_ms), K_F64, "90th percentile request latency, ms of the requests that ended in the baseline window (NaN: none)"},
+    {"baseline_p99_ms", RS(user[0].p99_ms), K_F64, "99th percentile request latency, ms of the requests that ended in the baseline window (NaN: none)"},
+    {"baseline_p999_ms", RS(user[0].p999_ms), K_F64, "99.9th percentile request latency, ms of the requests that ended in the baseline window (NaN: none)"},
+    {"baseline_error_rate", RS(user[0].error_rate), K_F64, "failed / ended requests of the requests that ended in the baseline window (NaN: none)"},
+    {"during_p50_ms", RS(user[1].p50_ms), K_F64, "median request latency, ms of the requests that ended in the faults (NaN: none)"},
+    {"during_p90_ms", RS(user[1].p90_ms), K_F64, "90th percentile request latency, ms of the requests that ended in the faults (NaN: none)"},
+    {"during_p99_ms", RS(user[1].p99_ms), K_F64, "99th percentile request latency, ms of the requests that ended in the faults (NaN: none)"},
+    {"during_p999_ms", RS(user[1].p999_ms), K_F64, "99.9th percentile request latency, ms of the requests that ended in the faults (NaN: none)"},
+    {"during_error_rate", RS(user[1].error_rate), K_F64, "failed / ended requests of the requests that ended in the faults (NaN: none)"},
+    {"after_p50_ms", RS(user[2].p50_ms), K_F64, "median request latency, ms of the requests that ended in after clearance (NaN: none)"},
+    {"after_p90_ms", RS(user[2].p90_ms), K_F64, "90th percentile request latency, ms of the requests that ended in after clearance (NaN: none)"},
+    {"after_p99_ms", RS(user[2].p99_ms), K_F64, "99th percentile request latency, ms of the requests that ended in after clearance (NaN: none)"},
+    {"after_p999_ms", RS(user[2].p999_ms), K_F64, "99.9th percentile request latency, ms of the requests that ended in after clearance (NaN: none)"},
+    {"after_error_rate", RS(user[2].error_rate), K_F64, "failed / ended requests of the requests that ended in after clearance (NaN: none)"},
+    {"latency_window_ms", RS(latency_window_ms), K_F64, "window of the user-view /ticks metrics (latency_*_us, error_rate_ppm)"},
+    {"user_hold_ms", RS(user_hold_ms), K_F64, "hold window of user recovery, ms"},
+    {"clear_ms", RS(clear_ms), K_F64, "the last fault's clearance (0 without faults), ms"},
+    {"user_recovery_ms", RS(user_recovery_ms), K_F64, "clearance to when every --slo term holds again for user_hold_ms; NaN: no terms, or never"},
 };
 #define N_RUN_COLUMNS (sizeof run_columns / sizeof run_columns[0])
 /* Every eng_summary field needs a column above: a new field changes the size. */
-_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8,
+_Static_assert(sizeof(eng_summary) == 16 + 19 * 8 + 5 * 8 + 10 * 8 + 19 * 8,
                "eng_summary changed: update run_columns and the layout comment");
 
 

@@ -78,7 +78,7 @@ out=$("$BIN" run "$WORK/memory.ini" -o "$WORK/mem.h5" -q 2>&1)
 status=$?
 [ "$status" -eq 2 ] || fail "run memory.ini exited $status, expected 2: $out"
 case "$out" in
-  "stormsweep run: $WORK/memory.ini:2: record_shard_queues: one run needs about 1533.0 GB ("*"of memory; turn record_shard_queues off or shorten horizon_ms") ;;
+  "stormsweep run: $WORK/memory.ini:2: record_shard_queues: one run needs about 1534.9 GB ("*"of memory; turn record_shard_queues off or shorten horizon_ms") ;;
   *) fail "run memory.ini: unexpected message '$out'" ;;
 esac
 [ -e "$WORK/mem.h5" ] && fail "run memory.ini created its output file"

@@ -81,7 +81,12 @@ assert ds.point.dtype == np.int64 and ds.replicate.dtype == np.int32
 assert ds.seed.dtype == np.uint64 and ds.outcome.dtype == np.int8
 assert ds.budget_ratio.dtype == np.float64
 metrics = [v for v in ds.data_vars]
-assert len(metrics) == 19, metrics
+assert len(metrics) == 24, metrics
+# What users see: latency quantiles (us) and the error rate (ppm) per window,
+# -1 where no request ended; some requests end in every window here.
+assert ds.latency_p99_us.attrs["units"] == "us" and ds.error_rate_ppm.attrs["units"] == "1e-6"
+p99 = ds.latency_p99_us.isel(run=0).values
+assert (p99 > 0).all() and (ds.latency_p50_us.isel(run=0).values <= p99).all()
 for v in metrics:
     assert ds[v].dtype == np.int32, (v, ds[v].dtype)   # no _FillValue decoding to float64
     assert ds[v].dims == ("run", "time_ms"), (v, ds[v].dims)

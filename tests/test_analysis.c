@@ -757,9 +757,9 @@ static void test_bad_files(void **state) {
   write_legacy_file(path, &spec);
   expect_read_error(path, "format is 'something-else'");
   spec = legacy;
-  spec.version = 3;
+  spec.version = 4;
   write_legacy_file(path, &spec);
-  expect_read_error(path, "format_version 3 is newer than this stormsweep understands (2)");
+  expect_read_error(path, "format_version 4 is newer than this stormsweep understands (3)");
   spec = legacy;
   spec.with_runs = 0;
   write_legacy_file(path, &spec);

@@ -456,7 +456,7 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
   int64_t cum_wasted = 0, cum_timeouts = 0;
   double qcap = c->queue_capacity;
   for (int32_t t = 0; t < T; t++) {
-    for (int m = 0; m < ENG_M_COUNT; m++) {
+    for (int m = 0; m < ENG_M_USER_FIRST; m++) { /* the user view's -1: none ended */
       if (x[m][t] < 0)
         fail_msg("%s: %s = %d < 0 at tick %d", what, eng_metric_get_info((eng_metric)m)->name,
                  x[m][t], t);

@@ -360,11 +360,11 @@ static void test_wrong_format_attributes(void **state) {
   expect_refused_exact(path, want);
 
   f = damage_begin("version_newer", path, sizeof path);
-  int32_t three = 3;
+  int32_t three = 4;
   attr_replace(f, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT32, &three);
   damage_end(f);
   snprintf(want, sizeof want,
-           "%s: format_version 3 is newer than this stormsweep understands (2); use a newer "
+           "%s: format_version 4 is newer than this stormsweep understands (3); use a newer "
            "stormsweep",
            path);
   expect_refused_exact(path, want);
@@ -374,7 +374,7 @@ static void test_wrong_format_attributes(void **state) {
   attr_replace(f, "format_version", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &huge);
   damage_end(f);
   snprintf(want, sizeof want,
-           "%s: format_version 1e+300 is newer than this stormsweep understands (2); use a newer "
+           "%s: format_version 1e+300 is newer than this stormsweep understands (3); use a newer "
            "stormsweep",
            path);
   expect_refused_exact(path, want);

@@ -515,7 +515,7 @@ static void wrong_points(hid_t f) {
   set_attr_i64(f, "n_points", &v, 1);
 }
 static void version_3(hid_t f) {
-  int64_t v = 3;
+  int64_t v = 4;
   set_attr_i64(f, "format_version", &v, 1);
 }
 static void zero_ticks(hid_t f) {
@@ -544,7 +544,7 @@ static void test_reader_refuses_hostile_files(void **state) {
   expect_refused(good, "huge.h5", huge_runs, "impossible dimensions: n_runs 1000000000000000");
   expect_refused(good, "array.h5", array_runs, "malformed root attribute 'n_runs'");
   expect_refused(good, "points.h5", wrong_points, "impossible dimensions");
-  expect_refused(good, "v3.h5", version_3, "result file format_version 3; this stormsweep");
+  expect_refused(good, "v3.h5", version_3, "result file format_version 4; this stormsweep");
   expect_refused(good, "ticks0.h5", zero_ticks, "impossible time axis");
   expect_refused(good, "nohops.h5", no_hops, "no /ticks/hops dataset");
   expect_refused(good, "runsint.h5", runs_int, "/runs has another row layout");

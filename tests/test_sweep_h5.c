@@ -245,7 +245,7 @@ static void test_writer_layout_and_fill(void **state) {
   char text[4096];
   attr_text(f, "format", text, sizeof text);
   assert_string_equal(text, "stormsweep-results");
-  assert_int_equal(attr_int(f, "format_version"), 2);
+  assert_int_equal(attr_int(f, "format_version"), FMT_FORMAT_VERSION);
   assert_int_equal(attr_int(f, "n_runs"), 4);
   assert_int_equal(attr_int(f, "n_points"), 2);
   assert_int_equal(attr_int(f, "replicates"), 2);

@@ -257,7 +257,7 @@ static void test_memory(void **state) {
   /* 1e8 ticks x 4096 shards x 4 bytes is 1.5 TB: no machine runs that. */
   expect_error_around("[scenario]\nrecord_shard_queues = on\nshards = 4096\nhorizon_ms = 1e8\n"
                       "surge = none\nbrownout = none\n",
-                      "t.ini:2: record_shard_queues: one run needs about 1533.0 GB (100000000 "
+                      "t.ini:2: record_shard_queues: one run needs about 1534.9 GB (100000000 "
                       "ticks x 4096 shards x 4 bytes of per-shard queue depths), more than half of "
                       "this machine's ",
                       " GB of memory; turn record_shard_queues off or shorten horizon_ms");
@@ -265,7 +265,7 @@ static void test_memory(void **state) {
   expect_error_around("[grid]\nrecord_shard_queues = off, on\n[scenario]\nshards = 4096\n"
                       "horizon_ms = 1e7\n",
                       "t.ini:2: grid point 1 (record_shard_queues=on): record_shard_queues: one "
-                      "run needs about 153.7 GB (10000000 ticks x 4096 shards x 4 bytes of "
+                      "run needs about 153.9 GB (10000000 ticks x 4096 shards x 4 bytes of "
                       "per-shard queue depths), more than half of this machine's ",
                       "; turn record_shard_queues off or shorten horizon_ms");
   /* The per-tick metrics of 1e8 ticks: 7.1 GB, refused where that is more

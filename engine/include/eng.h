@@ -39,8 +39,22 @@ typedef enum eng_metric {
   ENG_M_HOPS,           /* router hops taken by this tick's admissions, summed */
   ENG_M_OPEN_BREAKERS,  /* (client, shard) breakers open or half-open */
   ENG_M_BUDGET_TOKENS,  /* retry limiter level (budget tokens left), summed over clients */
+  /* What users see, per latency window (every tick of a window has its
+   * window's value; -1 where no request ended in the window): */
+  ENG_M_LATENCY_P50,    /* latency quantiles of the requests that ended, us */
+  ENG_M_LATENCY_P90,
+  ENG_M_LATENCY_P99,
+  ENG_M_LATENCY_P999,
+  ENG_M_ERROR_RATE,     /* failed / ended requests, parts per million */
   ENG_M_COUNT
 } eng_metric;
+
+/* The user-view metrics: ENG_M_USER_FIRST .. ENG_M_COUNT - 1, the four
+ * quantiles in the order of eng_user_quantiles, then the error rate. */
+#define ENG_M_USER_FIRST ENG_M_LATENCY_P50
+#define ENG_M_USER_COUNT (ENG_M_COUNT - ENG_M_USER_FIRST)
+#define ENG_USER_QUANTILES 4
+extern const double eng_user_quantiles[ENG_USER_QUANTILES]; /* 0.5, 0.9, 0.99, 0.999 */
 
 typedef struct eng_metric_info {
   const char *name;        /* dataset name, e.g. "queue_depth" */
@@ -105,6 +119,17 @@ typedef struct eng_summary {
                                   queue reaches the threshold (inf: not shrinking) */
   double late_load;            /* attempts per tick over the last trend_ms / what the
                                   cluster serves per tick (>= 1: retries keep it full) */
+  /* What users saw (per phase: baseline, during the faults, after clearance;
+   * NaN where no request ended in the phase): */
+  struct eng_user_phase {
+    double p50_ms, p90_ms, p99_ms, p999_ms; /* request latency quantiles */
+    double error_rate;                      /* failed / ended requests */
+  } user[3];
+  double latency_window_ms; /* the latency window the user-view series use */
+  double user_hold_ms;      /* the hold window of user recovery, ms */
+  double clear_ms;          /* the last fault's clearance (0 without faults), ms */
+  double user_recovery_ms;  /* user recovery time under the run's --slo terms; NaN: none given,
+                               or the terms never held again before the horizon */
 } eng_summary;
 
 /* ---- what users see: each request's latency and final status ---- */
@@ -203,6 +228,29 @@ const eng_latency_phase *eng_run_latency_phase(const eng_run *run, int phase);
  * that never happens before the horizon, or without SLO terms. With terms,
  * the summary's passed_slo is "user recovery time <= slo_ms". */
 double eng_run_user_recovery_ms(const eng_run *run);
+/* ---- user recovery: the one rule (recovery.c), for the engine's own runs
+ * and for the analysis on the user-view rows stored in a result file ---- */
+/* 1 when every term of slo holds on one window's user-view values (v[k] is
+ * metric ENG_M_USER_FIRST + k: quantiles in us, error rate in ppm); a window
+ * where no request ended (-1) does not hold. Latency terms must be on one of
+ * eng_user_quantiles (eng_slo_check). */
+int eng_slo_window_holds(const eng_slo *slo, const int32_t *v);
+/* User recovery time in ms: from tick clear (the last fault's clearance; 0
+ * without faults) to the start of the first latency window at or after it
+ * that begins hold_ticks (at least one window) of windows in which every
+ * term holds. rows[k] is the per-tick row of metric ENG_M_USER_FIRST + k,
+ * ticks long; windows are window_ticks long from tick 0. NaN when that never
+ * happens before the horizon or slo has no terms. */
+double eng_user_recovery_ms(const eng_slo *slo, const int32_t *const *rows, int32_t ticks,
+                            int32_t window_ticks, int32_t clear, int32_t hold_ticks,
+                            double tick_ms);
+/* Whether a run passes under user SLO terms: not undetermined, and user
+ * recovery within slo_ms. */
+static inline int eng_user_slo_passes(int outcome, double user_recovery_ms, double slo_ms) {
+  return outcome != 4 /* ENG_OUTCOME_UNDETERMINED */ && user_recovery_ms == user_recovery_ms &&
+         user_recovery_ms <= slo_ms;
+}
+
 /* The configuration of the last simulation (NULL before the first). */
 const eng_config *eng_run_config(const eng_run *run);
 

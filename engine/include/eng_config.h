@@ -90,6 +90,10 @@ typedef struct eng_slo {
   int32_t n;
   eng_slo_term t[ENG_MAX_SLO_TERMS];
 } eng_slo;
+/* 0 when every term of slo is one the stored series can judge (latency
+ * quantiles p50, p90, p99, p99.9; an error rate in [0, 1]); else -1 with
+ * why (recovery.c). */
+int eng_slo_check(const eng_slo *slo, char *err, size_t errlen);
 
 typedef struct eng_config {
   /* time */

@@ -32,7 +32,7 @@
 typedef struct fmt_lock fmt_lock;
 
 #define FMT_FORMAT_NAME "stormsweep-results"
-#define FMT_FORMAT_VERSION 2          /* what this version writes */
+#define FMT_FORMAT_VERSION 3          /* what this version writes */
 #define FMT_FORMAT_VERSION_MIN_READ 1 /* the oldest the readers still read */
 
 /* ---- chunk encoding (thread-safe, pure) ---- */

@@ -298,7 +298,7 @@ static void journal_build(recipe *r, const char *path, uint64_t instance, size_t
   if (!(byte(r) % 8)) ssize = 7;
   uint32_t text_crc = (uint32_t)crc32(0L, (const Bytef *)text, (uInt)text_len);
   uint64_t inst = byte(r) % 4 ? instance : instance + 1;
-  jput(&b, "SSWJRN2", 8);
+  jput(&b, "SSWJRN3", 8);
   JPUT(&b, order);
   JPUT(&b, hlen);
   JPUT(&b, seed);

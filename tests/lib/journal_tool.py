@@ -19,9 +19,9 @@ import struct
 import sys
 import zlib
 
-MAGIC = b"SSWJRN2\0"
+MAGIC = b"SSWJRN3\0"
 K_RUN = 0x53524E31
-METRICS = 19
+METRICS = 24  # ENG_M_COUNT
 
 
 def header(b):
