@@ -237,3 +237,13 @@ void ana_slo_format(const eng_slo *slo, char *buf, size_t len) {
                                100 * t->quantile, t->limit);
   }
 }
+
+void ana_user_slo_note(FILE *f, const fmt_results *r, double slo_ms) {
+  if (!r->user_slo.n) return;
+  char terms[256];
+  ana_slo_format(&r->user_slo, terms, sizeof terms);
+  fprintf(f,
+          "SLO on what users see: a run passes when %s holds again, in every latency window "
+          "for the hold window, within %.0f ms of clearance (judged from the stored series).\n",
+          terms, slo_ms);
+}

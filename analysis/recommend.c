@@ -449,6 +449,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
           "Targets: P(metastable) upper 95%% bound <= %g and P(pass %.0f ms SLO) lower 95%% bound "
           ">= %g (two-sided Clopper-Pearson exact bounds).\n",
           o->max_meta, s->slo_ms, o->min_pass);
+  ana_user_slo_note(f, r, s->slo_ms);
   if (rec->split.n_tun > 0) {
     split_text(f, rec, r, s, o);
   } else if (rec->best >= 0) {
@@ -697,9 +698,9 @@ char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const an
  * "--min-pass 0.999 > 0.99; ..." (empty: the design covers them all). A
  * proof of P(pass within T) >= p and P(metastable) <= m implies the same
  * for any SLO >= T, any target <= p and any bound >= m, and nothing else. */
-static void stricter_than_design(const fmt_refine_design *d, const ana_summary *s,
-                                 const ana_reco_opts *o, const ana_answer_opts *ao, char *buf,
-                                 size_t len) {
+static void stricter_than_design(const fmt_refine_design *d, const fmt_results *r,
+                                 const ana_summary *s, const ana_reco_opts *o,
+                                 const ana_answer_opts *ao, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = '\0';
 #define ADD(...)                                                                 \
@@ -716,6 +717,11 @@ static void stricter_than_design(const fmt_refine_design *d, const ana_summary *
       ADD("--slo-ms %.0f, and the file does not say which SLO refine judged by", s->slo_ms);
     else
       ADD("--slo-ms %.0f < %.0f", s->slo_ms, d->slo_ms);
+  }
+  if (r->user_slo.n) { /* refine's proofs are of the queue-recovery check */
+    char terms[256];
+    ana_slo_format(&r->user_slo, terms, sizeof terms);
+    ADD("--slo %s, and refine judged its runs by the queue-recovery check", terms);
   }
 #undef ADD
 }
@@ -746,7 +752,7 @@ char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summa
   if (v) {
     const fmt_refine_design *d = &v->design;
     char stricter[512];
-    stricter_than_design(d, s, o, ao, stricter, sizeof stricter);
+    stricter_than_design(d, r, s, o, ao, stricter, sizeof stricter);
     if (!stricter[0]) {
       refined_text_to(f, v, r, s);
       if (o->min_pass != d->min_pass || o->max_meta != d->max_meta ||

@@ -71,6 +71,13 @@ static const band_metric band_metrics[] = {
      "open or half-open breakers (bin mean)"},
     {"successes", "goodput", "Goodput across replicates (median, 5-95% band)",
      "successes per tick (bin mean)"},
+    /* what users see: the latency windows' values (files from before them
+     * have none: the plot is left out) */
+    {"latency_p99_us", "latency_p99",
+     "p99 request latency across replicates (median, 5-95% band)",
+     "p99 latency of the window, us (bin mean)"},
+    {"error_rate_ppm", "error_rate", "Request error rate across replicates (median, 5-95% band)",
+     "failed / ended requests, ppm (bin mean)"},
 };
 
 /* ------------------------------------------------------------------------ */
@@ -751,6 +758,8 @@ static int html_write(const fmt_results *r, const ana_summary *s, const ana_refi
   html_image(f, dir, "queue_depth", "Queue depth: median and 5-95% band across replicates");
   html_image(f, dir, "open_breakers", "Open breakers: median and 5-95% band");
   html_image(f, dir, "goodput", "Goodput: median and 5-95% band");
+  html_image(f, dir, "latency_p99", "p99 request latency: median and 5-95% band");
+  html_image(f, dir, "error_rate", "Request error rate: median and 5-95% band");
 
   fprintf(f, "<h2>Parameter effects</h2>\n<table><tr><th>rank</th><th>axis</th><th>value</th>"
              "<th>runs</th><th>recovered/slow/metastable/collapsed</th><th>P(pass)</th>"
@@ -886,7 +895,7 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
   static const char *const names[] = {"heatmap_bad", "heatmap_pass", "heatmap_recovered",
                                       "recovery_survival",
                                       "recovery_histogram", "queue_depth", "open_breakers",
-                                      "goodput"};
+                                      "goodput", "latency_p99", "error_rate"};
   int drawn[sizeof names / sizeof names[0]] = {0};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     char png[4096];

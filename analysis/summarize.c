@@ -111,8 +111,9 @@ static int run_is_valid(const fmt_run *run) {
   return run->outcome >= ENG_OUTCOME_RECOVERED && run->outcome < ENG_OUTCOME_COUNT;
 }
 
-static int run_passes(const fmt_run *run, double slo_ms) {
-  return ana_run_passes(run->outcome, run->recovery_ms, slo_ms);
+static int run_passes(const fmt_results *r, const fmt_run *run, double slo_ms) {
+  return ana_run_passes(&r->user_slo, run->outcome, run->recovery_ms, run->user_recovery_ms,
+                        slo_ms);
 }
 
 /* CSR grouping of the valid runs by point index: runs of point p are
@@ -364,13 +365,13 @@ static void point_stats_compute(ana_point_stats *ps, const fmt_results *r, size_
       ps->n_recovered++;
       rec_sum += run->recovery_ms;
     }
-    if (run_passes(run, slo_ms)) ps->n_pass++;
+    if (run_passes(r, run, slo_ms)) ps->n_pass++;
     ps->n_bad += ana_outcome_is_bad(run->outcome);
     if (ana_run_is_screening(r, run)) {
       ps->n_pooled++;
       ps->n_pooled_meta += run->outcome == ENG_OUTCOME_METASTABLE;
       ps->n_pooled_bad += ana_outcome_is_bad(run->outcome);
-      ps->n_pooled_pass += run_passes(run, slo_ms);
+      ps->n_pooled_pass += run_passes(r, run, slo_ms);
       ps->n_pooled_rec += run->outcome == ENG_OUTCOME_RECOVERED;
       ps->n_pooled_slow += run->outcome == ENG_OUTCOME_SLOW;
       ps->n_pooled_coll += run->outcome == ENG_OUTCOME_COLLAPSED;
@@ -609,6 +610,7 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
           "Kaplan-Meier, not-recovered runs censored at horizon - clearance, \">T\" = not "
           "reached within T ms):\n",
           r->n_points, s->slo_ms, ana_method_name(s->method));
+  ana_user_slo_note(out, r, s->slo_ms);
   int any_fresh = 0;
   for (size_t p = 0; p < s->n_points; p++) any_fresh |= s->points[p].n_fresh > 0;
   fprintf(out, "%6s", "point");

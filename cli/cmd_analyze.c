@@ -40,6 +40,7 @@ typedef struct cli_opts {
   size_t n_prefer;
   ana_prefer prefs[32];
   int no_headroom, threads;
+  eng_slo user_slo; /* --slo: terms on what users see (none: the queue check) */
   long long headroom_runs;
 } cli_opts;
 
@@ -49,10 +50,10 @@ enum { OPT_CSV = 1, OPT_JSON = 2, OPT_WRITE = 4, OPT_INTERVAL = 8, OPT_REPORT = 
        OPT_RECOMMEND = 32 };
 
 static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
-  enum { O_SLO = 256, O_META, O_PASS, O_INTERVAL, O_CSV, O_JSON, O_WRITE, O_X, O_Y, O_POINTS,
+  enum { O_SLO = 256, O_USER_SLO, O_META, O_PASS, O_INTERVAL, O_CSV, O_JSON, O_WRITE, O_X, O_Y, O_POINTS,
          O_PREFER, O_NO_HEADROOM, O_HEADROOM_RUNS };
   static const struct option all[] = {
-      {"slo-ms", required_argument, NULL, O_SLO},   {"max-metastable", required_argument, NULL, O_META},
+      {"slo-ms", required_argument, NULL, O_SLO}, {"slo", required_argument, NULL, O_USER_SLO},   {"max-metastable", required_argument, NULL, O_META},
       {"min-pass", required_argument, NULL, O_PASS}, {"interval", required_argument, NULL, O_INTERVAL},
       {"csv", required_argument, NULL, O_CSV},      {"json", no_argument, NULL, O_JSON},
       {"write", no_argument, NULL, O_WRITE},        {"output", required_argument, NULL, 'o'},
@@ -68,7 +69,7 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
   size_t n = 0;
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     int v = all[i].val;
-    int ok = v == O_SLO || v == O_META || v == O_PASS || v == 'h' ||
+    int ok = v == O_SLO || v == O_USER_SLO || v == O_META || v == O_PASS || v == 'h' ||
              (v == O_INTERVAL && (allowed & OPT_INTERVAL)) || (v == O_CSV && (allowed & OPT_CSV)) ||
              (v == O_JSON && (allowed & OPT_JSON)) || (v == O_WRITE && (allowed & OPT_WRITE)) ||
              (v == 'f' && (allowed & OPT_CSV)) ||
@@ -90,6 +91,14 @@ static int opts_parse(int argc, char **argv, unsigned allowed, cli_opts *o) {
       if (cli_parse_number(o->cmd, "--slo-ms", optarg, 0, 1e12, &o->slo_ms)) return 2;
       o->given_slo = 1;
       break;
+    case O_USER_SLO: {
+      char err[512];
+      if (ana_slo_parse(optarg, &o->user_slo, err, sizeof err)) {
+        fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
+        return 2;
+      }
+      break;
+    }
     case O_META:
       if (cli_parse_prob(o->cmd, "--max-metastable", optarg, &o->max_meta)) return 2;
       o->given_meta = 1;
@@ -197,6 +206,15 @@ static int load(cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
       fmt_results_free(r);
       return 2;
     }
+  /* After the refined verdict is checked against the runs as they were
+   * judged: --slo judges them again, by what their users saw. */
+  if (ana_judge_user_slo(r, &o->user_slo, err, sizeof err)) {
+    file_error(o, err);
+    if (*refined) ana_refined_free(v);
+    *refined = 0;
+    fmt_results_free(r);
+    return 2;
+  }
   double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : ANA_DEFAULT_SLO_MS;
   if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);
@@ -247,8 +265,9 @@ static char *recommendation_make(const cli_opts *o, const fmt_results *r, const 
 
 static void analyze_help(void) {
   printf(
-      "usage: stormsweep analyze FILE [--slo-ms MS] [--interval wilson|exact] [--csv OUT]\n"
-      "                          [--json] [--write] [--max-metastable P] [--min-pass P]\n\n"
+      "usage: stormsweep analyze FILE [--slo-ms MS] [--slo TERMS] [--interval wilson|exact]\n"
+      "                          [--csv OUT] [--json] [--write] [--max-metastable P]\n"
+      "                          [--min-pass P]\n\n"
       "Summarises a result file written by 'stormsweep run': one row per grid point, then\n"
       "the effect of each axis, then the tuning recommendation (as 'recommend' prints it).\n\n"
       "Per point: runs and outcome counts (recovered/slow/metastable/collapsed); P(metastable) and\n"
@@ -267,6 +286,10 @@ static void analyze_help(void) {
       "options:\n"
       "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
       "                       seed study)\n"
+      "  --slo TERMS          judge runs by what their users saw: a run passes when every\n"
+      "                       term holds again, for recovery_hold_ms, within the SLO in ms\n"
+      "                       after clearance, e.g. \"p99<=200ms,errors<=0.1%%\" (p50, p90,\n"
+      "                       p99, p99.9 and errors; judged from the stored per-window series)\n"
       "  --interval METHOD    intervals shown: wilson (Wilson score, default) or exact\n"
       "                       (Clopper-Pearson); CSV, JSON and /analysis carry both\n"
       "  --csv OUT            also write the per-point table to OUT as CSV (\"-\": standard\n"
@@ -337,6 +360,7 @@ int cmd_analyze(int argc, char **argv) {
 static void recommend_help(void) {
   printf(
       "usage: stormsweep recommend FILE [--max-metastable P] [--min-pass P] [--slo-ms MS]\n"
+      "                          [--slo TERMS]\n"
       "                                 [--prefer KEY=VALUE]... [--no-headroom]\n"
       "                                 [--headroom-runs N] [-j N]\n\n"
       "Names the cheapest grid point that provably meets the targets, with its evidence\n"
@@ -371,6 +395,10 @@ static void recommend_help(void) {
       "  --min-pass P         lowest acceptable lower bound of P(pass), in [0, 1]\n"
       "  --slo-ms MS          recovery SLO in ms (default: the sweep's slo_ms, 1500 in the\n"
       "                       seed study)\n"
+      "  --slo TERMS          judge runs by what their users saw: a run passes when every\n"
+      "                       term holds again, for recovery_hold_ms, within the SLO in ms\n"
+      "                       after clearance, e.g. \"p99<=200ms,errors<=0.1%%\" (p50, p90,\n"
+      "                       p99, p99.9 and errors; judged from the stored per-window series)\n"
       "  --prefer KEY=VALUE   among the safe set, prefer settings with this value of axis\n"
       "                       KEY (repeatable, most important first; then the cost rule)\n"
       "  --no-headroom        skip the headroom search (no runs at all)\n"
@@ -428,7 +456,8 @@ int cmd_recommend(int argc, char **argv) {
 static void report_help(void) {
   printf(
       "usage: stormsweep report FILE -o DIR [--x AXIS --y AXIS] [--points ID,ID,...]\n"
-      "                         [--slo-ms MS] [--max-metastable P] [--min-pass P]\n\n"
+      "                         [--slo-ms MS] [--slo TERMS] [--max-metastable P]\n"
+      "                         [--min-pass P]\n\n"
       "Writes plots (PNG and SVG, drawn by gnuplot) and DIR/index.html showing them with\n"
       "the per-point table, the parameter effects and the recommendation:\n"
       "  heatmap_pass, heatmap_recovered, heatmap_bad\n"

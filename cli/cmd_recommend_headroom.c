@@ -61,7 +61,8 @@ static int h_record(void *user, const fmt_run_record *rec, char *err, size_t err
   (void)errlen;
   hctx *c = user;
   const eng_summary *s = &rec->summary;
-  c->y[rec->run - c->first] = !ana_run_passes(s->outcome, s->recovery_ms, c->slo_ms);
+  c->y[rec->run - c->first] =
+      !ana_run_passes(&c->cfg.user_slo, s->outcome, s->recovery_ms, s->user_recovery_ms, c->slo_ms);
   return 0;
 }
 

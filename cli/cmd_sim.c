@@ -344,6 +344,27 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
   if (cfg->crash.count)
     printf("  failover             %.1f%% of keys remapped, successor peak load %.2fx baseline\n",
            100 * s->keys_remapped, s->successor_peak_load);
+  /* What users saw: one "p99 X ms, Y% errors" per phase with requests. */
+  printf("  users saw            ");
+  static const char *const where[3] = {"at baseline", "during the faults", "after"};
+  for (int k = 0, first = 1; k < 3; k++) {
+    const struct eng_user_phase *u = &s->user[k];
+    if (isnan(u->p99_ms)) continue;
+    printf("%sp99 %.0f ms, %.1f%% errors %s\n", first ? "" : "                       ",
+           u->p99_ms, 100 * u->error_rate, where[k]);
+    first = 0;
+  }
+  if (cfg->user_slo.n) {
+    char terms[256];
+    ana_slo_format(&cfg->user_slo, terms, sizeof terms);
+    if (isnan(s->user_recovery_ms))
+      printf("  user recovery        %s never held again for the hold window\n", terms);
+    else
+      printf("  user recovery        %s holds again %.0f ms after the last fault cleared "
+             "(%s the %.0f ms SLO)\n",
+             terms, s->user_recovery_ms, s->user_recovery_ms <= cfg->slo_ms ? "within" : "over",
+             cfg->slo_ms);
+  }
   printf("  Little's Law         over the baseline window (before the first fault): L = %.3f,\n"
          "                       lambda W = %.3f (%.3f/ms x %.3f ms), relative error %.2e\n",
          s->little_L, s->little_lambda_w, s->little_lambda, s->little_w_ms, s->little_rel_error);

@@ -269,7 +269,8 @@ int eng_slo_check(const eng_slo *slo, char *err, size_t errlen) {
       continue;
     }
     int known = 0;
-    for (int q = 0; q < ENG_USER_QUANTILES; q++) known |= t->quantile == eng_user_quantiles[q];
+    for (int q = 0; q < ENG_USER_QUANTILES; q++)
+      known |= fabs(t->quantile - eng_user_quantiles[q]) < 1e-9;
     if (!known) {
       snprintf(err, errlen,
                "p%.10g: the latency series hold p50, p90, p99 and p99.9; an SLO term uses one "
@@ -295,7 +296,7 @@ int eng_slo_window_holds(const eng_slo *slo, const int32_t *v) {
       limit = t->limit * 1e6; /* ppm, as stored */
     } else {
       int q = 0;
-      while (q + 1 < ENG_USER_QUANTILES && eng_user_quantiles[q] != t->quantile) q++;
+      while (q + 1 < ENG_USER_QUANTILES && !(fabs(eng_user_quantiles[q] - t->quantile) < 1e-9)) q++;
       x = v[q];
       limit = t->limit * 1e3; /* us, as stored */
     }

@@ -23,6 +23,7 @@ typedef struct run_row {
   unsigned long long seed;
   double recovery_ms, amplification, goodput_during, goodput_after, peak_queue, baseline_queue;
   double collapse_ms, collapse_watch_ms;
+  double latency_window_ms, user_hold_ms, clear_ms, user_recovery_ms;
 } run_row;
 
 enum col_as { AS_LLONG, AS_ULLONG, AS_DOUBLE };
@@ -52,6 +53,10 @@ static const run_column run_columns[] = {
     {"baseline_queue", RC(baseline_queue), AS_DOUBLE, 0},
     {"collapse_ms", RC(collapse_ms), AS_DOUBLE, 0},
     {"collapse_watch_ms", RC(collapse_watch_ms), AS_DOUBLE, 0},
+    {"latency_window_ms", RC(latency_window_ms), AS_DOUBLE, 0},
+    {"user_hold_ms", RC(user_hold_ms), AS_DOUBLE, 0},
+    {"clear_ms", RC(clear_ms), AS_DOUBLE, 0},
+    {"user_recovery_ms", RC(user_recovery_ms), AS_DOUBLE, 0},
 };
 enum { N_RUN_COLUMNS = sizeof run_columns / sizeof run_columns[0] };
 
@@ -63,6 +68,7 @@ static void run_row_clear(run_row *b) {
   b->recovery_ms = b->amplification = b->goodput_during = b->goodput_after = NAN;
   b->peak_queue = b->baseline_queue = NAN;
   b->collapse_ms = b->collapse_watch_ms = NAN;
+  b->latency_window_ms = b->user_hold_ms = b->clear_ms = b->user_recovery_ms = NAN;
 }
 
 /* Grows r->runs / r->point_of_run to hold one more run: memory follows the
@@ -329,6 +335,13 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
       run->collapse_ms = has[14] && b->collapse_ms >= 0 && isfinite(b->collapse_ms) ? b->collapse_ms : NAN;
       run->collapse_watch_ms =
           has[15] && b->collapse_watch_ms >= 0 && isfinite(b->collapse_watch_ms) ? b->collapse_watch_ms : NAN;
+      /* Hostile values read as unknown: times are finite and >= 0. */
+      const double *user[4] = {&b->latency_window_ms, &b->user_hold_ms, &b->clear_ms,
+                               &b->user_recovery_ms};
+      double *to[4] = {&run->latency_window_ms, &run->user_hold_ms, &run->clear_ms,
+                       &run->user_recovery_ms};
+      for (int k = 0; k < 4; k++)
+        *to[k] = has[16 + k] && *user[k] >= 0 && isfinite(*user[k]) ? *user[k] : NAN;
       r->point_of_run[r->n_runs] = (size_t)p;
       r->n_runs++;
     }

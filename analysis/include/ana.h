@@ -215,6 +215,12 @@ typedef struct ana_summary {
   size_t *order;            /* n_points: display order (best first) */
 } ana_summary;
 
+/* Judges r's runs by SLO terms on what users see from here on (every
+ * P(pass) and recommendation): each run's user recovery time recomputed
+ * from its stored user-view /ticks rows (user_slo.c). No terms: the queue
+ * check, as read. -1 with a one-line message for a file without those rows. */
+int ana_judge_user_slo(fmt_results *r, const eng_slo *slo, char *err, size_t errlen);
+
 /* Computes per-point stats with the SLO rule "recovered and recovery_ms <=
  * slo_ms" (recomputed from recovery_ms, whatever the run's own SLO was). */
 int ana_summary_compute(ana_summary *s, const fmt_results *r, double slo_ms, ana_method method,

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "eng.h"
 #include "fmt_results.h"
@@ -29,6 +30,8 @@
 int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen);
 /* The terms as ana_slo_parse reads them back, e.g. "p99<=200ms,errors<=0.1%". */
 void ana_slo_format(const eng_slo *slo, char *buf, size_t len);
+/* Under --slo terms, one line saying what "pass" means (nothing without). */
+void ana_user_slo_note(FILE *f, const fmt_results *r, double slo_ms);
 
 /* ---- runs ---- */
 
@@ -42,8 +45,12 @@ void ana_slo_format(const eng_slo *slo, char *buf, size_t len);
 static inline int ana_outcome_is_bad(int outcome) { return outcome >= ENG_OUTCOME_METASTABLE; }
 /* What "bad" means, for the notes under tables and the captions of plots. */
 #define ANA_BAD_MEANING "bad = metastable, collapsed or undetermined"
-/* A run that passed: it recovered within slo_ms after the last fault. */
-static inline int ana_run_passes(int outcome, double recovery_ms, double slo_ms) {
+/* A run that passed: it recovered within slo_ms after the last fault; under
+ * SLO terms on what users see (slo->n > 0), every term held again within
+ * slo_ms (its user recovery time; the engine's rule, eng_user_slo_passes). */
+static inline int ana_run_passes(const eng_slo *slo, int outcome, double recovery_ms,
+                                 double user_recovery_ms, double slo_ms) {
+  if (slo && slo->n) return eng_user_slo_passes(outcome, user_recovery_ms, slo_ms);
   return outcome == ENG_OUTCOME_RECOVERED && recovery_ms == recovery_ms && recovery_ms <= slo_ms;
 }
 /* The bad runs of a tally by outcome (by[ENG_OUTCOME_*]), each named by

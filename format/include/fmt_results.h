@@ -33,6 +33,10 @@ typedef struct fmt_run {
   double collapse_ms;       /* time to collapse (NaN: none seen; column absent: NaN) */
   double collapse_watch_ms; /* how long collapse was watched for (its censoring time) */
   int32_t stage;     /* FMT_STAGE_SCREENING, or k >= 1: appended by refine round k */
+  /* What users see (NaN in files written before the user-view series): */
+  double latency_window_ms, user_hold_ms, clear_ms;
+  double user_recovery_ms; /* as the run's own --slo judged it; ana_judge_user_slo recomputes
+                              it for other terms */
 } fmt_run;
 
 /* The stage of a run (fmt_run.stage): screening is the sweep's own
@@ -76,6 +80,8 @@ typedef struct fmt_results {
                               time), 0 = tunable (docs/decisions.md); NULL = all tunable */
   size_t n_rounds;         /* refine rounds the file records (/refine/round_start) */
   int64_t *round_start;    /* n_rounds: the first /runs row each round appended, ascending */
+  eng_slo user_slo;        /* the SLO terms runs are judged by (ana_judge_user_slo); none:
+                              the queue-recovery check */
 } fmt_results;
 
 /* Reads everything but /ticks. Returns 0; or -1 with a one-line message

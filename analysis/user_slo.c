@@ -1,0 +1,118 @@
+/*
+ * user_slo.c — judging a result file's runs by SLO terms on what users see
+ * (--slo "p99<=200ms,errors<=0.1%"): each run's user recovery time is
+ * recomputed from its stored user-view /ticks rows (latency_*_us,
+ * error_rate_ppm) by the engine's own rule, eng_user_recovery_ms, so a file
+ * judged later gives the answer its runs would have given under those terms.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ana.h"
+
+typedef struct run_ref {
+  int64_t id;
+  size_t index;
+} run_ref;
+
+static int cmp_run_ref(const void *a, const void *b) {
+  const run_ref *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static int32_t ms_ticks(double ms, double tick_ms) { return (int32_t)floor(ms / tick_ms + 0.5); }
+
+/* The runs of point p, in run-id order (the order fmt_bins_read fills). */
+static size_t point_runs(const fmt_results *r, size_t p, run_ref *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_runs; i++)
+    if (r->point_of_run[i] == p) out[n++] = (run_ref){r->runs[i].run, i};
+  qsort(out, n, sizeof *out, cmp_run_ref);
+  return n;
+}
+
+static int judge_point(fmt_results *r, size_t p, const eng_slo *slo, run_ref *refs,
+                       int32_t **rows, size_t *rows_cap, char *err, size_t errlen) {
+  size_t n = point_runs(r, p, refs);
+  if (!n) return 0;
+  fmt_bins b[ENG_M_USER_COUNT];
+  memset(b, 0, sizeof b);
+  int rc = -1;
+  for (int k = 0; k < ENG_M_USER_COUNT; k++) {
+    const char *name = eng_metric_get_info((eng_metric)(ENG_M_USER_FIRST + k))->name;
+    if (fmt_bins_read(&b[k], r, name, p, SIZE_MAX, err, errlen)) goto done;
+    if (b[k].ticks_per_bin != 1 || b[k].n_runs != n) {
+      snprintf(err, errlen,
+               "%s: point %lld: %zu runs x %zu ticks are too many to judge by --slo at once",
+               r->path, (long long)r->point_ids[p], n, b[k].nbins * (size_t)b[k].ticks_per_bin);
+      goto done;
+    }
+  }
+  size_t T = b[0].nbins;
+  if (T > *rows_cap) {
+    for (int k = 0; k < ENG_M_USER_COUNT; k++) {
+      int32_t *v = realloc(rows[k], T * sizeof *v);
+      if (!v) {
+        snprintf(err, errlen, "%s: out of memory judging --slo", r->path);
+        goto done;
+      }
+      rows[k] = v;
+    }
+    *rows_cap = T;
+  }
+  for (size_t i = 0; i < n; i++) {
+    fmt_run *run = &r->runs[refs[i].index];
+    double w = run->latency_window_ms, hold = run->user_hold_ms, clear = run->clear_ms;
+    if (isnan(w) || isnan(hold) || isnan(clear) || !(w > 0)) {
+      snprintf(err, errlen, "%s: run %lld has no user-view window, hold or clearance columns",
+               r->path, (long long)run->run);
+      goto done;
+    }
+    int32_t ticks = run->ticks > 0 && (size_t)run->ticks < T ? (int32_t)run->ticks : (int32_t)T;
+    for (int k = 0; k < ENG_M_USER_COUNT; k++)
+      for (int32_t t = 0; t < ticks; t++) rows[k][t] = (int32_t)b[k].cell[i * T + (size_t)t];
+    const int32_t *const *cr = (const int32_t *const *)rows;
+    run->user_recovery_ms =
+        eng_user_recovery_ms(slo, cr, ticks, ms_ticks(w, r->tick_ms), ms_ticks(clear, r->tick_ms),
+                             ms_ticks(hold, r->tick_ms), r->tick_ms);
+  }
+  rc = 0;
+done:
+  for (int k = 0; k < ENG_M_USER_COUNT; k++) fmt_bins_free(&b[k]);
+  return rc;
+}
+
+int ana_judge_user_slo(fmt_results *r, const eng_slo *slo, char *err, size_t errlen) {
+  memset(&r->user_slo, 0, sizeof r->user_slo);
+  if (!slo->n) return 0;
+  char why[256];
+  if (eng_slo_check(slo, why, sizeof why)) {
+    snprintf(err, errlen, "--slo: %s", why);
+    return -1;
+  }
+  int has = fmt_metric_exists(r, eng_metric_get_info(ENG_M_USER_FIRST)->name);
+  if (has <= 0) {
+    snprintf(err, errlen,
+             "%s: no user-view series (latency_p50_us ... error_rate_ppm): the file was written "
+             "before stormsweep 0.3.0; run its sweep again to judge it by --slo",
+             r->path);
+    return -1;
+  }
+  if (!(r->tick_ms > 0)) {
+    snprintf(err, errlen, "%s: no tick_ms attribute: cannot judge --slo", r->path);
+    return -1;
+  }
+  run_ref *refs = malloc((r->n_runs ? r->n_runs : 1) * sizeof *refs);
+  int32_t *rows[ENG_M_USER_COUNT] = {0};
+  size_t cap = 0;
+  int rc = refs ? 0 : -1;
+  if (!refs) snprintf(err, errlen, "%s: out of memory judging --slo", r->path);
+  for (size_t p = 0; p < r->n_points && !rc; p++)
+    rc = judge_point(r, p, slo, refs, rows, &cap, err, errlen);
+  for (int k = 0; k < ENG_M_USER_COUNT; k++) free(rows[k]);
+  free(refs);
+  if (!rc) r->user_slo = *slo;
+  return rc;
+}
