@@ -595,9 +595,10 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
     where_of(r, x->pts[o2->point].id, w2, sizeof w2);
     ana_rf_tally_describe(&x->fresh[o2->point], bad, sizeof bad);
     ana_tested_runs_text(r, o2->point, o2->seq.n, used, sizeof used);
-    fprintf(f, "    and at point %lld: %s — %s by SPRT on %s (%s)\n",
+    ana_seq_verdict(&o2->seq, proof, sizeof proof);
+    fprintf(f, "    and at point %lld: %s — %s on %s (%s): %s\n",
             (long long)x->pts[o2->point].id, w2,
-            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", used, bad);
+            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", used, bad, proof);
   }
   long sp = stats_of(s, id);
   if (sp >= 0) {

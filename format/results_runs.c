@@ -19,7 +19,7 @@
 
 /* Packed buffer row for /runs: every column we use, by name. */
 typedef struct run_row {
-  long long run, point, replicate, done, outcome, passed_slo, ticks;
+  long long run, point, replicate, done, outcome, passed_slo, ticks, stage;
   unsigned long long seed;
   double recovery_ms, amplification, goodput_during, goodput_after, peak_queue, baseline_queue;
   double collapse_ms, collapse_watch_ms;
@@ -52,6 +52,7 @@ static const run_column run_columns[] = {
     {"baseline_queue", RC(baseline_queue), AS_DOUBLE, 0},
     {"collapse_ms", RC(collapse_ms), AS_DOUBLE, 0},
     {"collapse_watch_ms", RC(collapse_watch_ms), AS_DOUBLE, 0},
+    {"stage", RC(stage), AS_LLONG, 0}, /* absent in older files: derived (results_read.c) */
 };
 enum { N_RUN_COLUMNS = sizeof run_columns / sizeof run_columns[0] };
 
@@ -198,6 +199,14 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
              r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
     return -1;
   }
+  if (has[16] && (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
+                  (b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
+                   b->replicate >= replicates))) {
+    snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
+             "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
+             (long long)b->stage, (long long)b->replicate);
+    return -1;
+  }
   if (b->outcome == ENG_OUTCOME_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
     snprintf(err, errlen, "%s: %s row %llu: a recovered run needs a recovery_ms >= 0, got %g",
              r->path, DSET_RUNS, row, b->recovery_ms);
@@ -329,10 +338,13 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
       run->collapse_ms = has[14] && b->collapse_ms >= 0 && isfinite(b->collapse_ms) ? b->collapse_ms : NAN;
       run->collapse_watch_ms =
           has[15] && b->collapse_watch_ms >= 0 && isfinite(b->collapse_watch_ms) ? b->collapse_watch_ms : NAN;
+      run->stage = has[16] ? (int32_t)(b->stage > INT32_MAX ? INT32_MAX : b->stage)
+                           : FMT_STAGE_SCREENING;
       r->point_of_run[r->n_runs] = (size_t)p;
       r->n_runs++;
     }
   }
+  r->stage_stored = has[16];
   int64_t base = (int64_t)r->n_points * replicates;
   int64_t appended = refined && (int64_t)n > base ? (int64_t)n - base : 0;
   if (runs_unique_check(r, has[0], has[2], replicates, appended, err, errlen)) goto done;
