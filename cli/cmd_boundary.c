@@ -43,6 +43,7 @@ typedef struct bargs {
   double level, min_pass, slo_ms, goodput_below, width;
   long long max_runs, batch;
   int threads, log_scale, force, no_plot, quiet;
+  int allow_dead; /* --allow-dead-axes: a dead axis is a warning, not an error */
   const char **sets;
   size_t n_sets;
 } bargs;
@@ -75,7 +76,7 @@ static void usage(FILE *out) {
           "usage: stormsweep boundary [SWEEP.ini] --axis KEY --range LO:HI [--log] [--level P]\n"
           "                           [--min-pass P] [--slo-ms MS] [--set KEY=VALUE]...\n"
           "                           [--max-runs N] [--width W] [--batch N] [-j N] [-o FILE]\n"
-          "                           [--seed S] [--force] [--no-plot] [--quiet]\n"
+          "                           [--seed S] [--force] [--no-plot] [--quiet] [--allow-dead-axes]\n"
           "\n"
           "Finds, for each combination of the sweep's other axes (without SWEEP.ini: the\n"
           "built-in seed study's scenario, its grid dropped), the value of the numeric setting\n"
@@ -95,6 +96,9 @@ static void usage(FILE *out) {
           "  --width W            stop when each interval is narrower than W x the range\n"
           "                       width (on ln KEY with --log; default 0.05)\n"
           "  --batch N            runs per design step (default 32)\n"
+          "  --allow-dead-axes    search anyway when KEY, or an axis of the sweep, cannot\n"
+          "                       change any run under the other settings (a warning\n"
+          "                       instead of the refusal; docs/reference.md \"Dead axes\")\n"
           "  --goodput-below F    instead: locate where P(success ratio < F) crosses --level\n"
           "                       (closed-form edges; docs/reference.md \"Boundary search\")\n"
           "  -j, --threads N      OpenMP threads (default: all)\n"
@@ -115,7 +119,7 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(bargs *b, int argc, char **argv) {
   enum { O_AXIS = 256, O_RANGE, O_LOG, O_LEVEL, O_MINPASS, O_SLO, O_SET, O_MAXRUNS, O_WIDTH,
-         O_BATCH, O_SEED, O_NOPLOT, O_GOODPUT };
+         O_BATCH, O_SEED, O_NOPLOT, O_GOODPUT, O_ALLOW_DEAD };
   static const struct option opts[] = {
       {"axis", required_argument, 0, O_AXIS},     {"range", required_argument, 0, O_RANGE},
       {"log", no_argument, 0, O_LOG},             {"level", required_argument, 0, O_LEVEL},
@@ -124,6 +128,7 @@ static int parse_args(bargs *b, int argc, char **argv) {
       {"width", required_argument, 0, O_WIDTH},   {"batch", required_argument, 0, O_BATCH},
       {"seed", required_argument, 0, O_SEED},     {"no-plot", no_argument, 0, O_NOPLOT},
       {"goodput-below", required_argument, 0, O_GOODPUT},
+      {"allow-dead-axes", no_argument, 0, O_ALLOW_DEAD},
       {"threads", required_argument, 0, 'j'},     {"output", required_argument, 0, 'o'},
       {"force", no_argument, 0, 'f'},             {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
@@ -159,6 +164,7 @@ static int parse_args(bargs *b, int argc, char **argv) {
       b->seed_s = optarg;
       break;
     case O_NOPLOT: b->no_plot = 1; break;
+    case O_ALLOW_DEAD: b->allow_dead = 1; break;
     case O_GOODPUT:
       bad = cli_parse_number(cmd, "--goodput-below", optarg, 0, 1, &b->goodput_below) ||
             !(b->goodput_below > 0);
@@ -257,6 +263,30 @@ static int load_sweep(const bargs *b, const eng_setting *st, const ana_bnd_opts 
   if (swp_sweep_check(sw, err, sizeof err)) {
     cli_error_text("boundary", err);
     return CLI_EXIT_USAGE;
+  }
+  if (cli_dead_axes("boundary", sw, b->allow_dead)) return CLI_EXIT_USAGE;
+  /* The searched setting itself: dead at every combination, every run of
+   * the search would repeat the others. */
+  int live = 0;
+  char why[400] = "";
+  for (int64_t p = 0; p < sw->n_points && !live; p++) {
+    eng_config cfg;
+    if (swp_sweep_point_config(sw, p, &cfg, err, sizeof err)) {
+      cli_error_text("boundary", err);
+      return CLI_EXIT_USAGE;
+    }
+    live = eng_setting_live(&cfg, st->key, why, sizeof why);
+  }
+  if (!live) {
+    fprintf(stderr, "stormsweep boundary: %s--axis %s: the axis cannot change any run: %s%s\n",
+            b->allow_dead ? "warning: " : "", st->key, why,
+            sw->n_points > 1 ? " (at every combination)" : "");
+    if (!b->allow_dead) {
+      fprintf(stderr, "stormsweep boundary: search another setting, change the one that makes "
+              "%s dead, or pass --allow-dead-axes to search anyway (its runs would repeat "
+              "each other)\n", st->key);
+      return CLI_EXIT_USAGE;
+    }
   }
   /* the far end of the range must be a valid configuration too */
   eng_memory most = sw->run_memory, m;

@@ -55,6 +55,7 @@ typedef struct verify_args {
   const char **grids; /* --grid KEY=V1,V2: scenario values to check across */
   int n_grids;
   int across;         /* set internally: one scenario value of several */
+  int allow_dead;     /* --allow-dead-axes: a dead scenario axis is a warning */
   double min_pass, max_meta, alpha;
   int64_t max_runs;
   int threads;
@@ -92,7 +93,7 @@ static void usage(FILE *out) {
           "                         [--client-lenient] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
-          "                         [--seed S] [--quiet]\n\n"
+          "                         [--seed S] [--quiet] [--allow-dead-axes]\n\n"
           "A CI gate for one configuration: runs seeds of it until a sequential test (Wald's\n"
           "SPRT per target) proves the targets met or missed. Without SCENARIO.ini the\n"
           "configuration is the built-in seed study's scenario (its grid dropped). A sweep\n"
@@ -110,6 +111,8 @@ static void usage(FILE *out) {
           "                        error\n"
           "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
           "  --grid KEY=V1,V2,...  check across these scenario values (repeatable)\n"
+          "  --allow-dead-axes     check across a scenario axis that cannot change any run\n"
+          "                        (a warning instead of the refusal)\n"
           "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
           "  --max-metastable P    claim P(bad) <= P (default 0.01; 1: off; bad = metastable,\n"
           "                        collapsed or undetermined)\n"
@@ -135,13 +138,14 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
   enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
-         O_RESUME, O_SEED, O_GRID, O_LENIENT };
+         O_RESUME, O_SEED, O_GRID, O_LENIENT, O_ALLOW_DEAD };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
       {"client-lenient", no_argument, NULL, O_LENIENT},
       {"set", required_argument, NULL, O_SET},
       {"grid", required_argument, NULL, O_GRID},
+      {"allow-dead-axes", no_argument, NULL, O_ALLOW_DEAD},
       {"min-pass", required_argument, NULL, O_MIN_PASS},
       {"max-metastable", required_argument, NULL, O_MAX_META},
       {"max-runs", required_argument, NULL, O_MAX_RUNS},
@@ -175,6 +179,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     case O_POLICY: a->policy = optarg; break;
     case O_CLIENT: a->client = optarg; break;
     case O_LENIENT: a->client_flags |= SWP_CLIENT_LENIENT; break;
+    case O_ALLOW_DEAD: a->allow_dead = 1; break;
     case O_SET:
       if (!strchr(optarg, '=')) {
         fprintf(stderr, "stormsweep verify: --set: expected KEY=VALUE, got '%s'\n", optarg);
@@ -988,7 +993,9 @@ int cmd_verify(int argc, char **argv) {
   ana_seq_state state;
   int64_t runs;
   if ((rc = build_sweep(&probe)) == 0) {
-    if (probe.sw.n_points > 1)
+    if (probe.sw.n_points > 1 && cli_dead_axes("verify", &probe.sw, a.allow_dead))
+      rc = CLI_EXIT_USAGE;
+    else if (probe.sw.n_points > 1)
       rc = verify_across(&a, argc, argv, &probe.sw);
     else
       rc = verify_config(&a, argc, argv, &state, &runs);

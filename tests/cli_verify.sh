@@ -85,6 +85,13 @@ expect_in "$T/out" "load=0.95                                REFUTED after"
 expect_in "$T/out" "overall        REFUTED: misses the targets at 1 of 3 scenario values"
 expect_exit 0 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" --grid load=0.5,0.7 -q
 expect_in "$T/out" "overall        PROVEN at every one of the 2 scenario values"
+# A scenario axis that cannot change any run is refused as list and run refuse it.
+expect_exit 2 "$BIN" verify small.ini --policy guarded --grid hot_key_share=0.1,0.2 -q
+expect_in "$T/err" "hot_key_share: the axis cannot change any run: hot_key = none"
+expect_in "$T/err" "--allow-dead-axes"
+expect_exit 3 "$BIN" verify small.ini --policy guarded --grid hot_key_share=0.1,0.2 -q \
+  --allow-dead-axes --max-runs 4
+expect_in "$T/err" "warning: --grid hot_key_share=0.1, 0.2: hot_key_share"
 cat >scen.ini <<'EOF'
 [sweep]
 seed = 5
