@@ -412,49 +412,6 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
 
 /* ---- text ---- */
 
-static void fmt_x(double v, char *buf, size_t len) { snprintf(buf, len, "%.4g", v); }
-
-/* pass: the response is "did not pass", shown as P(pass) = 1 - it. */
-static void crossing_text(const ana_bnd_opts *o, const ana_bnd_crossing *c, int pass, char *buf,
-                          size_t len) {
-  char e[32], lo[32], hi[32];
-  fmt_x(ana_bnd_x_of_t(o, c->est), e, sizeof e);
-  fmt_x(ana_bnd_x_of_t(o, c->lo), lo, sizeof lo);
-  fmt_x(ana_bnd_x_of_t(o, c->hi), hi, sizeof hi);
-  switch (c->status) {
-  case ANA_BND_FOUND:
-    snprintf(buf, len, "%-10s [%s%s, %s%s]", e, c->lo_open ? "<=" : "", lo, hi,
-             c->hi_open ? "+" : "");
-    break;
-  case ANA_BND_BELOW:
-    snprintf(buf, len, "below range (< %s), interval [%s, %s]", lo, lo, hi);
-    break;
-  case ANA_BND_ABOVE:
-    snprintf(buf, len, "above range (> %s), interval [%s, %s]", hi, lo, hi);
-    break;
-  case ANA_BND_ABSENT:
-    snprintf(buf, len, "none in range (every run had the same outcome)");
-    break;
-  case ANA_BND_NONMONOTONE: {
-    char x[3][32];
-    double p[3];
-    for (int j = 0; j < 3; j++) {
-      fmt_x(ana_bnd_x_of_t(o, c->nm_t[j]), x[j], sizeof x[j]);
-      p[j] = pass ? 1 - c->nm_p[j] : c->nm_p[j];
-    }
-    int down = p[1] < p[0];
-    snprintf(buf, len,
-             "none: non-monotone between %s and %s (binned runs: %.2f near %s, %s to %.2f near "
-             "%s, %s to %.2f near %s; 99.9%% intervals apart), so no single crossing",
-             x[0], x[2], p[0], x[0], down ? "down" : "up", p[1], x[1], down ? "up" : "down", p[2],
-             x[2]);
-    break;
-  }
-  default:
-    snprintf(buf, len, "-");
-  }
-}
-
 /* One combination's search, printed. 0, or -1 after a message. */
 static int run_combination(bctx *c, const ana_bnd_opts *o, const char (*lvl)[64], bresult *br,
                            int64_t *total_unif, int64_t *n_unif) {
@@ -485,7 +442,7 @@ static int run_combination(bctx *c, const ana_bnd_opts *o, const char (*lvl)[64]
     br->uniform[r] = ana_bnd_uniform_equivalent(s.t, (size_t)s.n, &s.fit[r], &s.cross[r], rlo,
                                                 rhi, &br->uniform_levels[r], &br->uniform_reps[r]);
     char txt[512], ut[128];
-    crossing_text(o, &s.cross[r], r == 1, txt, sizeof txt);
+    ana_bnd_crossing_text(o, &s.cross[r], r == 1, txt, sizeof txt);
     if (br->uniform[r] > 0) {
       snprintf(ut, sizeof ut, "%lld runs (%lld levels x %lld)", (long long)br->uniform[r],
                (long long)br->uniform_levels[r], (long long)br->uniform_reps[r]);
