@@ -290,8 +290,10 @@ int ana_recommend(ana_reco *out, const fmt_results *r, const ana_summary *s,
 /* Text                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* proven: the point's proof (an SPRT) was printed above; the intervals
+ * here are evidence beside it, and say so. */
 static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats *ps,
-                           double slo_ms) {
+                           double slo_ms, int proven) {
   char where[1024], q50[32], q90[32], q99[32];
   ana_point_describe(r, ps->index, where, sizeof where);
   ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
@@ -307,9 +309,9 @@ static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats 
     fprintf(f, "              %lld run(s) undetermined: too little time after clearance\n",
             (long long)ps->n_undet);
   fprintf(f, "              P(bad) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f] (exact two-sided "
-          "95%% intervals)\n",
+          "95%% intervals%s)\n",
           ps->p_bad, ps->bad_exact.lo, ps->bad_exact.hi, ps->p_pass, ps->pass_exact.lo,
-          ps->pass_exact.hi);
+          ps->pass_exact.hi, proven ? "; evidence beside the SPRT above, which is the proof" : "");
   fprintf(f, "              recovery after clearance: p50 %s ms, p90 %s ms, p99 %s ms\n", q50,
           q90, q99);
   fprintf(f,
@@ -358,7 +360,7 @@ static void robust_print(FILE *f, const char *title, const ana_reco *rec, const 
   if (w >= 0) {
     ana_point_describe_role(r, (size_t)w, 1, scen, sizeof scen);
     fprintf(f, "    hardest scenario value %s: ", scen);
-    evidence_print(f, r, &s->points[w], s->slo_ms);
+    evidence_print(f, r, &s->points[w], s->slo_ms, 0);
   }
 }
 
@@ -454,10 +456,10 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
     split_text(f, rec, r, s, o);
   } else if (rec->best >= 0) {
     fputs(headline, f);
-    evidence_print(f, r, &s->points[rec->best], s->slo_ms);
+    evidence_print(f, r, &s->points[rec->best], s->slo_ms, 0);
     if (rec->runner_up >= 0) {
       fprintf(f, "Runner-up: ");
-      evidence_print(f, r, &s->points[rec->runner_up], s->slo_ms);
+      evidence_print(f, r, &s->points[rec->runner_up], s->slo_ms, 0);
     } else {
       fprintf(f, "Runner-up: none (no other point qualifies).\n");
     }
@@ -507,7 +509,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
               rec->n_collapsed_points, rec->n_collapsed_points == 1 ? "point" : "points");
     const ana_point_stats *c = &s->points[rec->closest];
     fprintf(f, "Closest (not proven to meet the targets): ");
-    evidence_print(f, r, c, s->slo_ms);
+    evidence_print(f, r, c, s->slo_ms, 0);
     fprintf(f, "    how it misses: P(pass) lower bound %.4f", c->pass_exact.lo);
     if (rec->miss_pass > 0)
       fprintf(f, " < %g (short by %.4f)", o->min_pass, rec->miss_pass);
@@ -603,7 +605,7 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
   long sp = stats_of(s, id);
   if (sp >= 0) {
     fprintf(f, "    all its runs (screening + fresh): ");
-    evidence_print(f, r, &s->points[sp], s->slo_ms);
+    evidence_print(f, r, &s->points[sp], s->slo_ms, 1);
   }
   ana_refine_counts_text(&n, counts, sizeof counts);
   fprintf(f,

@@ -85,6 +85,8 @@ static void usage(FILE *out) {
           "target, each with a 95%% profile-likelihood interval from a logistic fit. Runs are\n"
           "placed adaptively near the current crossing; it reports the runs spent and what a\n"
           "uniform grid of equal precision would cost (docs/reference.md \"Boundary search\").\n"
+          "P(metastable) is the metastable runs alone: a collapsed run does not count, so it\n"
+          "can fall again where runs collapse (reported as non-monotone when the runs show it).\n"
           "\n"
           "  --axis KEY           numeric setting to search along (any engine setting)\n"
           "  --range LO:HI        search interval of KEY\n"
