@@ -192,19 +192,11 @@ out:
  * code, a recovery time where it recovered, a run id in range, the seed of
  * its own coordinates and (where ids are rows) the run id of them. */
 static int run_row_check(const fmt_results *r, const run_row *b, unsigned long long row,
-                         const int *has, int ids_are_rows, int64_t replicates, char *err,
-                         size_t errlen) {
+                         const int *has, int ids_are_rows, int64_t replicates, int refined,
+                         char *err, size_t errlen) {
   if (b->outcome < ENG_OUTCOME_RECOVERED || b->outcome > OUTCOME_MAX) {
     snprintf(err, errlen, "%s: %s row %llu: outcome %lld is not an outcome code (0 to %d)",
              r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
-    return -1;
-  }
-  if (has[16] && (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
-                  (b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
-                   b->replicate >= replicates))) {
-    snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
-             "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
-             (long long)b->stage, (long long)b->replicate);
     return -1;
   }
   if (b->outcome == ENG_OUTCOME_RECOVERED && !(b->recovery_ms >= 0 && isfinite(b->recovery_ms))) {
@@ -232,6 +224,17 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
     snprintf(err, errlen, "%s: %s row %llu: run %lld is not point %lld replicate %lld of "
              "a sweep of %lld replicates", r->path, DSET_RUNS, row, (long long)b->run,
              (long long)b->point, (long long)b->replicate, (long long)replicates);
+    return -1;
+  }
+  /* The stored stage (absent in older files): screening is the sweep's own
+   * replicates only (rows past them in a file refine never touched are the
+   * checks' above and runs_unique_check's to name). */
+  if (has[16] && (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
+                  (refined && b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
+                   b->replicate >= replicates))) {
+    snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
+             "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
+             (long long)b->stage, (long long)b->replicate);
     return -1;
   }
   return 0;
@@ -318,7 +321,8 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
                  row, (long long)b->point, DSET_POINTS);
         goto done;
       }
-      if (run_row_check(r, b, row, has, ids_are_rows, replicates, err, errlen)) goto done;
+      if (run_row_check(r, b, row, has, ids_are_rows, replicates, refined, err, errlen))
+        goto done;
       if (runs_reserve(r, &cap)) goto oom;
       fmt_run *run = &r->runs[r->n_runs];
       run->run = has[0] ? b->run : (int64_t)row;
