@@ -56,6 +56,14 @@ static const run_column run_columns[] = {
 };
 enum { N_RUN_COLUMNS = sizeof run_columns / sizeof run_columns[0] };
 
+/* The index of a column in run_columns, by name (stable however the table
+ * grows). */
+static size_t col_of(const char *name) {
+  for (size_t c = 0; c < N_RUN_COLUMNS; c++)
+    if (!strcmp(run_columns[c].name, name)) return c;
+  return 0;
+}
+
 static void run_row_clear(run_row *b) {
   memset(b, 0, sizeof *b);
   b->outcome = -1;
@@ -229,9 +237,10 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
   /* The stored stage (absent in older files): screening is the sweep's own
    * replicates only (rows past them in a file refine never touched are the
    * checks' above and runs_unique_check's to name). */
-  if (has[16] && (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
-                  (refined && b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
-                   b->replicate >= replicates))) {
+  if (has[col_of("stage")] &&
+      (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
+       (refined && b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
+        b->replicate >= replicates))) {
     snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
              "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
              (long long)b->stage, (long long)b->replicate);
@@ -342,13 +351,14 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
       run->collapse_ms = has[14] && b->collapse_ms >= 0 && isfinite(b->collapse_ms) ? b->collapse_ms : NAN;
       run->collapse_watch_ms =
           has[15] && b->collapse_watch_ms >= 0 && isfinite(b->collapse_watch_ms) ? b->collapse_watch_ms : NAN;
-      run->stage = has[16] ? (int32_t)(b->stage > INT32_MAX ? INT32_MAX : b->stage)
-                           : FMT_STAGE_SCREENING;
+      run->stage = has[col_of("stage")]
+                       ? (int32_t)(b->stage > INT32_MAX ? INT32_MAX : b->stage)
+                       : FMT_STAGE_SCREENING;
       r->point_of_run[r->n_runs] = (size_t)p;
       r->n_runs++;
     }
   }
-  r->stage_stored = has[16];
+  r->stage_stored = has[col_of("stage")];
   int64_t base = (int64_t)r->n_points * replicates;
   int64_t appended = refined && (int64_t)n > base ? (int64_t)n - base : 0;
   if (runs_unique_check(r, has[0], has[2], replicates, appended, err, errlen)) goto done;
