@@ -16,6 +16,7 @@
 #include "ana.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,6 +285,62 @@ int ana_bnd_crossing_compute(const double *t, const uint8_t *y, size_t n, const 
   else
     c->status = ANA_BND_FOUND;
   return 0;
+}
+
+/* ---- text ---- */
+
+static void fmt_x(double v, char *buf, size_t len) { snprintf(buf, len, "%.4g", v); }
+
+void ana_bnd_crossing_text(const ana_bnd_opts *o, const ana_bnd_crossing *c, int pass,
+                           char *buf, size_t len) {
+  char e[32], lo[32], hi[32], rlo[32], rhi[32];
+  fmt_x(ana_bnd_x_of_t(o, c->est), e, sizeof e);
+  fmt_x(ana_bnd_x_of_t(o, c->lo), lo, sizeof lo);
+  fmt_x(ana_bnd_x_of_t(o, c->hi), hi, sizeof hi);
+  fmt_x(o->lo, rlo, sizeof rlo);
+  fmt_x(o->hi, rhi, sizeof rhi);
+  /* An interval clipped to one end of the range down to nothing: the
+   * profile rejects even that end, so the interval lies wholly beyond it. */
+  double tlo = ana_bnd_t_of_x(o, o->lo), thi = ana_bnd_t_of_x(o, o->hi);
+  double tiny = 1e-3 * (thi - tlo);
+  switch (c->status) {
+  case ANA_BND_FOUND:
+    snprintf(buf, len, "%-10s [%s%s, %s%s]", e, c->lo_open ? "<=" : "", lo, hi,
+             c->hi_open ? "+" : "");
+    break;
+  case ANA_BND_BELOW:
+    if (c->hi - tlo <= tiny)
+      snprintf(buf, len, "below range (< %s): its 95%% interval lies below the range too", rlo);
+    else
+      snprintf(buf, len, "below range (< %s); its 95%% interval reaches up to %s", rlo, hi);
+    break;
+  case ANA_BND_ABOVE:
+    if (thi - c->lo <= tiny)
+      snprintf(buf, len, "above range (> %s): its 95%% interval lies above the range too", rhi);
+    else
+      snprintf(buf, len, "above range (> %s); its 95%% interval reaches down to %s", rhi, lo);
+    break;
+  case ANA_BND_ABSENT:
+    snprintf(buf, len, "none in range (every run had the same outcome)");
+    break;
+  case ANA_BND_NONMONOTONE: {
+    char x[3][32];
+    double p[3];
+    for (int j = 0; j < 3; j++) {
+      fmt_x(ana_bnd_x_of_t(o, c->nm_t[j]), x[j], sizeof x[j]);
+      p[j] = pass ? 1 - c->nm_p[j] : c->nm_p[j];
+    }
+    int down = p[1] < p[0];
+    snprintf(buf, len,
+             "none: non-monotone between %s and %s (binned runs: %.2f near %s, %s to %.2f near "
+             "%s, %s to %.2f near %s; 99.9%% intervals apart), so no single crossing",
+             x[0], x[2], p[0], x[0], down ? "down" : "up", p[1], x[1], down ? "up" : "down", p[2],
+             x[2]);
+    break;
+  }
+  default:
+    snprintf(buf, len, "-");
+  }
 }
 
 /* ---- monotonicity ---- */

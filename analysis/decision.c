@@ -190,12 +190,13 @@ int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen) {
       double q = strtod(name + 1, &end);
       if (end == name + 1 || *end || !(q > 0 && q < 100) || name[1] == '+' || name[1] == '-') {
         snprintf(err, errlen,
-                 "--slo: '%.40s': a latency quantile is pNN or pNN.N between 0 and 100 "
-                 "(p50, p99, p99.9)",
+                 "--slo: '%.40s': a latency quantile is p50, p90, p99 or p99.9",
                  name);
         return -1;
       }
       t.quantile = q / 100;
+      for (int k = 0; k < ENG_USER_QUANTILES; k++) /* the stored ones, exactly */
+        if (fabs(t.quantile - eng_user_quantiles[k]) < 1e-9) t.quantile = eng_user_quantiles[k];
       t.limit = strtod(val, &end);
       double scale = !end || end == val ? 0
                      : !strcmp(end, "ms")  ? 1
@@ -209,8 +210,8 @@ int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen) {
       }
       t.limit *= scale;
     } else {
-      snprintf(err, errlen, "--slo: unknown term '%.40s': terms are pNN (latency quantile) and "
-               "errors", name);
+      snprintf(err, errlen, "--slo: unknown term '%.40s': terms are p50, p90, p99, p99.9 (latency "
+               "quantiles) and errors", name);
       return -1;
     }
     for (int k = 0; k < out->n; k++)
@@ -219,6 +220,11 @@ int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen) {
         return -1;
       }
     out->t[out->n++] = t;
+  }
+  char why[256];
+  if (eng_slo_check(out, why, sizeof why)) {
+    snprintf(err, errlen, "--slo: %s", why);
+    return -1;
   }
   return 0;
 }

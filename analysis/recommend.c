@@ -5,7 +5,7 @@
  * Rule. A point qualifies when, with the two-sided 95% Clopper–Pearson
  * (exact) interval — conservative, so a recommendation is never an artefact
  * of an optimistic approximation —
- *     upper bound of P(metastable) <= max_meta   (default 0.01), and
+ *     upper bound of P(bad) <= max_meta   (default 0.01), and
  *     lower bound of P(pass SLO)   >= min_pass   (default 0.99).
  *
  * Cost. Qualifying points are ranked by, in order:
@@ -29,7 +29,7 @@
  * is on the wrong side of a target: the data shows the point fails) and
  * unproven (consistent with the targets, but too few runs to show it). It
  * names the nearest miss — the point with the highest lower bound of
- * P(pass), ties broken by the lowest upper bound of P(metastable) and then
+ * P(pass), ties broken by the lowest upper bound of P(bad) and then
  * by cost — and by how much it misses each target, lists the next unproven
  * candidates, and, when the file has too few runs per point for any point to
  * prove the targets (20 runs of 20 passing show at best P(pass) >= 0.832;
@@ -78,7 +78,7 @@ static int refuted(const ana_point_stats *ps, const ana_reco_opts *o) {
 }
 
 /* Nearest-miss order: higher lower bound of P(pass), then lower upper bound
- * of P(metastable), then cheaper. */
+ * of P(bad), then cheaper. */
 static int closer(const ana_point_stats *a, const cost_key *ka, const ana_point_stats *b,
                   const cost_key *kb) {
   if ((a->n_coll > 0) != (b->n_coll > 0)) return b->n_coll > 0; /* collapsing: never nearest */
@@ -97,7 +97,7 @@ void ana_reco_free(ana_reco *rec) {
 
 /* The scenario cell where tunable combination t is furthest from the
  * targets (lowest lower bound of P(pass), then highest upper bound of
- * P(metastable)); -1 when it has no cell with runs. */
+ * P(bad)); -1 when it has no cell with runs. */
 static long worst_cell(const ana_split *sp, const ana_summary *s, size_t t) {
   long w = -1;
   for (size_t c = 0; c < sp->n_scen; c++) {
@@ -290,8 +290,10 @@ int ana_recommend(ana_reco *out, const fmt_results *r, const ana_summary *s,
 /* Text                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* proven: the point's proof (an SPRT) was printed above; the intervals
+ * here are evidence beside it, and say so. */
 static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats *ps,
-                           double slo_ms) {
+                           double slo_ms, int proven) {
   char where[1024], q50[32], q90[32], q99[32];
   ana_point_describe(r, ps->index, where, sizeof where);
   ana_ms_format(ps->rec_p50, ps->censor_ms, q50, sizeof q50);
@@ -306,9 +308,10 @@ static void evidence_print(FILE *f, const fmt_results *r, const ana_point_stats 
   if (ps->n_undet)
     fprintf(f, "              %lld run(s) undetermined: too little time after clearance\n",
             (long long)ps->n_undet);
-  fprintf(f, "              P(bad) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f]\n",
+  fprintf(f, "              P(bad) %.3f [%.4f, %.4f]; P(pass) %.3f [%.4f, %.4f] (exact two-sided "
+          "95%% intervals%s)\n",
           ps->p_bad, ps->bad_exact.lo, ps->bad_exact.hi, ps->p_pass, ps->pass_exact.lo,
-          ps->pass_exact.hi);
+          ps->pass_exact.hi, proven ? "; evidence beside the SPRT above, which is the proof" : "");
   fprintf(f, "              recovery after clearance: p50 %s ms, p90 %s ms, p99 %s ms\n", q50,
           q90, q99);
   fprintf(f,
@@ -357,7 +360,7 @@ static void robust_print(FILE *f, const char *title, const ana_reco *rec, const 
   if (w >= 0) {
     ana_point_describe_role(r, (size_t)w, 1, scen, sizeof scen);
     fprintf(f, "    hardest scenario value %s: ", scen);
-    evidence_print(f, r, &s->points[w], s->slo_ms);
+    evidence_print(f, r, &s->points[w], s->slo_ms, 0);
   }
 }
 
@@ -446,7 +449,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
                          const ana_summary *s, const ana_reco_opts *o, const char *headline) {
   size_t judged = rec->n_qualifying + rec->n_refuted + rec->n_unproven;
   fprintf(f,
-          "Targets: P(metastable) upper 95%% bound <= %g and P(pass %.0f ms SLO) lower 95%% bound "
+          "Targets: P(bad) upper 95%% bound <= %g and P(pass %.0f ms SLO) lower 95%% bound "
           ">= %g (two-sided Clopper-Pearson exact bounds).\n",
           o->max_meta, s->slo_ms, o->min_pass);
   ana_user_slo_note(f, r, s->slo_ms);
@@ -454,10 +457,10 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
     split_text(f, rec, r, s, o);
   } else if (rec->best >= 0) {
     fputs(headline, f);
-    evidence_print(f, r, &s->points[rec->best], s->slo_ms);
+    evidence_print(f, r, &s->points[rec->best], s->slo_ms, 0);
     if (rec->runner_up >= 0) {
       fprintf(f, "Runner-up: ");
-      evidence_print(f, r, &s->points[rec->runner_up], s->slo_ms);
+      evidence_print(f, r, &s->points[rec->runner_up], s->slo_ms, 0);
     } else {
       fprintf(f, "Runner-up: none (no other point qualifies).\n");
     }
@@ -482,7 +485,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
   } else {
     fprintf(f,
             "NO POINT QUALIFIES: none of the %zu %s meets both targets. Rejected by the data "
-            "(95%% interval wholly above %g for P(metastable) or below %g for P(pass)): %zu; "
+            "(95%% interval wholly above %g for P(bad) or below %g for P(pass)): %zu; "
             "consistent with the targets but not proven: %zu.\n",
             judged, judged == 1 ? "point" : "points", o->max_meta, o->min_pass, rec->n_refuted,
             rec->n_unproven);
@@ -491,9 +494,9 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
       ana_interval best_meta = ana_clopper_pearson(0, rec->max_runs, ANA_CONF);
       fprintf(f,
               "With %lld runs per point no point can qualify: even %lld passing runs of %lld "
-              "give a lower bound of only %.4f for P(pass) (and 0 metastable of %lld an upper "
+              "give a lower bound of only %.4f for P(pass) (and 0 bad of %lld an upper "
               "bound of %.4f). It needs at least %lld runs per point to show P(pass) >= %g and "
-              "P(metastable) <= %g at 95%%: rerun the sweep%s with replicates = %lld.\n",
+              "P(bad) <= %g at 95%%: rerun the sweep%s with replicates = %lld.\n",
               (long long)rec->max_runs, (long long)rec->max_runs, (long long)rec->max_runs,
               best_pass.lo, (long long)rec->max_runs, best_meta.hi, (long long)rec->runs_needed,
               o->min_pass, o->max_meta,
@@ -507,7 +510,7 @@ static void reco_text_to(FILE *f, const ana_reco *rec, const fmt_results *r,
               rec->n_collapsed_points, rec->n_collapsed_points == 1 ? "point" : "points");
     const ana_point_stats *c = &s->points[rec->closest];
     fprintf(f, "Closest (not proven to meet the targets): ");
-    evidence_print(f, r, c, s->slo_ms);
+    evidence_print(f, r, c, s->slo_ms, 0);
     fprintf(f, "    how it misses: P(pass) lower bound %.4f", c->pass_exact.lo);
     if (rec->miss_pass > 0)
       fprintf(f, " < %g (short by %.4f)", o->min_pass, rec->miss_pass);
@@ -575,12 +578,13 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
   where_of(r, id, where, sizeof where);
   ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
   ana_tested_runs_text(r, c->point, c->seq.n, used, sizeof used);
+  char proof[320];
+  ana_seq_verdict(&c->seq, proof, sizeof proof);
   fprintf(f,
-          "RECOMMENDED (proven): point %lld: %s — P(pass) >= %g and P(metastable) <= %g proven "
-          "by SPRT on %s (%s), alpha_%d = %.3g (rank %d of %zu candidates; family "
-          "alpha = %g)\n",
-          (long long)id, where, d->min_pass, d->max_meta, used, bad, c->rank,
-          c->alpha, c->rank, n.candidates, d->alpha);
+          "RECOMMENDED (proven): point %lld: %s — proven on %s (%s): %s, at alpha_%d = %.3g "
+          "(rank %d of %zu candidates; family alpha = %g)\n",
+          (long long)id, where, used, bad, proof, c->rank, c->alpha, c->rank, n.candidates,
+          d->alpha);
   fprintf(f,
           "    cost (screening runs): retry amplification %.3f; goodput during the fault "
           "%.3f of baseline\n",
@@ -594,14 +598,15 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
     where_of(r, x->pts[o2->point].id, w2, sizeof w2);
     ana_rf_tally_describe(&x->fresh[o2->point], bad, sizeof bad);
     ana_tested_runs_text(r, o2->point, o2->seq.n, used, sizeof used);
-    fprintf(f, "    and at point %lld: %s — %s by SPRT on %s (%s)\n",
+    ana_seq_verdict(&o2->seq, proof, sizeof proof);
+    fprintf(f, "    and at point %lld: %s — %s on %s (%s): %s\n",
             (long long)x->pts[o2->point].id, w2,
-            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", used, bad);
+            o2->seq.state == ANA_SEQ_PROVEN ? "proven" : "NOT proven", used, bad, proof);
   }
   long sp = stats_of(s, id);
   if (sp >= 0) {
     fprintf(f, "    all its runs (screening + fresh): ");
-    evidence_print(f, r, &s->points[sp], s->slo_ms);
+    evidence_print(f, r, &s->points[sp], s->slo_ms, 1);
   }
   ana_refine_counts_text(&n, counts, sizeof counts);
   fprintf(f,
@@ -648,7 +653,7 @@ static void refined_text_to(FILE *f, const ana_refined *v, const fmt_results *r,
   /* The SLO refine's runs were judged under: the sweep's own. */
   double slo = !isnan(d->slo_ms) ? d->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : s->slo_ms;
   fprintf(f,
-          "Targets (refine's design): P(pass %.0f ms SLO) >= %g and P(metastable) <= %g, each "
+          "Targets (refine's design): P(pass %.0f ms SLO) >= %g and P(bad) <= %g, each "
           "proven by a Wald SPRT (bad rate q0 at the target vs q0/%g, beta %g) on fresh runs; "
           "the candidate of cost rank i is tested at alpha_i = alpha/2^i, so the claim's "
           "family-wise error is <= alpha = %g.\n",
@@ -696,7 +701,7 @@ char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const an
 
 /* Which targets asked are stricter than those refine's design proved, as
  * "--min-pass 0.999 > 0.99; ..." (empty: the design covers them all). A
- * proof of P(pass within T) >= p and P(metastable) <= m implies the same
+ * proof of P(pass within T) >= p and P(bad) <= m implies the same
  * for any SLO >= T, any target <= p and any bound >= m, and nothing else. */
 static void stricter_than_design(const fmt_refine_design *d, const fmt_results *r,
                                  const ana_summary *s, const ana_reco_opts *o,
@@ -757,7 +762,7 @@ char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summa
       refined_text_to(f, v, r, s);
       if (o->min_pass != d->min_pass || o->max_meta != d->max_meta ||
           (!isnan(d->slo_ms) && s->slo_ms != d->slo_ms))
-        fprintf(f, "The targets asked (P(pass %.0f ms SLO) >= %g, P(metastable) <= %g) are no "
+        fprintf(f, "The targets asked (P(pass %.0f ms SLO) >= %g, P(bad) <= %g) are no "
                    "stricter than the design's: what it proved covers them.\n",
                 s->slo_ms, o->min_pass, o->max_meta);
       const ana_rf_eval *x = &v->now;
@@ -772,7 +777,7 @@ char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summa
     } else {
       fprintf(f,
               "NOT PROVEN FOR THESE TARGETS: refine tested P(pass %.0f ms SLO) >= %g and "
-              "P(metastable) <= %g on this file; the targets asked are stricter (%s). Its "
+              "P(bad) <= %g on this file; the targets asked are stricter (%s). Its "
               "verdict says nothing about them, so they are judged again from all %zu runs "
               "(exact bounds, not corrected for the choice):\n",
               d->slo_ms, d->min_pass, d->max_meta, stricter, r->n_runs);

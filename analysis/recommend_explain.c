@@ -5,7 +5,7 @@
  * The safe set is every point that meets the targets on the evidence: runs,
  * none collapsed, and the observed P(pass) (an undetermined run does not
  * pass) and P(bad) (metastable, collapsed or undetermined: the set the
- * P(metastable) target bounds) meet the targets. It is not a proof (twenty runs of twenty
+ * --max-metastable target bounds) meet the targets. It is not a proof (twenty runs of twenty
  * passing show only P(pass) >= 0.83 at 95%); it says where the data puts the
  * good settings, summarised per axis by the values that occur in it.
  *

@@ -309,14 +309,15 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
       print_point(f, x, c->point, sw);
       ana_rf_tally_describe(&x->fresh[c->point], bad, sizeof bad);
       ana_tested_runs_text(&e->r, c->point, c->seq.n, used, sizeof used);
-      fprintf(f, "\n  P(pass) >= %g and P(metastable) <= %g proven by SPRT on %s (%s), "
-              "alpha_%d = %.3g (rank %d of %zu candidates; family alpha = %g)\n",
-              o->d.min_pass, o->d.max_meta, used, bad, c->rank, c->alpha, c->rank, n.candidates,
-              o->d.alpha);
+      char proof[320];
+      ana_seq_verdict(&c->seq, proof, sizeof proof);
+      fprintf(f, "\n  proven on %s (%s): %s, at alpha_%d = %.3g (rank %d of %zu candidates; "
+              "family alpha = %g)\n",
+              used, bad, proof, c->rank, c->alpha, c->rank, n.candidates, o->d.alpha);
     }
   } else if (st->status == ANA_RP_NONE && x->rp.n_cand == 0) {
     fprintf(f, "NO POINT QUALIFIES: no point's screening runs are consistent with P(pass) >= %g "
-            "and P(metastable) <= %g (exact 95%% bounds), so there is nothing to confirm",
+            "and P(bad) <= %g (exact 95%% bounds), so there is nothing to confirm",
             o->d.min_pass, o->d.max_meta);
     if (e->r.n_points) {
       size_t best = nearest_screened_out(x, e->r.n_points);

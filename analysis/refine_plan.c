@@ -15,7 +15,7 @@
  * without inverting the beta function: the Clopper–Pearson upper bound u
  * of P(pass) from k of n solves P(X <= k | u) = 0.025 and P(X <= k | p)
  * falls as p grows, so u >= min_pass exactly when P(X <= k | min_pass) >=
- * 0.025; likewise the lower bound of P(metastable) from m of n is <=
+ * 0.025; likewise the lower bound of P(bad) from m of n is <=
  * max_meta exactly when P(X >= m | max_meta) >= 0.025. */
 int ana_rp_screen_ok(const ana_rp_point *p, const ana_seq_design *d) {
   const double tail = (1.0 - ANA_CONF) / 2.0;

@@ -564,7 +564,7 @@ static int script_write(const fmt_results *r, const ana_summary *s, const char *
 }
 
 /* ------------------------------------------------------------------------ */
-/* Effect plots: P(metastable) and P(pass) against each axis, others pooled  */
+/* Effect plots: P(bad), P(pass) and the outcomes against each axis, others pooled */
 /* ------------------------------------------------------------------------ */
 
 /* Writes effect_A.dat for every axis A (its index in the file) and appends to
@@ -699,7 +699,7 @@ static void html_refine_section(FILE *f, const fmt_results *r, const ana_refined
   fprintf(f, " after %lld screening replicates each; %lld fresh runs in %zu rounds; status: %s%s",
           (long long)n.screening, (long long)n.fresh, n.rounds,
           ana_rp_status_name(x->st.status), v->interrupted ? " (refine was interrupted)" : "");
-  fprintf(f, ". Targets P(pass) &ge; %g, P(metastable) &le; %g; rank i tested at alpha/2^i, "
+  fprintf(f, ". Targets P(pass) &ge; %g, P(bad) &le; %g; rank i tested at alpha/2^i, "
              "family alpha %g. Recomputed from the runs.</p>\n",
           v->design.min_pass, v->design.max_meta, v->design.alpha);
   fprintf(f, "<table><tr><th>rank</th><th>point</th><th>settings</th><th>alpha_i</th>"

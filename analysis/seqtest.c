@@ -120,29 +120,92 @@ void ana_seq_describe(const ana_seq_design *d, char *buf, unsigned long len) {
    * defaults): one line then says it once. */
   char targets[160];
   if (s.pass.enabled && s.meta.enabled && fabs(s.pass.q0 - s.meta.q0) < 1e-12)
-    snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(not pass) and P(metastable)", s.pass.q0,
+    snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(not pass) and P(bad)", s.pass.q0,
              s.pass.q1);
   else if (s.pass.enabled && s.meta.enabled)
-    snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(not pass), q0=%g vs q1=%g for P(metastable)",
+    snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(not pass), q0=%g vs q1=%g for P(bad)",
              s.pass.q0, s.pass.q1, s.meta.q0, s.meta.q1);
   else if (s.pass.enabled)
     snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(not pass)", s.pass.q0, s.pass.q1);
   else
-    snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(metastable)", s.meta.q0, s.meta.q1);
+    snprintf(targets, sizeof targets, "q0=%g vs q1=%g for P(bad)", s.meta.q0, s.meta.q1);
   snprintf(buf, len, "SPRT %s, alpha=%g, beta=%g: proven after %lld runs without a failure", targets,
            d->alpha, d->beta, (long long)n);
 }
 
+void ana_seq_target_name(const ana_seq_design *d, int pass, char *buf, unsigned long len) {
+  if (!buf || !len) return;
+  if (pass) snprintf(buf, len, "P(pass) >= %g", d->min_pass);
+  else snprintf(buf, len, "P(bad) <= %g", d->max_meta);
+}
+
+void ana_seq_claim(const ana_seq_design *d, char *buf, unsigned long len) {
+  if (!buf || !len) return;
+  char p[64], m[64];
+  ana_seq_target_name(d, 1, p, sizeof p);
+  ana_seq_target_name(d, 0, m, sizeof m);
+  int on_p = d->min_pass > 0.0, on_m = d->max_meta < 1.0;
+  if (on_p && on_m) snprintf(buf, len, "%s and %s", p, m);
+  else if (on_p || on_m) snprintf(buf, len, "%s", on_p ? p : m);
+  else snprintf(buf, len, "no target");
+}
+
+void ana_seq_target_status(const ana_seq *s, int pass, char *buf, unsigned long len) {
+  if (!buf || !len) return;
+  const ana_sprt *t = pass ? &s->pass : &s->meta;
+  buf[0] = '\0';
+  if (!t->enabled) return;
+  char name[64], design[160];
+  ana_seq_target_name(&s->d, pass, name, sizeof name);
+  snprintf(design, sizeof design, "alpha %g, beta %g; H0 %s rate %g, H1 %g", s->d.alpha,
+           s->d.beta, pass ? "not-pass" : "bad", t->q0, t->q1);
+  if (t->state == ANA_SEQ_PROVEN)
+    snprintf(buf, len, "%s proven: SPRT crossed the accept bound, LLR %.3f >= %.3f (%s)", name,
+             t->llr, t->upper, design);
+  else if (t->state == ANA_SEQ_REFUTED)
+    snprintf(buf, len, "%s refuted: SPRT crossed the reject bound, LLR %.3f <= %.3f (%s)", name,
+             t->llr, t->lower, design);
+  else
+    snprintf(buf, len, "%s open: LLR %.3f, between the reject bound %.3f and the accept bound "
+             "%.3f (%s)", name, t->llr, t->lower, t->upper, design);
+}
+
 void ana_seq_status(const ana_seq *s, char *buf, unsigned long len) {
   if (!buf || !len) return;
-  char p[128] = "P(pass) target off", m[128] = "P(metastable) target off";
-  if (s->pass.enabled)
-    snprintf(p, sizeof p, "P(pass) >= %g: %s, LLR %.3f in (%.3f, %.3f)", s->d.min_pass,
-             ana_seq_state_name(s->pass.state), s->pass.llr, s->pass.lower, s->pass.upper);
-  if (s->meta.enabled)
-    snprintf(m, sizeof m, "P(metastable) <= %g: %s, LLR %.3f in (%.3f, %.3f)", s->d.max_meta,
-             ana_seq_state_name(s->meta.state), s->meta.llr, s->meta.lower, s->meta.upper);
-  snprintf(buf, len, "%s; %s", p, m);
+  char p[320], m[320];
+  ana_seq_target_status(s, 1, p, sizeof p);
+  ana_seq_target_status(s, 0, m, sizeof m);
+  snprintf(buf, len, "%s%s%s", p, p[0] && m[0] ? "; " : "", m);
+  if (!p[0] && !m[0]) snprintf(buf, len, "no target");
+}
+
+void ana_seq_verdict(const ana_seq *s, char *buf, unsigned long len) {
+  if (!buf || !len) return;
+  char claim[160], p[64], m[64];
+  ana_seq_claim(&s->d, claim, sizeof claim);
+  ana_seq_target_name(&s->d, 1, p, sizeof p);
+  ana_seq_target_name(&s->d, 0, m, sizeof m);
+  int both = s->pass.enabled && s->meta.enabled;
+  if (!s->pass.enabled && !s->meta.enabled) {
+    snprintf(buf, len, "no target to prove");
+  } else if (s->state == ANA_SEQ_PROVEN) {
+    char llr[64];
+    if (both) snprintf(llr, sizeof llr, "LLR %.3f and %.3f", s->pass.llr, s->meta.llr);
+    else snprintf(llr, sizeof llr, "LLR %.3f", s->pass.enabled ? s->pass.llr : s->meta.llr);
+    snprintf(buf, len, "%s, %s SPRT crossing the accept bound: %s >= ln(1/alpha) = %.3f", claim,
+             both ? "each by its" : "by its", llr,
+             s->pass.enabled ? s->pass.upper : s->meta.upper);
+  } else if (s->state == ANA_SEQ_REFUTED) {
+    int rp = s->pass.state == ANA_SEQ_REFUTED, rm = s->meta.state == ANA_SEQ_REFUTED;
+    char llr[64];
+    if (rp && rm) snprintf(llr, sizeof llr, "LLR %.3f and %.3f", s->pass.llr, s->meta.llr);
+    else snprintf(llr, sizeof llr, "LLR %.3f", rp ? s->pass.llr : s->meta.llr);
+    snprintf(buf, len, "%s%s%s missed: %s SPRT crossed the reject bound: %s <= ln(beta/(1 - "
+             "alpha)) = %.3f", rp ? p : "", rp && rm ? " and " : "", rm ? m : "",
+             rp && rm ? "each one's" : "its", llr, rp ? s->pass.lower : s->meta.lower);
+  } else {
+    snprintf(buf, len, "no target's SPRT has crossed a bound yet");
+  }
 }
 
 const char *ana_seq_state_name(ana_seq_state s) {

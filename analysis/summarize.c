@@ -655,7 +655,7 @@ void ana_summary_print_table(FILE *out, const fmt_results *r, const ana_summary 
   fprintf(out,
           "(rec/slw/met/col = runs recovered / slow / metastable / collapsed without a fault, "
           "+Nu = N undetermined (too little time after clearance); P(bad) = the share of runs "
-          "metastable, collapsed or undetermined, what the P(metastable) target bounds; "
+          "metastable, collapsed or undetermined, what the --max-metastable target bounds; "
           "amp = mean attempts per "
           "request; gp_dur, gp_aft = mean goodput during the faults and after clearance, "
           "relative to baseline; t_collapse = mean time to collapse from an empty start with a "

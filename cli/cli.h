@@ -43,6 +43,12 @@ int cmd_boundary(int argc, char **argv);
 int cli_axis_config(const eng_config *base, const char *key, int is_int, double x,
                     eng_config *cfg, char *msg, size_t msglen);
 int cmd_refine(int argc, char **argv);
+/* A grid axis no value of which changes a run (its setting is dead under
+ * the others at every point, swp_sweep_dead_axes) only repeats runs: list,
+ * run and boundary refuse it with the reason, or with allow
+ * (--allow-dead-axes) warn. Returns 0 or 2 (cmd_run.c). */
+struct swp_sweep;
+int cli_dead_axes(const char *cmd, const struct swp_sweep *sw, int allow);
 
 /* ---- the refine options refine and run --refine share (cmd_refine.c) ---- */
 

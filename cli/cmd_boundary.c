@@ -43,6 +43,7 @@ typedef struct bargs {
   double level, min_pass, slo_ms, goodput_below, width;
   long long max_runs, batch;
   int threads, log_scale, force, no_plot, quiet;
+  int allow_dead; /* --allow-dead-axes: a dead axis is a warning, not an error */
   const char **sets;
   size_t n_sets;
 } bargs;
@@ -76,6 +77,7 @@ static void usage(FILE *out) {
           "                           [--min-pass P] [--slo-ms MS] [--set KEY=VALUE]...\n"
           "                           [--max-runs N] [--width W] [--batch N] [-j N] [-o FILE]\n"
           "                           [--seed S] [--force] [--no-plot] [--quiet]\n"
+          "                           [--allow-dead-axes]\n"
           "\n"
           "Finds, for each combination of the sweep's other axes (without SWEEP.ini: the\n"
           "built-in seed study's scenario, its grid dropped), the value of the numeric setting\n"
@@ -83,6 +85,8 @@ static void usage(FILE *out) {
           "target, each with a 95%% profile-likelihood interval from a logistic fit. Runs are\n"
           "placed adaptively near the current crossing; it reports the runs spent and what a\n"
           "uniform grid of equal precision would cost (docs/reference.md \"Boundary search\").\n"
+          "P(metastable) is the metastable runs alone: a collapsed run does not count, so it\n"
+          "can fall again where runs collapse (reported as non-monotone when the runs show it).\n"
           "\n"
           "  --axis KEY           numeric setting to search along (any engine setting)\n"
           "  --range LO:HI        search interval of KEY\n"
@@ -95,6 +99,9 @@ static void usage(FILE *out) {
           "  --width W            stop when each interval is narrower than W x the range\n"
           "                       width (on ln KEY with --log; default 0.05)\n"
           "  --batch N            runs per design step (default 32)\n"
+          "  --allow-dead-axes    search anyway when KEY, or an axis of the sweep, cannot\n"
+          "                       change any run under the other settings (a warning\n"
+          "                       instead of the refusal; docs/reference.md \"Dead axes\")\n"
           "  --goodput-below F    instead: locate where P(success ratio < F) crosses --level\n"
           "                       (closed-form edges; docs/reference.md \"Boundary search\")\n"
           "  -j, --threads N      OpenMP threads (default: all)\n"
@@ -115,7 +122,7 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(bargs *b, int argc, char **argv) {
   enum { O_AXIS = 256, O_RANGE, O_LOG, O_LEVEL, O_MINPASS, O_SLO, O_SET, O_MAXRUNS, O_WIDTH,
-         O_BATCH, O_SEED, O_NOPLOT, O_GOODPUT };
+         O_BATCH, O_SEED, O_NOPLOT, O_GOODPUT, O_ALLOW_DEAD };
   static const struct option opts[] = {
       {"axis", required_argument, 0, O_AXIS},     {"range", required_argument, 0, O_RANGE},
       {"log", no_argument, 0, O_LOG},             {"level", required_argument, 0, O_LEVEL},
@@ -124,6 +131,7 @@ static int parse_args(bargs *b, int argc, char **argv) {
       {"width", required_argument, 0, O_WIDTH},   {"batch", required_argument, 0, O_BATCH},
       {"seed", required_argument, 0, O_SEED},     {"no-plot", no_argument, 0, O_NOPLOT},
       {"goodput-below", required_argument, 0, O_GOODPUT},
+      {"allow-dead-axes", no_argument, 0, O_ALLOW_DEAD},
       {"threads", required_argument, 0, 'j'},     {"output", required_argument, 0, 'o'},
       {"force", no_argument, 0, 'f'},             {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
@@ -159,6 +167,7 @@ static int parse_args(bargs *b, int argc, char **argv) {
       b->seed_s = optarg;
       break;
     case O_NOPLOT: b->no_plot = 1; break;
+    case O_ALLOW_DEAD: b->allow_dead = 1; break;
     case O_GOODPUT:
       bad = cli_parse_number(cmd, "--goodput-below", optarg, 0, 1, &b->goodput_below) ||
             !(b->goodput_below > 0);
@@ -257,6 +266,30 @@ static int load_sweep(const bargs *b, const eng_setting *st, const ana_bnd_opts 
   if (swp_sweep_check(sw, err, sizeof err)) {
     cli_error_text("boundary", err);
     return CLI_EXIT_USAGE;
+  }
+  if (cli_dead_axes("boundary", sw, b->allow_dead)) return CLI_EXIT_USAGE;
+  /* The searched setting itself: dead at every combination, every run of
+   * the search would repeat the others. */
+  int live = 0;
+  char why[400] = "";
+  for (int64_t p = 0; p < sw->n_points && !live; p++) {
+    eng_config cfg;
+    if (swp_sweep_point_config(sw, p, &cfg, err, sizeof err)) {
+      cli_error_text("boundary", err);
+      return CLI_EXIT_USAGE;
+    }
+    live = eng_setting_live(&cfg, st->key, why, sizeof why);
+  }
+  if (!live) {
+    fprintf(stderr, "stormsweep boundary: %s--axis %s: the axis cannot change any run: %s%s\n",
+            b->allow_dead ? "warning: " : "", st->key, why,
+            sw->n_points > 1 ? " (at every combination)" : "");
+    if (!b->allow_dead) {
+      fprintf(stderr, "stormsweep boundary: search another setting, change the one that makes "
+              "%s dead, or pass --allow-dead-axes to search anyway (its runs would repeat "
+              "each other)\n", st->key);
+      return CLI_EXIT_USAGE;
+    }
   }
   /* the far end of the range must be a valid configuration too */
   eng_memory most = sw->run_memory, m;
@@ -381,49 +414,6 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
 
 /* ---- text ---- */
 
-static void fmt_x(double v, char *buf, size_t len) { snprintf(buf, len, "%.4g", v); }
-
-/* pass: the response is "did not pass", shown as P(pass) = 1 - it. */
-static void crossing_text(const ana_bnd_opts *o, const ana_bnd_crossing *c, int pass, char *buf,
-                          size_t len) {
-  char e[32], lo[32], hi[32];
-  fmt_x(ana_bnd_x_of_t(o, c->est), e, sizeof e);
-  fmt_x(ana_bnd_x_of_t(o, c->lo), lo, sizeof lo);
-  fmt_x(ana_bnd_x_of_t(o, c->hi), hi, sizeof hi);
-  switch (c->status) {
-  case ANA_BND_FOUND:
-    snprintf(buf, len, "%-10s [%s%s, %s%s]", e, c->lo_open ? "<=" : "", lo, hi,
-             c->hi_open ? "+" : "");
-    break;
-  case ANA_BND_BELOW:
-    snprintf(buf, len, "below range (< %s), interval [%s, %s]", lo, lo, hi);
-    break;
-  case ANA_BND_ABOVE:
-    snprintf(buf, len, "above range (> %s), interval [%s, %s]", hi, lo, hi);
-    break;
-  case ANA_BND_ABSENT:
-    snprintf(buf, len, "none in range (every run had the same outcome)");
-    break;
-  case ANA_BND_NONMONOTONE: {
-    char x[3][32];
-    double p[3];
-    for (int j = 0; j < 3; j++) {
-      fmt_x(ana_bnd_x_of_t(o, c->nm_t[j]), x[j], sizeof x[j]);
-      p[j] = pass ? 1 - c->nm_p[j] : c->nm_p[j];
-    }
-    int down = p[1] < p[0];
-    snprintf(buf, len,
-             "none: non-monotone between %s and %s (binned runs: %.2f near %s, %s to %.2f near "
-             "%s, %s to %.2f near %s; 99.9%% intervals apart), so no single crossing",
-             x[0], x[2], p[0], x[0], down ? "down" : "up", p[1], x[1], down ? "up" : "down", p[2],
-             x[2]);
-    break;
-  }
-  default:
-    snprintf(buf, len, "-");
-  }
-}
-
 /* One combination's search, printed. 0, or -1 after a message. */
 static int run_combination(bctx *c, const ana_bnd_opts *o, const char (*lvl)[64], bresult *br,
                            int64_t *total_unif, int64_t *n_unif) {
@@ -454,7 +444,7 @@ static int run_combination(bctx *c, const ana_bnd_opts *o, const char (*lvl)[64]
     br->uniform[r] = ana_bnd_uniform_equivalent(s.t, (size_t)s.n, &s.fit[r], &s.cross[r], rlo,
                                                 rhi, &br->uniform_levels[r], &br->uniform_reps[r]);
     char txt[512], ut[128];
-    crossing_text(o, &s.cross[r], r == 1, txt, sizeof txt);
+    ana_bnd_crossing_text(o, &s.cross[r], r == 1, txt, sizeof txt);
     if (br->uniform[r] > 0) {
       snprintf(ut, sizeof ut, "%lld runs (%lld levels x %lld)", (long long)br->uniform[r],
                (long long)br->uniform_levels[r], (long long)br->uniform_reps[r]);

@@ -175,19 +175,16 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
   return 0;
 }
 
-/* An axis no value of which changes a run (its setting is dead under the
- * others at every point, eng_setting_live) only repeats runs: refused with
- * the reason, or a warning with --allow-dead-axes. Returns 0 or 2. */
-static int dead_axes_check(const run_args *ra, const char *cmd, const swp_sweep *sw) {
+int cli_dead_axes(const char *cmd, const swp_sweep *sw, int allow) {
   char msg[4096];
   int dead = swp_sweep_dead_axes(sw, msg, sizeof msg);
   if (!dead) return 0;
   for (char *line = msg, *next; line; line = next) {
     next = strchr(line, '\n');
     if (next) *next++ = 0;
-    fprintf(stderr, "stormsweep %s: %s%s\n", cmd, ra->allow_dead ? "warning: " : "", line);
+    fprintf(stderr, "stormsweep %s: %s%s\n", cmd, allow ? "warning: " : "", line);
   }
-  if (ra->allow_dead) return 0;
+  if (allow) return 0;
   fprintf(stderr,
           "stormsweep %s: %s: drop %s, change the setting that makes %s dead, or pass "
           "--allow-dead-axes to %s anyway (its runs would repeat each other)\n",
@@ -221,7 +218,7 @@ static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *
     fprintf(stderr, "stormsweep %s: %s\n", cmd, err);
     return 2;
   }
-  return dead_axes_check(ra, cmd, sw);
+  return cli_dead_axes(cmd, sw, ra->allow_dead);
 }
 
 /* ---- run ---- */

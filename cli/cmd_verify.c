@@ -55,6 +55,7 @@ typedef struct verify_args {
   const char **grids; /* --grid KEY=V1,V2: scenario values to check across */
   int n_grids;
   int across;         /* set internally: one scenario value of several */
+  int allow_dead;     /* --allow-dead-axes: a dead scenario axis is a warning */
   double min_pass, max_meta, alpha;
   int64_t max_runs;
   int threads;
@@ -93,7 +94,7 @@ static void usage(FILE *out) {
           "                         [--client-lenient] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]...\n"
           "                         [--min-pass P] [--max-metastable P] [--max-runs N]\n"
           "                         [--alpha A] [-j N] [--junit FILE] [-o FILE [--resume]]\n"
-          "                         [--seed S] [--quiet]\n\n"
+          "                         [--seed S] [--quiet] [--allow-dead-axes]\n\n"
           "A CI gate for one configuration: runs seeds of it until a sequential test (Wald's\n"
           "SPRT per target) proves the targets met or missed. Without SCENARIO.ini the\n"
           "configuration is the built-in seed study's scenario (its grid dropped). A sweep\n"
@@ -111,13 +112,16 @@ static void usage(FILE *out) {
           "                        error\n"
           "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
           "  --grid KEY=V1,V2,...  check across these scenario values (repeatable)\n"
+          "  --allow-dead-axes     check across a scenario axis that cannot change any run\n"
+          "                        (a warning instead of the refusal)\n"
           "  --min-pass P          claim P(pass the recovery SLO) >= P (default 0.99; 0: off)\n"
-          "  --max-metastable P    claim P(metastable) <= P (default 0.01; 1: off)\n"
+          "  --max-metastable P    claim P(bad) <= P (default 0.01; 1: off; bad = metastable,\n"
+          "                        collapsed or undetermined)\n"
           "  --slo TERMS           judge a run by what its users see: it passes when every\n"
           "                        term holds again, for recovery_hold_ms, within slo_ms of\n"
           "                        the clearance (user recovery time), e.g.\n"
-          "                        \"p99<=500ms,errors<=1%%\" (latency quantiles pNN or pNN.N\n"
-          "                        over latency_window_ms windows, and the error rate);\n"
+          "                        \"p99<=500ms,errors<=1%%\" (latency quantiles p50, p90, p99,\n"
+          "                        p99.9 over latency_window_ms windows, and the error rate);\n"
           "                        default: the queue-recovery check\n"
           "  --max-runs N          give up undecided after N runs (default %d)\n"
           "  --alpha A             chance of proving a configuration that misses a target\n"
@@ -141,13 +145,14 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
   enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
-         O_RESUME, O_SEED, O_GRID, O_LENIENT, O_SLO };
+         O_RESUME, O_SEED, O_GRID, O_LENIENT, O_SLO, O_ALLOW_DEAD };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
       {"client-lenient", no_argument, NULL, O_LENIENT},
       {"set", required_argument, NULL, O_SET},
       {"grid", required_argument, NULL, O_GRID},
+      {"allow-dead-axes", no_argument, NULL, O_ALLOW_DEAD},
       {"min-pass", required_argument, NULL, O_MIN_PASS},
       {"max-metastable", required_argument, NULL, O_MAX_META},
       {"slo", required_argument, NULL, O_SLO},
@@ -182,6 +187,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     case O_POLICY: a->policy = optarg; break;
     case O_CLIENT: a->client = optarg; break;
     case O_LENIENT: a->client_flags |= SWP_CLIENT_LENIENT; break;
+    case O_ALLOW_DEAD: a->allow_dead = 1; break;
     case O_SET:
       if (!strchr(optarg, '=')) {
         fprintf(stderr, "stormsweep verify: --set: expected KEY=VALUE, got '%s'\n", optarg);
@@ -537,7 +543,9 @@ static int open_output(verify_state *v, int argc, char **argv) {
 typedef struct verify_evidence {
   int64_t n, passed, meta, slow, recovered;
   double median_ms, max_ms;
-  ana_interval pass_ci, meta_ci;
+  double pass_lo, bad_hi; /* one-sided 95% exact bounds */
+  int64_t by[ENG_OUTCOME_COUNT];
+  char bad_text[128];     /* "0 metastable", "2 metastable, 1 collapsed" */
 } verify_evidence;
 
 static int cmp_double(const void *x, const void *y) {
@@ -554,6 +562,7 @@ static verify_evidence gather(const verify_state *v) {
     e.passed += x->passed;
     e.meta += x->meta;
     e.slow += x->outcome == ENG_OUTCOME_SLOW;
+    if (x->outcome >= 0 && x->outcome < ENG_OUTCOME_COUNT) e.by[x->outcome]++;
     if (x->outcome == ENG_OUTCOME_RECOVERED && rec) rec[e.recovered++] = x->recovery_ms;
   }
   if (rec && e.recovered) {
@@ -563,8 +572,11 @@ static verify_evidence gather(const verify_state *v) {
     e.max_ms = rec[e.recovered - 1];
   }
   free(rec);
-  e.pass_ci = ana_clopper_pearson(e.passed, e.n, ANA_CONF);
-  e.meta_ci = ana_clopper_pearson(e.meta, e.n, ANA_CONF);
+  /* A one-sided 95% bound is the end of the two-sided 90% interval. */
+  double conf1 = 1.0 - 2.0 * (1.0 - ANA_CONF);
+  e.pass_lo = ana_clopper_pearson(e.passed, e.n, conf1).lo;
+  e.bad_hi = ana_clopper_pearson(e.meta, e.n, conf1).hi;
+  ana_outcome_bad_describe(e.by, e.bad_text, sizeof e.bad_text);
   return e;
 }
 
@@ -577,45 +589,47 @@ static const char *verdict_word(const verify_state *v, int interrupted) {
   }
 }
 
-static void format_claim(const verify_state *v, char *buf, size_t len) {
-  if (v->seq.pass.enabled && v->seq.meta.enabled)
-    snprintf(buf, len, "P(pass) >= %g and P(metastable) <= %g", v->a.min_pass, v->a.max_meta);
-  else if (v->seq.pass.enabled)
-    snprintf(buf, len, "P(pass) >= %g", v->a.min_pass);
-  else if (v->seq.meta.enabled)
-    snprintf(buf, len, "P(metastable) <= %g", v->a.max_meta);
-  else
-    snprintf(buf, len, "no target");
-}
-
 /* The evidence as text (also the body of JUnit failures). */
 static void format_evidence(const verify_state *v, int interrupted, char *buf, size_t len) {
   verify_evidence e = gather(v);
-  char claim[128], design[320], status[320];
-  format_claim(v, claim, sizeof claim);
+  char claim[128], design[320], verdict[320], status[2][320];
+  ana_seq_claim(&v->seq.d, claim, sizeof claim);
   ana_seq_describe(&v->seq.d, design, sizeof design);
-  ana_seq_status(&v->seq, status, sizeof status);
+  ana_seq_verdict(&v->seq, verdict, sizeof verdict);
+  ana_seq_target_status(&v->seq, 1, status[0], sizeof status[0]);
+  ana_seq_target_status(&v->seq, 0, status[1], sizeof status[1]);
   size_t u = 0;
 #define ADD(...) u += (size_t)snprintf(buf + u, u < len ? len - u : 0, __VA_ARGS__)
   ADD("configuration  %s (master seed %llu)\n", v->label, (unsigned long long)v->sw.seed);
-  ADD("claim          %s\n", claim);
+  ADD("claim          %s (" ANA_BAD_MEANING ")\n", claim);
   ADD("verdict        %s after %lld run%s", verdict_word(v, interrupted), (long long)e.n,
       e.n == 1 ? "" : "s");
   if (v->seq.state == ANA_SEQ_OPEN && !interrupted)
     ADD(" (--max-runs %lld spent)", (long long)v->a.max_runs);
-  ADD("\nruns           %lld: %lld passed the SLO, %lld slow, %lld metastable (or collapsed)\n",
-      (long long)e.n, (long long)e.passed, (long long)e.slow, (long long)e.meta);
+  ADD(": %s\n", verdict);
+  /* Each target's test with the bound its LLR was compared with. */
+  for (int i = 0, first = 1; i < 2; i++)
+    if (status[i][0]) {
+      ADD("%s%s\n", first ? "proof          " : "               ", status[i]);
+      first = 0;
+    }
+  ADD("runs           %lld: %lld passed the SLO, %lld slow, %lld bad (%s)\n", (long long)e.n,
+      (long long)e.passed, (long long)e.slow, (long long)e.meta, e.bad_text);
+  /* Beside the test, not the test: the one-sided exact bound on the side of
+   * each target, so no interval end below a target stands next to PROVEN
+   * unnamed. */
   if (e.n) {
-    ADD("P(pass)        %.4f, 95%% interval [%.4f, %.4f] (Clopper-Pearson)\n",
-        (double)e.passed / (double)e.n, e.pass_ci.lo, e.pass_ci.hi);
-    ADD("P(metastable)  %.4f, 95%% interval [%.4f, %.4f] (Clopper-Pearson)\n",
-        (double)e.meta / (double)e.n, e.meta_ci.lo, e.meta_ci.hi);
+    ADD("P(pass)        %.4f (%lld of %lld); one-sided 95%% lower bound %.4f (Clopper-Pearson; "
+        "evidence beside the SPRT, which decides)\n",
+        (double)e.passed / (double)e.n, (long long)e.passed, (long long)e.n, e.pass_lo);
+    ADD("P(bad)         %.4f (%lld of %lld); one-sided 95%% upper bound %.4f (Clopper-Pearson; "
+        "evidence beside the SPRT, which decides)\n",
+        (double)e.meta / (double)e.n, (long long)e.meta, (long long)e.n, e.bad_hi);
   }
   if (e.recovered)
     ADD("recovery       median %.0f ms, max %.0f ms over %lld recovered runs\n", e.median_ms,
         e.max_ms, (long long)e.recovered);
   ADD("test           %s\n", design);
-  ADD("state          %s\n", status);
   int64_t listed = 0, bad = 0;
   for (int64_t r = 0; r < e.n; r++) {
     const verify_run *x = &v->runs[r];
@@ -690,8 +704,8 @@ static int write_junit(const verify_state *v, const char *path, int interrupted,
   }
   const ana_sprt *t[2] = {&v->seq.pass, &v->seq.meta};
   char names[2][64];
-  snprintf(names[0], sizeof names[0], "P(pass) >= %g", v->a.min_pass);
-  snprintf(names[1], sizeof names[1], "P(metastable) <= %g", v->a.max_meta);
+  ana_seq_target_name(&v->seq.d, 1, names[0], sizeof names[0]);
+  ana_seq_target_name(&v->seq.d, 0, names[1], sizeof names[1]);
   int tests = 0, failures = 0, skipped = 0;
   for (int i = 0; i < 2; i++) {
     if (!t[i]->enabled) continue;
@@ -868,10 +882,10 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
   if (v.a.quiet && v.a.across) {
     /* verify_across prints the per-value verdicts in its table */
   } else if (v.a.quiet) {
-    char claim[128];
-    format_claim(&v, claim, sizeof claim);
+    char verdict[320];
+    ana_seq_verdict(&v.seq, verdict, sizeof verdict);
     printf("stormsweep verify: %s after %lld run%s: %s\n", verdict_word(&v, interrupted),
-           (long long)v.seq.n, v.seq.n == 1 ? "" : "s", claim);
+           (long long)v.seq.n, v.seq.n == 1 ? "" : "s", verdict);
   } else {
     printf("stormsweep verify: %.1f s, %d thread%s, %lld runs simulated", v.wall_s, v.threads,
            v.threads == 1 ? "" : "s", (long long)v.simulated);
@@ -1002,7 +1016,9 @@ int cmd_verify(int argc, char **argv) {
   ana_seq_state state;
   int64_t runs;
   if ((rc = build_sweep(&probe)) == 0) {
-    if (probe.sw.n_points > 1)
+    if (probe.sw.n_points > 1 && cli_dead_axes("verify", &probe.sw, a.allow_dead))
+      rc = CLI_EXIT_USAGE;
+    else if (probe.sw.n_points > 1)
       rc = verify_across(&a, argc, argv, &probe.sw);
     else
       rc = verify_config(&a, argc, argv, &state, &runs);

@@ -26,6 +26,20 @@
 
 int64_t fmt_out_rows(const fmt_out *o) { return o->n_runs; }
 
+/* The rounds /refine/round_start records so far (0 when none). */
+static int64_t rounds_recorded(hid_t f) {
+  hsize_t n = 0;
+  if (H5Lexists(f, "refine", H5P_DEFAULT) <= 0 ||
+      H5Lexists(f, "refine/round_start", H5P_DEFAULT) <= 0)
+    return 0;
+  hid_t ds = H5Dopen2(f, "refine/round_start", H5P_DEFAULT);
+  hid_t sp = ds < 0 ? -1 : H5Dget_space(ds);
+  if (sp < 0 || H5Sget_simple_extent_dims(sp, &n, NULL) != 1) n = 0;
+  if (sp >= 0) H5Sclose(sp);
+  if (ds >= 0) H5Dclose(ds);
+  return (int64_t)n;
+}
+
 /* Appends first_row to /refine/round_start: the round's rows start there. */
 static int record_round(hid_t f, int64_t first_row) {
   hid_t g = H5Lexists(f, "refine", H5P_DEFAULT) > 0
@@ -95,8 +109,11 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
   }
   o->done = d;
   memset(o->done + n0, 0, (size_t)n);
+  /* The rows' stage, stored with them: this append is refine round k. */
+  int64_t round = rounds_recorded(o->file) + 1;
   for (int64_t i = 0; i < n; i++) {
     fmt__runs_fill_row(&rows[i]);
+    rows[i].stage = (int32_t)(round < INT32_MAX ? round : INT32_MAX);
     rows[i].run = ids[i] = n0 + i;
     rows[i].point = point[i];
     rows[i].replicate = replicate[i];

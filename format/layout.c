@@ -113,6 +113,7 @@ static const column run_columns[] = {
     {"user_hold_ms", RS(user_hold_ms), K_F64, "hold window of user recovery, ms"},
     {"clear_ms", RS(clear_ms), K_F64, "the last fault's clearance (0 without faults), ms"},
     {"user_recovery_ms", RS(user_recovery_ms), K_F64, "clearance to when every --slo term holds again for user_hold_ms; NaN: no terms, or never"},
+    {"stage", offsetof(run_row, stage), K_I32, "0: screening (the sweep's own runs); k >= 1: a fresh run appended by refine round k"},
 };
 #define N_RUN_COLUMNS (sizeof run_columns / sizeof run_columns[0])
 /* Every eng_summary field needs a column above: a new field changes the size. */
@@ -151,10 +152,13 @@ static hid_t outcome_type(hid_t base) {
   return t;
 }
 
-/* Memory and packed file compound types of /runs. */
-int fmt_layout_runs_types(hid_t *mem, hid_t *file) {
+/* The stage column is the last: files from before it end one column earlier. */
+#define N_UNSTAGED_COLUMNS (N_RUN_COLUMNS - 1)
+
+/* Memory and packed file compound types of /runs, of its first n columns. */
+static int runs_types(hid_t *mem, hid_t *file, size_t n) {
   size_t fsize = 0;
-  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
+  for (size_t i = 0; i < n; i++) {
     switch (run_columns[i].kind) {
     case K_I64: case K_U64: case K_F64: fsize += 8; break;
     case K_I32: fsize += 4; break;
@@ -164,7 +168,7 @@ int fmt_layout_runs_types(hid_t *mem, hid_t *file) {
   *mem = H5Tcreate(H5T_COMPOUND, sizeof(run_row));
   *file = H5Tcreate(H5T_COMPOUND, fsize);
   size_t off = 0;
-  for (size_t i = 0; i < N_RUN_COLUMNS; i++) {
+  for (size_t i = 0; i < n; i++) {
     const column *c = &run_columns[i];
     hid_t mt, ft;
     int own = 0;
@@ -191,6 +195,12 @@ int fmt_layout_runs_types(hid_t *mem, hid_t *file) {
     if (rc < 0) return -1;
   }
   return 0;
+}
+
+int fmt_layout_runs_types(hid_t *mem, hid_t *file) { return runs_types(mem, file, N_RUN_COLUMNS); }
+
+int fmt_layout_runs_types_unstaged(hid_t *mem, hid_t *file) {
+  return runs_types(mem, file, N_UNSTAGED_COLUMNS);
 }
 
 /* ---- reading a result file: the layout checks shared by resume and merge ---- */
@@ -369,6 +379,17 @@ static int layout_open_coords(hid_t f, const fmt_info *info, hid_t *outcome, hid
   return 0;
 }
 
+/* Whether t is the /runs row of a file from before the stage column: it is
+ * continued as it is (rows written without a stage; readers derive it). */
+static int runs_unstaged(hid_t t) {
+  hid_t m, f;
+  if (fmt_layout_runs_types_unstaged(&m, &f)) return 0;
+  int same = H5Tequal(t, f) > 0;
+  H5Tclose(m);
+  H5Tclose(f);
+  return same;
+}
+
 /* Opens /runs, /ticks/<metric> and /timing/run_* and checks their types and
  * shapes against info; *runs_mem gets the in-memory row type. */
 int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hid_t *runs,
@@ -384,7 +405,7 @@ int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hi
     hid_t t = *runs < 0 ? -1 : H5Dget_type(*runs), sp = *runs < 0 ? -1 : H5Dget_space(*runs);
     hsize_t dims[2] = {0, 0};
     if (*runs < 0) snprintf(what, sizeof what, "no /runs dataset");
-    else if (t < 0 || H5Tequal(t, ft) <= 0)
+    else if (t < 0 || (H5Tequal(t, ft) <= 0 && !runs_unstaged(t)))
       snprintf(what, sizeof what, "/runs has another row layout than this version writes");
     else if (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
              H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)info->n_runs)

@@ -67,7 +67,11 @@
  * the outcome rule decides on; docs/model.md "The outcome rule"):
  * `baseline_goodput_ratio`, `baseline_amplification`, `collapse_ms`,
  * `collapse_watch_ms`, `return_ms`, `late_goodput`, `late_amplification`,
- * `late_wasted_share`, `drain_ms`, `late_load`.
+ * `late_wasted_share`, `drain_ms`, `late_load`; last `stage` (int32: 0 for
+ * the sweep's own runs, k >= 1 for a row refine round k appended; set when
+ * the row is made, kept by commits). A file from before the stage column
+ * is still read, resumed and refined as it is (its rows get no stage;
+ * readers derive it from the replicate and /refine/round_start).
  *
  * Reading it: h5py `f["runs"]["outcome"]` gives the enum codes (h5py
  * `h5py.check_enum_dtype` names them); `f["ticks/queue_depth"][r]` is run r's

@@ -17,10 +17,15 @@ typedef struct run_row {
   int32_t replicate, ticks;
   int8_t done;
   eng_summary s;
+  int32_t stage; /* FMT_STAGE_SCREENING, or k >= 1: appended by refine round k */
 } run_row;
 
 /* Memory (run_row) and packed file compound types of /runs. */
 int fmt_layout_runs_types(hid_t *mem, hid_t *file);
+/* The same without the stage column (files written before it had one, and
+ * the memory type of a commit: a run's stage is set when its row is made,
+ * and a commit leaves it as it is). */
+int fmt_layout_runs_types_unstaged(hid_t *mem, hid_t *file);
 /* The /runs `columns` attribute: "name: what it is" per line (malloc'd). */
 char *fmt_layout_runs_doc(void);
 

@@ -234,9 +234,11 @@ static int rounds_read(fmt_results *r, hid_t fid, char *err, size_t errlen) {
   return 0;
 }
 
-/* Each run's stage (fmt_run.stage), from its replicate and its row (= its
- * run id) among the rounds' first rows. */
+/* Each run's stage (fmt_run.stage) in a file whose /runs has no stage
+ * column: from its replicate and its row (= its run id) among the rounds'
+ * first rows. A stored stage column is read as it is. */
 static void stages_fill(fmt_results *r) {
+  if (r->stage_stored) return;
   for (size_t i = 0; i < r->n_runs; i++) {
     fmt_run *run = &r->runs[i];
     if (r->replicates <= 0 || (run->replicate >= 0 && run->replicate < r->replicates)) {

@@ -19,7 +19,7 @@
 
 /* Packed buffer row for /runs: every column we use, by name. */
 typedef struct run_row {
-  long long run, point, replicate, done, outcome, passed_slo, ticks;
+  long long run, point, replicate, done, outcome, passed_slo, ticks, stage;
   unsigned long long seed;
   double recovery_ms, amplification, goodput_during, goodput_after, peak_queue, baseline_queue;
   double collapse_ms, collapse_watch_ms;
@@ -57,8 +57,17 @@ static const run_column run_columns[] = {
     {"user_hold_ms", RC(user_hold_ms), AS_DOUBLE, 0},
     {"clear_ms", RC(clear_ms), AS_DOUBLE, 0},
     {"user_recovery_ms", RC(user_recovery_ms), AS_DOUBLE, 0},
+    {"stage", RC(stage), AS_LLONG, 0}, /* absent in older files: derived (results_read.c) */
 };
 enum { N_RUN_COLUMNS = sizeof run_columns / sizeof run_columns[0] };
+
+/* The index of a column in run_columns, by name (stable however the table
+ * grows). */
+static size_t col_of(const char *name) {
+  for (size_t c = 0; c < N_RUN_COLUMNS; c++)
+    if (!strcmp(run_columns[c].name, name)) return c;
+  return 0;
+}
 
 static void run_row_clear(run_row *b) {
   memset(b, 0, sizeof *b);
@@ -197,8 +206,8 @@ out:
  * code, a recovery time where it recovered, a run id in range, the seed of
  * its own coordinates and (where ids are rows) the run id of them. */
 static int run_row_check(const fmt_results *r, const run_row *b, unsigned long long row,
-                         const int *has, int ids_are_rows, int64_t replicates, char *err,
-                         size_t errlen) {
+                         const int *has, int ids_are_rows, int64_t replicates, int refined,
+                         char *err, size_t errlen) {
   if (b->outcome < ENG_OUTCOME_RECOVERED || b->outcome > OUTCOME_MAX) {
     snprintf(err, errlen, "%s: %s row %llu: outcome %lld is not an outcome code (0 to %d)",
              r->path, DSET_RUNS, row, (long long)b->outcome, OUTCOME_MAX);
@@ -229,6 +238,18 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
     snprintf(err, errlen, "%s: %s row %llu: run %lld is not point %lld replicate %lld of "
              "a sweep of %lld replicates", r->path, DSET_RUNS, row, (long long)b->run,
              (long long)b->point, (long long)b->replicate, (long long)replicates);
+    return -1;
+  }
+  /* The stored stage (absent in older files): screening is the sweep's own
+   * replicates only (rows past them in a file refine never touched are the
+   * checks' above and runs_unique_check's to name). */
+  if (has[col_of("stage")] &&
+      (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
+       (refined && b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
+        b->replicate >= replicates))) {
+    snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
+             "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
+             (long long)b->stage, (long long)b->replicate);
     return -1;
   }
   return 0;
@@ -315,7 +336,8 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
                  row, (long long)b->point, DSET_POINTS);
         goto done;
       }
-      if (run_row_check(r, b, row, has, ids_are_rows, replicates, err, errlen)) goto done;
+      if (run_row_check(r, b, row, has, ids_are_rows, replicates, refined, err, errlen))
+        goto done;
       if (runs_reserve(r, &cap)) goto oom;
       fmt_run *run = &r->runs[r->n_runs];
       run->run = has[0] ? b->run : (int64_t)row;
@@ -340,12 +362,18 @@ int fmt__rr_runs_read(fmt_results *r, hid_t fid, int64_t replicates, int refined
                                &b->user_recovery_ms};
       double *to[4] = {&run->latency_window_ms, &run->user_hold_ms, &run->clear_ms,
                        &run->user_recovery_ms};
+      static const char *const names[4] = {"latency_window_ms", "user_hold_ms", "clear_ms",
+                                           "user_recovery_ms"};
       for (int k = 0; k < 4; k++)
-        *to[k] = has[16 + k] && *user[k] >= 0 && isfinite(*user[k]) ? *user[k] : NAN;
+        *to[k] = has[col_of(names[k])] && *user[k] >= 0 && isfinite(*user[k]) ? *user[k] : NAN;
+      run->stage = has[col_of("stage")]
+                       ? (int32_t)(b->stage > INT32_MAX ? INT32_MAX : b->stage)
+                       : FMT_STAGE_SCREENING;
       r->point_of_run[r->n_runs] = (size_t)p;
       r->n_runs++;
     }
   }
+  r->stage_stored = has[col_of("stage")];
   int64_t base = (int64_t)r->n_points * replicates;
   int64_t appended = refined && (int64_t)n > base ? (int64_t)n - base : 0;
   if (runs_unique_check(r, has[0], has[2], replicates, appended, err, errlen)) goto done;

@@ -340,10 +340,15 @@ int fmt__out_commit(fmt_out *o, char *err, size_t errlen) {
   if (!rc && o->n_pend) {
     hsize_t n = o->n_pend;
     hid_t ms = H5Screate_simple(1, &n, NULL);
+    /* Every column but the stage, which the row got when it was made (the
+     * fill value for the sweep's own rows, fmt_out_append's for refine's). */
+    hid_t mt = -1, ft = -1;
     step = "/runs";
-    rc = ms < 0 ||
+    rc = ms < 0 || fmt_layout_runs_types_unstaged(&mt, &ft) ||
          H5Sselect_elements(o->runs_space, H5S_SELECT_SET, o->n_pend, o->pend_at) < 0 ||
-         H5Dwrite(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, o->pend) < 0;
+         H5Dwrite(o->runs, mt, ms, o->runs_space, H5P_DEFAULT, o->pend) < 0;
+    if (mt >= 0) H5Tclose(mt);
+    if (ft >= 0) H5Tclose(ft);
     if (!rc) {
       step = "/timing";
       rc = H5Sselect_elements(o->timing_space, H5S_SELECT_SET, o->n_pend, o->pend_at) < 0 ||

@@ -40,7 +40,27 @@ expect_exit 2 "$BIN" boundary --axis timeout_ms --range 1:20 --bogus
 expect_in "$T/err" "unknown option"
 expect_exit 2 "$BIN" boundary --axis timeout_ms --range 1:20 --set nosuch=1
 expect_in "$T/err" "nosuch"
+# A dead axis, searched or swept, is refused as list and run refuse it, or
+# warned with --allow-dead-axes (budget_ratio is read by token_bucket only).
+expect_exit 2 "$BIN" boundary --set retry_limiter=envoy --axis budget_ratio --range 0.01:1
+expect_in "$T/err" "--axis budget_ratio: the axis cannot change any run: retry_limiter = envoy"
+expect_in "$T/err" "--allow-dead-axes"
+cat >deadgrid.ini <<'EOF'
+[scenario]
+shards = 4
+horizon_ms = 2000
+surge = 800+300
+brownout = 800+300
+retry_limiter = envoy
+[grid]
+budget_ratio = 0.01, inf
+EOF
+expect_exit 2 "$BIN" boundary deadgrid.ini --axis load --range 0.5:0.9
+expect_in "$T/err" "deadgrid.ini:8: budget_ratio: the axis cannot change any run"
 [ -e boundary.h5 ] && fail "a refused boundary left boundary.h5"
+expect_exit 0 "$BIN" boundary --set retry_limiter=envoy --axis budget_ratio --range 0.01:1 \
+  --allow-dead-axes --max-runs 64 --no-plot -q -j 2 -o dead.h5
+expect_in "$T/err" "warning: --axis budget_ratio: the axis cannot change any run"
 
 # A run, its layout and its plot.
 expect_exit 0 "$BIN" boundary --axis timeout_ms --range 1:20 "${Q[@]}" -j 1 -o a.h5

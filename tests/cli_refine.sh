@@ -65,7 +65,7 @@ expect_exit 0 "$BIN" refine j2.h5 "${LOOSE[@]}" -j 2
 expect_in "$T/out" "PROVEN (robust: at each of its 2 scenario values, every one proven)"
 expect_in "$T/out" "point 0 (load=0.5 budget_ratio=0.1)"
 expect_in "$T/out" "point 2 (load=0.8 budget_ratio=0.1)"
-expect_in "$T/out" "proven by SPRT on"
+expect_in "$T/out" "SPRT crossing the accept bound: LLR "
 expect_exit 0 "$BIN" refine j1.h5 "${LOOSE[@]}" -j 1 -q
 same_results j1.h5 j2.h5
 n=$(h5dump -a /n_runs j2.h5 | grep '(0)' | awk '{print $2}')
@@ -102,7 +102,7 @@ expect_in "$T/err" "appended by refine"
 expect_exit 0 "$BIN" recommend j2.h5
 expect_in "$T/out" "RECOMMENDED (proven)"
 expect_in "$T/out" "fresh runs"
-expect_in "$T/out" "and at point 2: load=0.8 budget_ratio=0.1 — proven by SPRT"
+expect_in "$T/out" "and at point 2: load=0.8 budget_ratio=0.1 — proven on "
 if command -v gnuplot >/dev/null; then
   expect_exit 0 "$BIN" report j2.h5 -o rep
   expect_in rep/index.html "Refined points"

@@ -17,7 +17,7 @@ cd "$T" || exit 1
 failures=0
 
 # A small cluster with a short storm: a run takes a few ms. Loose targets
-# (P(pass) >= 0.9, P(metastable) <= 0.1) are proven after 32 clean runs.
+# (P(pass) >= 0.9, P(bad) <= 0.1) are proven after 32 clean runs.
 cat >small.ini <<'EOF'
 [sweep]
 name = verify-small
@@ -33,10 +33,14 @@ LOOSE=(--min-pass 0.9 --max-metastable 0.1)
 
 # ---- exit codes ----
 expect_exit 0 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" -j 2
-expect_in "$T/out" "verdict        PROVEN after 32 runs"
-expect_in "$T/out" "P(pass)        1.0000, 95% interval"
+expect_in "$T/out" "verdict        PROVEN after 32 runs: P(pass) >= 0.9 and P(bad) <= 0.1, each by its SPRT crossing the accept bound: LLR 3.050 and 3.050 >= ln(1/alpha) = 2.996"
+expect_in "$T/out" "proof          P(pass) >= 0.9 proven: SPRT crossed the accept bound, LLR 3.050 >= 2.996 (alpha 0.05, beta 0.1; H0 not-pass rate 0.1, H1 0.01)"
+expect_in "$T/out" "               P(bad) <= 0.1 proven: SPRT crossed the accept bound, LLR 3.050 >= 2.996 (alpha 0.05, beta 0.1; H0 bad rate 0.1, H1 0.01)"
+expect_in "$T/out" "P(pass)        1.0000 (32 of 32); one-sided 95% lower bound 0.9106 (Clopper-Pearson; evidence beside the SPRT, which decides)"
+# No two-sided interval (whose lower end may lie below the target) next to PROVEN.
+if grep -qF "95% interval" "$T/out"; then fail "verify prints a two-sided interval: $(cat "$T/out")"; fi
 expect_exit 1 "$BIN" verify small.ini --policy naive "${LOOSE[@]}" -j 2
-expect_in "$T/out" "REFUTED"
+expect_in "$T/out" "REFUTED after 1 run: P(pass) >= 0.9 and P(bad) <= 0.1 missed: each one's SPRT crossed the reject bound"
 expect_in "$T/out" "failing runs"
 # The seed printed for a failing run reproduces it with sim.
 seed=$(sed -n 's/^  0: seed \([0-9]*\), metastable$/\1/p' "$T/out")
@@ -48,7 +52,8 @@ else
 fi
 expect_exit 3 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" --max-runs 10 -j 2
 expect_in "$T/out" "UNDECIDED after 10 runs (--max-runs 10 spent)"
-expect_in "$T/out" "P(pass)        1.0000, 95% interval [0.6915, 1.0000]"
+expect_in "$T/out" "verdict        UNDECIDED after 10 runs (--max-runs 10 spent): no target's SPRT has crossed a bound yet"
+expect_in "$T/out" "P(pass)        1.0000 (10 of 10); one-sided 95% lower bound 0.7411"
 
 expect_exit 2 "$BIN" verify --no-such-option
 expect_exit 2 "$BIN" verify small.ini --min-pass 1.5
@@ -80,6 +85,13 @@ expect_in "$T/out" "load=0.95                                REFUTED after"
 expect_in "$T/out" "overall        REFUTED: misses the targets at 1 of 3 scenario values"
 expect_exit 0 "$BIN" verify small.ini --policy guarded "${LOOSE[@]}" --grid load=0.5,0.7 -q
 expect_in "$T/out" "overall        PROVEN at every one of the 2 scenario values"
+# A scenario axis that cannot change any run is refused as list and run refuse it.
+expect_exit 2 "$BIN" verify small.ini --policy guarded --grid hot_key_share=0.1,0.2 -q
+expect_in "$T/err" "hot_key_share: the axis cannot change any run: hot_key = none"
+expect_in "$T/err" "--allow-dead-axes"
+expect_exit 3 "$BIN" verify small.ini --policy guarded --grid hot_key_share=0.1,0.2 -q \
+  --allow-dead-axes --max-runs 4
+expect_in "$T/err" "warning: --grid hot_key_share=0.1, 0.2: hot_key_share"
 cat >scen.ini <<'EOF'
 [sweep]
 seed = 5

@@ -533,7 +533,7 @@ static void test_recommend_none_qualifies(void **state) {
   assert_int_equal(rec.candidates[1], 0);
   char *text = ana_reco_text(&rec, &fx->r, &fx->s, &o);
   assert_contains(text, "NO POINT QUALIFIES");
-  assert_contains(text, "Rejected by the data (95% interval wholly above 0.01 for P(metastable) or below 0.99 for P(pass)): 2; consistent with the targets but not proven: 2.");
+  assert_contains(text, "Rejected by the data (95% interval wholly above 0.01 for P(bad) or below 0.99 for P(pass)): 2; consistent with the targets but not proven: 2.");
   assert_contains(text, "(or only the candidate points named below)");
   assert_contains(text, "at least 368 runs per point");
   assert_contains(text, "Closest (not proven to meet the targets): point 1: budget_ratio=0.1");

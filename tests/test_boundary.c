@@ -248,6 +248,44 @@ static int valley_oracle(void *user, int64_t first, size_t m, const double *x, u
   return 0;
 }
 
+/* The printed crossing never shows an interval clipped to one end of the
+ * range as [LO, LO] or [HI, HI]: it says the interval lies beyond that end,
+ * or names the end inside the range. */
+static void test_crossing_text(void **state) {
+  (void)state;
+  ana_bnd_opts o = {.n_resp = 1, .conf = 0.95, .lo = 1.05, .hi = 4};
+  char buf[512];
+  ana_bnd_crossing c = {.level = 0.5, .status = ANA_BND_ABOVE, .est = 6, .lo = 4, .hi = 4,
+                        .hi_open = 1};
+  ana_bnd_crossing_text(&o, &c, 0, buf, sizeof buf);
+  assert_string_equal(buf, "above range (> 4): its 95% interval lies above the range too");
+  c.lo = 3.2;
+  ana_bnd_crossing_text(&o, &c, 0, buf, sizeof buf);
+  assert_string_equal(buf, "above range (> 4); its 95% interval reaches down to 3.2");
+  c = (ana_bnd_crossing){.level = 0.5, .status = ANA_BND_BELOW, .est = 0.5, .lo = 1.05,
+                         .hi = 1.05, .lo_open = 1};
+  ana_bnd_crossing_text(&o, &c, 0, buf, sizeof buf);
+  assert_string_equal(buf, "below range (< 1.05): its 95% interval lies below the range too");
+  c.hi = 1.3;
+  ana_bnd_crossing_text(&o, &c, 0, buf, sizeof buf);
+  assert_string_equal(buf, "below range (< 1.05); its 95% interval reaches up to 1.3");
+  /* Computed: a rise that stays far below the level over the range. */
+  double t[400];
+  uint8_t y[400];
+  for (int i = 0; i < 400; i++) {
+    t[i] = 1.05 + 2.95 * i / 399.0;
+    y[i] = i >= 200 && i % 10 == 0;
+  }
+  ana_bnd_fit fit;
+  assert_int_equal(ana_bnd_fit_logistic(t, y, 400, &fit), 0);
+  assert_int_equal(ana_bnd_crossing_compute(t, y, 400, &fit, 0.5, 0.95, 1.05, 4, &c), 0);
+  assert_int_equal(c.status, ANA_BND_ABOVE);
+  ana_bnd_crossing_text(&o, &c, 0, buf, sizeof buf);
+  print_message("%s\n", buf);
+  assert_null(strstr(buf, "[4, 4]"));
+  assert_non_null(strstr(buf, "above range (> 4)"));
+}
+
 static void test_nonmonotone(void **state) {
   (void)state;
   for (int rising = 0; rising < 2; rising++) {
@@ -413,6 +451,7 @@ int main(void) {
       cmocka_unit_test(test_coverage_synthetic),
       cmocka_unit_test(test_step_brackets),
       cmocka_unit_test(test_nonmonotone),
+      cmocka_unit_test(test_crossing_text),
       cmocka_unit_test(test_validation_timeout_step),
       cmocka_unit_test(test_validation_saturation),
       cmocka_unit_test(test_crn_determinism_and_pairing),

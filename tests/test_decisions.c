@@ -223,7 +223,7 @@ static int64_t binomial(eng_rng *r, int64_t n, double p) {
 
 /* Probability the robust claim (and "some per-scenario claim") is made for
  * a setting whose P(pass) is truth[c] at scenario value c; the targets are
- * P(pass) >= MIN_PASS (P(metastable) <= 1, so only P(pass) matters). */
+ * P(pass) >= MIN_PASS (P(bad) <= 1, so only P(pass) matters). */
 static void recommend_rates(const double *truth, uint64_t seed, double *robust, double *any) {
   eng_rng r;
   eng_rng_seed(&r, seed, 0);

@@ -137,7 +137,25 @@ static void test_disabled_and_errors(void **state) {
   ana_seq_init(&s, &d);
   ana_seq_add(&s, 1, 0);
   ana_seq_status(&s, line, sizeof line);
-  assert_non_null(strstr(line, "P(pass) >= 0.99: open"));
+  assert_non_null(strstr(line, "P(pass) >= 0.99 open: LLR 0.009, between the reject bound -2.251 "
+                               "and the accept bound 2.996"));
+  assert_non_null(strstr(line, "P(bad) <= 0.01 open"));
+  ana_seq_verdict(&s, line, sizeof line);
+  assert_string_equal(line, "no target's SPRT has crossed a bound yet");
+  /* A verdict names the bound the LLR was compared with, never an interval. */
+  while (ana_seq_add(&s, 1, 0) == ANA_SEQ_OPEN) {
+  }
+  ana_seq_verdict(&s, line, sizeof line);
+  assert_string_equal(line, "P(pass) >= 0.99 and P(bad) <= 0.01, each by its SPRT crossing the "
+                            "accept bound: LLR 3.005 and 3.005 >= ln(1/alpha) = 2.996");
+  ana_seq_target_status(&s, 0, line, sizeof line);
+  assert_string_equal(line, "P(bad) <= 0.01 proven: SPRT crossed the accept bound, LLR 3.005 >= "
+                            "2.996 (alpha 0.05, beta 0.1; H0 bad rate 0.01, H1 0.001)");
+  ana_seq_init(&s, &d);
+  ana_seq_add(&s, 0, 0); /* slow: not passing, not bad */
+  ana_seq_verdict(&s, line, sizeof line);
+  assert_string_equal(line, "P(pass) >= 0.99 missed: its SPRT crossed the reject bound: LLR "
+                            "-2.303 <= ln(beta/(1 - alpha)) = -2.251");
 }
 
 typedef struct outcome_rates {

@@ -224,7 +224,7 @@ static void honest_refined_file(const files *fs) {
   result res;
   cli(fs, &res, "recommend '%s'", fs->refined);
   if (res.status != 0 || !strstr(res.out, "RECOMMENDED (proven): point 0") ||
-      !strstr(res.out, "proven by SPRT on"))
+      !strstr(res.out, "SPRT crossing the accept bound: LLR "))
     fail_msg("recommend %s: exit %d\n%s%s", fs->refined, res.status, res.out, res.err);
   cli(fs, &res, "analyze '%s'", fs->refined);
   if (res.status != 0 || !strstr(res.out, "RECOMMENDED (proven): point 0"))

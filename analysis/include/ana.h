@@ -160,7 +160,7 @@ typedef struct ana_point_stats {
   int64_t n_pooled, n_pooled_meta, n_pooled_pass, n_pooled_bad;
   int64_t n_fresh; /* n - n_pooled: runs refine appended (ana_point_runs_of counts alike) */
   int64_t n_pooled_rec, n_pooled_slow, n_pooled_coll, n_pooled_undet; /* the other outcomes */
-  double p_bad, p_pass; /* P(bad): the bad runs' share, what the P(metastable) target bounds */
+  double p_bad, p_pass; /* P(bad): the bad runs' share, what the --max-metastable target bounds */
   ana_interval bad_wilson, bad_exact, pass_wilson, pass_exact;
   double p_meta; /* the share of runs that ended metastable (not collapsed): shown beside */
   double censor_ms;  /* where not-recovered runs are censored (horizon - clearance) */
@@ -349,7 +349,7 @@ char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summa
                       const ana_reco_opts *o, const ana_answer_opts *ao,
                       const struct ana_refined *v, long *chosen);
 /* Meets the targets on the evidence: runs, none collapsed, and the observed
- * P(pass) (undetermined runs do not pass) and P(metastable) meet them (not
+ * P(pass) (undetermined runs do not pass) and P(bad) meet them (not
  * a proof). */
 int ana_reco_on_evidence(const ana_point_stats *ps, const ana_reco_opts *o);
 /* Parses "KEY=VALUE" into p: KEY an axis of r, VALUE one of its values (as

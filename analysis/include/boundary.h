@@ -90,6 +90,17 @@ int ana_bnd_crossing_compute(const double *t, const uint8_t *y, size_t n, const 
  * Returns 1 and fills c->nm_t, c->nm_p when non-monotone, else 0. */
 int ana_bnd_monotone_check(const double *t, const uint8_t *y, size_t n, ana_bnd_crossing *c);
 
+/* The crossing as boundary prints it, in x: "0.9949     [0.9817, 1.009]";
+ * "below range (< LO); its 95% interval reaches up to X" (or "...: its 95%
+ * interval lies below the range too" when the profile rejects the range
+ * start itself, never a degenerate [LO, LO]), the same above the range;
+ * "none in range (...)"; "none: non-monotone between X and Y (...)". pass:
+ * the response is "did not pass", its proportions shown as P(pass) = 1 -
+ * them. */
+struct ana_bnd_opts;
+void ana_bnd_crossing_text(const struct ana_bnd_opts *o, const ana_bnd_crossing *c, int pass,
+                           char *buf, size_t len);
+
 /* Two-sided standard normal quantile for confidence conf (1.959964 at 0.95). */
 double ana_bnd_z(double conf);
 

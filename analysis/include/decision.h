@@ -39,7 +39,7 @@ void ana_user_slo_note(FILE *f, const fmt_results *r, double slo_ms);
  * is, it is not a run that recovered or drains by itself. The one set
  * behind P(bad) wherever it is shown (analyze's table, effects, CSV and
  * JSON, the report's heat maps and effect plots) and behind the
- * P(metastable) target of recommend, refine and verify: a point whose runs
+ * P(bad) target (--max-metastable) of recommend, refine and verify: a point whose runs
  * all collapse has P(bad) = 1, never 0. An undetermined run (too little
  * time after the faults to tell) never passes and counts as bad. */
 static inline int ana_outcome_is_bad(int outcome) { return outcome >= ENG_OUTCOME_METASTABLE; }

@@ -9,7 +9,7 @@
  * candidates; it is never fed to a candidate's test. A point is a candidate
  * when none of its screening runs collapsed and its screening data do not
  * refute the targets: exact (Clopper–Pearson, two-sided 95%) upper bound of
- * P(pass) >= min_pass and lower bound of P(metastable) <= max_meta.
+ * P(pass) >= min_pass and lower bound of P(bad) <= max_meta.
  * Candidates are ranked by cost (mean amplification rounded to 0.01, then
  * the most goodput during the fault rounded to 0.01, then vnodes, then the
  * point id) — fixed once screening is done.

@@ -4,9 +4,9 @@
  * decide with it, one run at a time, in replicate order.
  *
  * A claim is "this configuration meets the targets": P(pass) >= min_pass
- * and P(metastable) <= max_meta (a collapsed run counts as metastable and
- * as not passing). Each target is a Wald SPRT on the Bernoulli "bad" event
- * (not passing; metastable or collapsed):
+ * and P(bad) <= max_meta (a bad run — metastable, collapsed or
+ * undetermined, decision.h — counts as bad and as not passing). Each
+ * target is a Wald SPRT on the Bernoulli "bad" event (not passing; bad):
  *
  *   H0: bad rate q = q0 (the target missed at its boundary: q0 = 1 - min_pass,
  *       resp. q0 = max_meta)
@@ -45,7 +45,7 @@
 
 typedef struct ana_seq_design {
   double min_pass; /* claim P(pass) >= min_pass; <= 0 disables */
-  double max_meta; /* claim P(metastable) <= max_meta; >= 1 disables */
+  double max_meta; /* claim P(bad) <= max_meta; >= 1 disables */
   double alpha;    /* in (0, 0.5) */
   double beta;     /* in (0, 0.5) */
   double ratio;    /* > 1 */
@@ -85,21 +85,46 @@ int ana_seq_design_check(ana_seq_design *d, char *err, unsigned long errlen);
 void ana_seq_init(ana_seq *s, const ana_seq_design *d);
 
 /* Feeds one run (runs must come in replicate order); a no-op once the claim
- * is decided. passed: recovered within the SLO; metastable: metastable or
- * collapsed. Returns the combined state. */
+ * is decided. passed: recovered within the SLO; metastable: a bad run
+ * (metastable, collapsed or undetermined). Returns the combined state. */
 ana_seq_state ana_seq_add(ana_seq *s, int passed, int metastable);
 
 /* Runs a point with no bad run needs before it is proven (planning,
  * messages, and `refine`'s batch sizes). */
 int64_t ana_seq_runs_to_prove(const ana_seq_design *d);
 
-/* "SPRT q0=0.01 vs q1=0.001, alpha=0.05, beta=0.1: proven after 332 runs
- * without a failure" — one line for reports. */
+/* "SPRT q0=0.01 vs q1=0.001 for P(not pass) and P(bad), alpha=0.05,
+ * beta=0.1: proven after 332 runs without a failure" — one line for
+ * reports. */
 void ana_seq_describe(const ana_seq_design *d, char *buf, unsigned long len);
 
-/* "P(pass) >= 0.99: open, LLR 1.234 in (-2.251, 2.996); P(metastable) <= 0.01:
- * ..." — where each target's test stands, for evidence printouts. */
+/* The two targets by name: "P(pass) >= 0.99", "P(bad) <= 0.01" (bad =
+ * metastable, collapsed or undetermined: decision.h). pass: 1 for the
+ * P(pass) target, 0 for the P(bad) one. */
+void ana_seq_target_name(const ana_seq_design *d, int pass, char *buf, unsigned long len);
+
+/* The claim: "P(pass) >= 0.99 and P(bad) <= 0.01" (or the one target on, or
+ * "no target"). */
+void ana_seq_claim(const ana_seq_design *d, char *buf, unsigned long len);
+
+/* Where one target's test stands, stating the bound its LLR was compared
+ * with: "P(pass) >= 0.99 proven: SPRT crossed the accept bound, LLR 3.005 >=
+ * 2.996 (alpha 0.05, beta 0.1; H0 not-pass rate 0.01, H1 0.001)", "...
+ * refuted: SPRT crossed the reject bound, LLR -2.303 <= -2.251 (...)", or
+ * "... open: LLR 1.234, between the reject bound -2.251 and the accept bound
+ * 2.996 (...)". pass as for ana_seq_target_name; "" for a target that is
+ * off. */
+void ana_seq_target_status(const ana_seq *s, int pass, char *buf, unsigned long len);
+
+/* Both targets' ana_seq_target_status, joined by "; ". */
 void ana_seq_status(const ana_seq *s, char *buf, unsigned long len);
+
+/* What a decided claim rests on, for verdict lines: "P(pass) >= 0.99 and
+ * P(bad) <= 0.01, each by its SPRT crossing the accept bound: LLR 3.005 and
+ * 3.005 >= ln(1/alpha) = 2.996", "P(pass) >= 0.99 missed: its SPRT crossed
+ * the reject bound: LLR -2.303 <= ln(beta/(1 - alpha)) = -2.251", or, open,
+ * "no target's SPRT has crossed a bound yet". */
+void ana_seq_verdict(const ana_seq *s, char *buf, unsigned long len);
 
 const char *ana_seq_state_name(ana_seq_state s); /* "open", "proven", "refuted" */
 

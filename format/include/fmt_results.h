@@ -39,11 +39,12 @@ typedef struct fmt_run {
                               it for other terms */
 } fmt_run;
 
-/* The stage of a run (fmt_run.stage): screening is the sweep's own
- * replicates 0 .. replicates-1; a fresh replicate (replicates and up) is
- * of refine round k when /refine/round_start says its row lies in round k
- * (round 1 when the file records no rounds). The one source of "screening
- * or fresh" for every count a command prints. */
+/* The stage of a run (fmt_run.stage), as /runs stores it in its stage
+ * column: screening is the sweep's own replicates 0 .. replicates-1; a
+ * fresh replicate (replicates and up) is of refine round k. A file from
+ * before the column gets it derived: round k when /refine/round_start says
+ * its row lies in round k (round 1 when the file records no rounds). The
+ * one source of "screening or fresh" for every count a command prints. */
 #define FMT_STAGE_SCREENING 0
 
 /* Times of one grid point's scenario in ms; NaN when the file does not say. */
@@ -78,6 +79,8 @@ typedef struct fmt_results {
                               unknown. refine appends replicates >= this one. */
   unsigned char *scenario; /* n_axes: 1 = a scenario axis (the world's: traffic, faults,
                               time), 0 = tunable (docs/decisions.md); NULL = all tunable */
+  int stage_stored;        /* /runs has the stage column; without it (files from before
+                              it) each run's stage is derived from its replicate and row */
   size_t n_rounds;         /* refine rounds the file records (/refine/round_start) */
   int64_t *round_start;    /* n_rounds: the first /runs row each round appended, ascending */
   eng_slo user_slo;        /* the SLO terms runs are judged by (ana_judge_user_slo); none:
