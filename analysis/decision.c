@@ -50,8 +50,8 @@ void ana_tested_runs_text(const fmt_results *r, size_t point_index, int64_t test
 }
 
 ana_refine_counts ana_refine_counts_of(const ana_rf_eval *x, const fmt_results *r) {
-  return (ana_refine_counts){x->rp.n_groups, x->rp.n_cand, r->n_points, x->r0, x->appended,
-                             r->n_rounds};
+  return (ana_refine_counts){x->rp.n_groups, x->rp.n_cand, r->n_points, x->r0,
+                             x->appended - x->screen_added, r->n_rounds};
 }
 
 void ana_refine_counts_text(const ana_refine_counts *c, char *buf, size_t len) {

@@ -609,10 +609,14 @@ static void refined_proven(FILE *f, const ana_refined *v, const fmt_results *r,
     evidence_print(f, r, &s->points[sp], s->slo_ms, 1);
   }
   ana_refine_counts_text(&n, counts, sizeof counts);
+  char upto[96] = ""; /* sequential screening: more where the first ones left a point open */
+  if (x->screen_next)
+    snprintf(upto, sizeof upto, ", up to %lld for %zu points", (long long)x->r_fresh,
+             x->screen_open);
   fprintf(f,
-          "Refine: %s (screening: %lld replicates each), %lld fresh runs in %zu round(s); %s "
+          "Refine: %s (screening: %lld replicates each%s), %lld fresh runs in %zu round(s); %s "
           "(%zu refuted in all).\n",
-          counts, (long long)n.screening, (long long)n.fresh, n.rounds,
+          counts, (long long)n.screening, upto, (long long)n.fresh, n.rounds,
           c->rank == 1 ? "it is the cheapest candidate" : "every cheaper candidate was refuted",
           x->st.n_refuted);
 }

@@ -293,9 +293,16 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
   FILE *f = o->out;
   ana_refine_counts n = ana_refine_counts_of(x, &e->r);
   ana_refine_counts_text(&n, counts, sizeof counts);
-  fprintf(f, "refine: %s (screening: %lld replicates each); %lld fresh runs appended; of the "
-          "points under test %zu proven, %zu refuted, %zu open\n",
-          counts, (long long)sw->replicates, (long long)x->appended, st->n_proven, st->n_refuted,
+  char scr[160];
+  if (x->screen_next)
+    snprintf(scr, sizeof scr, "%lld replicates each, up to %lld for %zu points by the "
+             "sequential rule", (long long)sw->replicates, (long long)x->r_fresh,
+             x->screen_open);
+  else
+    snprintf(scr, sizeof scr, "%lld replicates each", (long long)sw->replicates);
+  fprintf(f, "refine: %s (screening: %s); %lld fresh runs appended; of the points under test "
+          "%zu proven, %zu refuted, %zu open\n",
+          counts, scr, (long long)(x->appended - x->screen_added), st->n_proven, st->n_refuted,
           st->n_open);
   if (st->status == ANA_RP_PROVEN) {
     size_t end = (size_t)st->decided + 1;
@@ -433,6 +440,12 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
       break;
     }
     int64_t m = 0;
+    for (size_t pi = 0; e.x.screen_missing > 0 && pi < e.r.n_points && m < n; pi++)
+      for (int64_t rep = e.x.screen_next[pi]; rep >= 0 && rep < e.x.r_fresh && m < n; rep++) {
+        pt[m] = e.x.pts[pi].id; /* sequential screening's stage 2 */
+        rp[m] = (int32_t)rep;
+        m++;
+      }
     for (size_t c = 0; c < e.x.rp.n_cand && m < n; c++) {
       size_t pi = e.x.rp.cand[c].point;
       for (int64_t j = 0; j < e.x.batch[c] && m < n; j++) {
@@ -442,7 +455,13 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
       }
     }
     round++;
-    if (!o->quiet) {
+    if (!o->quiet && e.x.screen_missing > 0) {
+      say(o, "round: screening stage 2: %lld runs for %zu points, up to %lld replicates each "
+              "(those %lld replicates left open, neither refuted nor meeting the targets, and "
+              "the %d cheapest that met them)",
+              (long long)m, e.x.screen_open, (long long)e.x.r_fresh, (long long)e.x.r0,
+              ANA_SCREEN_TOP);
+    } else if (!o->quiet) {
       size_t given = 0;
       for (size_t c = 0; c < e.x.rp.n_cand; c++) given += e.x.batch[c] > 0;
       say(o, "round: %zu point%s under test, %lld runs (open %zu, proven %zu, "

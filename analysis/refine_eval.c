@@ -50,6 +50,7 @@ void ana_rf_eval_free(ana_rf_eval *e) {
   free(e->screen);
   free(e->fresh);
   free(e->next_rep);
+  free(e->screen_next);
   free(e->cand_of);
   free(e->batch);
   memset(e, 0, sizeof *e);
@@ -61,9 +62,51 @@ static void tally_add(ana_rf_tally *t, int outcome, int pass) {
   if (outcome >= ENG_OUTCOME_RECOVERED && outcome < ENG_OUTCOME_COUNT) t->by[outcome]++;
 }
 
+/* Adds one screening run to point pi's summary. */
+static void screen_add(ana_rf_eval *e, size_t pi, const fmt_run *run, int pass, int meta,
+                       double *amp_n, double *gp_n) {
+  ana_rp_point *p = &e->pts[pi];
+  p->n++;
+  p->n_pass += pass;
+  p->n_meta += meta;
+  p->n_collapsed += run->outcome >= ENG_OUTCOME_COLLAPSED;
+  tally_add(&e->screen[pi], run->outcome, pass);
+  if (!isnan(run->amplification)) p->amp += run->amplification, amp_n[pi]++;
+  if (!isnan(run->goodput_during)) p->lost += run->goodput_during, gp_n[pi]++;
+}
+
+/* Sequential screening: which points get stage 2 (screen_next[i] = r0;
+ * else -1), from their stage-1 runs alone (ana_rp_stage2). Returns 0, or -1
+ * when out of memory. */
+static int stage2_choose(ana_rf_eval *e, size_t np, const double *amp_n, const double *gp_n) {
+  ana_rp_point *tmp = malloc((np ? np : 1) * sizeof *tmp);
+  unsigned char *more = malloc(np ? np : 1);
+  if (!tmp || !more) {
+    free(tmp);
+    free(more);
+    return -1;
+  }
+  for (size_t i = 0; i < np; i++) {
+    tmp[i] = e->pts[i];
+    tmp[i].amp = amp_n[i] > 0 ? tmp[i].amp / amp_n[i] : NAN;
+    tmp[i].lost = gp_n[i] > 0 ? 1.0 - tmp[i].lost / gp_n[i] : NAN;
+    if (tmp[i].n != e->r0) tmp[i].n = 0; /* incomplete: reported below, never extended */
+  }
+  ana_rp_stage2(tmp, np, &e->d, more);
+  for (size_t i = 0; i < np; i++) {
+    e->screen_next[i] = more[i] ? e->r0 : -1;
+    e->screen_open += more[i];
+  }
+  free(tmp);
+  free(more);
+  return 0;
+}
+
 /* Screening summaries and the fresh runs (conf, *n_conf) of the rows below
- * row_limit. Returns 0, or -1 (no memory) / -2 (a point without its r0
- * screening runs) with a message. */
+ * row_limit: stage 1 (replicates below r0) first; under sequential
+ * screening the stage-2 replicates (r0 .. r_fresh-1) of the points stage 1
+ * left open (refine_plan.h) next. Returns 0, or -1 (no memory) / -2 (a
+ * point without its r0 screening runs) with a message. */
 static int screen(ana_rf_eval *e, const fmt_results *r, int64_t row_limit, conf_run *conf,
                   size_t *n_conf, char *err, size_t errlen) {
   size_t np = r->n_points;
@@ -79,34 +122,45 @@ static int screen(ana_rf_eval *e, const fmt_results *r, int64_t row_limit, conf_
     if (!strcmp(r->axes[a], "vnodes")) vn = (long)a;
   for (size_t i = 0; i < np; i++) {
     e->pts[i].id = r->point_ids[i];
-    e->next_rep[i] = e->r0;
+    e->next_rep[i] = e->r_fresh;
     e->pts[i].vnodes = vn >= 0 ? r->values[i * r->n_axes + (size_t)vn] : 0.0;
   }
   *n_conf = 0;
-  for (size_t j = 0; j < r->n_runs; j++) {
-    const fmt_run *run = &r->runs[j];
-    if (row_limit >= 0 && run->run >= row_limit) continue;
-    size_t pi = r->point_of_run[j];
-    int meta = ana_outcome_is_bad(run->outcome);
-    int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
-    if (run->replicate < e->r0) {
-      ana_rp_point *p = &e->pts[pi];
-      p->n++;
-      p->n_pass += pass;
-      p->n_meta += meta;
-      p->n_collapsed += run->outcome >= ENG_OUTCOME_COLLAPSED;
-      tally_add(&e->screen[pi], run->outcome, pass);
-      if (!isnan(run->amplification)) p->amp += run->amplification, amp_n[pi]++;
-      if (!isnan(run->goodput_during)) p->lost += run->goodput_during, gp_n[pi]++;
-    } else {
-      conf[(*n_conf)++] = (conf_run){pi, run->replicate, pass, meta, run->outcome};
-      if (run->replicate + 1 > e->next_rep[pi]) e->next_rep[pi] = run->replicate + 1;
+  for (int stage = 1; stage <= (e->screen_next ? 2 : 1); stage++) {
+    for (size_t j = 0; j < r->n_runs; j++) {
+      const fmt_run *run = &r->runs[j];
+      if (row_limit >= 0 && run->run >= row_limit) continue;
+      size_t pi = r->point_of_run[j];
+      int meta = ana_outcome_is_bad(run->outcome);
+      int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
+      if (run->replicate < e->r0) {
+        if (stage == 1) screen_add(e, pi, run, pass, meta, amp_n, gp_n);
+      } else if (run->replicate < e->r_fresh) {
+        /* stage 2: counted only for a point stage 1 left open, in order */
+        if (stage == 2 && run->replicate == e->screen_next[pi]) {
+          screen_add(e, pi, run, pass, meta, amp_n, gp_n);
+          e->screen_next[pi]++;
+          e->screen_added++;
+        }
+      } else if (stage == 1) {
+        conf[(*n_conf)++] = (conf_run){pi, run->replicate, pass, meta, run->outcome};
+        if (run->replicate + 1 > e->next_rep[pi]) e->next_rep[pi] = run->replicate + 1;
+      }
+    }
+    if (stage == 1 && e->screen_next && stage2_choose(e, np, amp_n, gp_n)) {
+      free(amp_n);
+      free(gp_n);
+      snprintf(err, errlen, "out of memory");
+      return -1;
     }
   }
   int rc = 0;
   for (size_t i = 0; i < np && !rc; i++) {
     ana_rp_point *p = &e->pts[i];
-    if (p->n != e->r0) {
+    int64_t want = e->screen_next && e->screen_next[i] >= 0 ? e->r_fresh : e->r0;
+    if (e->screen_next && e->screen_next[i] >= 0)
+      e->screen_missing += e->r_fresh - e->screen_next[i];
+    if (p->n < e->r0 || p->n > want) {
       snprintf(err, errlen,
                "%s: point %lld has %lld of its %lld screening runs: the sweep is not complete",
                r->path, (long long)p->id, (long long)p->n, (long long)e->r0);
@@ -142,7 +196,7 @@ static int confirm(ana_rf_eval *e, const fmt_results *r, conf_run *conf, size_t 
     long c = e->cand_of[conf[j].pi];
     if (c < 0) continue;
     ana_seq *s = &e->rp.cand[c].seq;
-    if (conf[j].rep != e->r0 + s->n) continue; /* a gap: later runs wait for it */
+    if (conf[j].rep != e->r_fresh + s->n) continue; /* a gap: later runs wait for it */
     if (s->state == ANA_SEQ_OPEN) tally_add(&e->fresh[conf[j].pi], conf[j].outcome, conf[j].pass);
     ana_seq_add(s, conf[j].pass, conf[j].meta);
   }
@@ -154,6 +208,7 @@ int ana_rf_evaluate(ana_rf_eval *e, const fmt_results *r, const ana_seq_design *
   memset(e, 0, sizeof *e);
   e->d = *d;
   e->r0 = r0;
+  e->r_fresh = r->screen_up_to > r0 ? r->screen_up_to : r0;
   size_t np = r->n_points, m = np ? np : 1;
   e->pts = calloc(m, sizeof *e->pts);
   e->screen = calloc(m, sizeof *e->screen);
@@ -163,19 +218,31 @@ int ana_rf_evaluate(ana_rf_eval *e, const fmt_results *r, const ana_seq_design *
   conf_run *conf = malloc((r->n_runs ? r->n_runs : 1) * sizeof *conf);
   size_t n_conf = 0;
   int rc = -1;
-  if (!e->pts || !e->screen || !e->fresh || !e->next_rep || !e->cand_of || !conf) {
+  if (e->r_fresh > r0) e->screen_next = calloc(m, sizeof *e->screen_next);
+  if (!e->pts || !e->screen || !e->fresh || !e->next_rep || !e->cand_of || !conf ||
+      (e->r_fresh > r0 && !e->screen_next)) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
   if ((rc = screen(e, r, row_limit, conf, &n_conf, err, errlen)) != 0) goto out;
   rc = -1;
-  if (confirm(e, r, conf, n_conf, d, err, errlen)) goto out;
+  /* Candidates only once the screening is complete (stage 2 included). */
+  if (e->screen_missing > 0) {
+    for (size_t i = 0; i < np; i++) e->cand_of[i] = -1;
+    e->rp.d = *d;
+  } else if (confirm(e, r, conf, n_conf, d, err, errlen)) {
+    goto out;
+  }
   e->batch = calloc(e->rp.n_cand ? e->rp.n_cand : 1, sizeof *e->batch);
   if (!e->batch) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
-  e->st = ana_rp_decide(&e->rp, k, e->batch);
+  if (e->screen_missing > 0)
+    e->st = (ana_rp_step){.status = ANA_RP_OPEN, .decided = -1, .closest = -1,
+                          .batch_total = e->screen_missing};
+  else
+    e->st = ana_rp_decide(&e->rp, k, e->batch);
   int64_t rows = row_limit >= 0 ? row_limit : (int64_t)(r->n_runs + r->n_skipped);
   e->appended = rows - (int64_t)np * r0;
   rc = 0;

@@ -36,6 +36,32 @@ int ana_rp_screen_ok(const ana_rp_point *p, const ana_seq_design *d) {
   return 1;
 }
 
+int ana_rp_screen_more(const ana_rp_point *p, const ana_seq_design *d) {
+  if (!ana_rp_screen_ok(p, d)) return 0; /* clearly refuted: screened out */
+  /* Clearly a candidate: its point estimates meet both targets. */
+  int pass_met = d->min_pass <= 0 || (double)p->n_pass >= d->min_pass * (double)p->n;
+  int meta_met = d->max_meta >= 1 || (double)p->n_meta <= d->max_meta * (double)p->n;
+  return !(pass_met && meta_met);
+}
+
+void ana_rp_stage2(const ana_rp_point *pts, size_t n, const ana_seq_design *d,
+                   unsigned char *more) {
+  ana_cost_key *keys = malloc((n ? n : 1) * sizeof *keys);
+  size_t nk = 0;
+  for (size_t i = 0; i < n; i++) {
+    more[i] = (unsigned char)ana_rp_screen_more(&pts[i], d);
+    if (!more[i] && ana_rp_screen_ok(&pts[i], d) && keys)
+      keys[nk++] = ana_cost_key_make(pts[i].amp, pts[i].lost, pts[i].vnodes, pts[i].id, i);
+  }
+  if (!keys) { /* no memory for the order: every clear candidate gets stage 2 */
+    for (size_t i = 0; i < n; i++) more[i] |= (unsigned char)ana_rp_screen_ok(&pts[i], d);
+    return;
+  }
+  qsort(keys, nk, sizeof *keys, ana_cost_compare);
+  for (size_t k = 0; k < nk && k < ANA_SCREEN_TOP; k++) more[keys[k].index] = 1;
+  free(keys);
+}
+
 int ana_rp_init(ana_rp *rp, const ana_rp_point *pts, size_t n, const ana_seq_design *d,
                 char *err, unsigned long errlen) {
   return ana_rp_init_grouped(rp, pts, n, NULL, d, err, errlen);

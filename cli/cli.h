@@ -36,6 +36,8 @@ int cli_headroom_print(FILE *out, const struct fmt_results *r, size_t point_inde
                        double min_pass, double slo_ms, int64_t max_runs, int threads);
 int cmd_report(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* bench --writer N (cmd_bench_writer.c): the single writer fed synthetic runs. */
+int cli_bench_writer(int64_t runs, int json);
 int cmd_verify(int argc, char **argv);
 int cmd_boundary(int argc, char **argv);
 /* cfg = base with the numeric setting key at x (rounded when is_int): the

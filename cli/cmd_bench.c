@@ -235,9 +235,11 @@ static void print_engine(const engine_figures *g, const engine_figures *n, int r
   printf("  peak RSS of this process after the engine runs: %.1f MB\n", peak_kb / 1024.0);
 }
 
-/* Runs this binary with args (stdout to out_path, or /dev/null), timing it.
- * Returns its exit status, or -1. */
-static int time_self(char *const args[], const char *out_path, double *wall_s) {
+/* Runs this binary with args (stdout to out_path, or /dev/null), timing it:
+ * wall time, and its CPU time (user + system; cpu_s may be NULL), which a
+ * loaded machine does not inflate. Returns its exit status, or -1. */
+static int time_self_cpu(char *const args[], const char *out_path, double *wall_s,
+                         double *cpu_s) {
   double t0 = now_s();
   pid_t pid = fork();
   if (pid < 0) return -1;
@@ -250,15 +252,31 @@ static int time_self(char *const args[], const char *out_path, double *wall_s) {
     _exit(127);
   }
   int st = 0;
-  if (waitpid(pid, &st, 0) < 0) return -1;
+  struct rusage ru;
+  if (wait4(pid, &st, 0, &ru) < 0) return -1;
   *wall_s = now_s() - t0;
+  if (cpu_s)
+    *cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+             ru.ru_stime.tv_usec * 1e-6;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+
+/* The seed study's two ways to a decision (--set overrides of the run). */
+#define BENCH_SEQ_FIRST "replicates=4"
+#define BENCH_SEQ_UP_TO "screen_up_to=20"
+
+typedef struct decision_side {
+  double s;           /* run --refine, then recommend */
+  double cpu_s;       /* their CPU time */
+  int64_t runs;       /* runs in the file */
+  int proven;         /* recommend names a proven point */
+  char point[512];    /* "point 8: vnodes=10 ..." as recommend names it, or "" */
+  double amp, lost;   /* its cost as recommend prints it (screening runs), or NAN */
+} decision_side;
+
 typedef struct decision_figures {
-  double fixed_s, decision_s;
-  int64_t fixed_runs, decision_runs;
-  int proven;
+  decision_side fixed, seq;
 } decision_figures;
 
 /* Runs marked done in a result file (-1: unreadable). */
@@ -277,35 +295,78 @@ static int64_t runs_done(const char *path) {
   return done;
 }
 
-/* The fixed 4,800-run seed study, then the seed study to a decision. */
-static int bench_decision(int threads, const char *dir, decision_figures *d) {
-  char fixed[600], dec[600], out[600], j[16];
-  snprintf(fixed, sizeof fixed, "%s/fixed.h5", dir);
-  snprintf(dec, sizeof dec, "%s/decision.h5", dir);
-  snprintf(out, sizeof out, "%s/recommend.txt", dir);
-  snprintf(j, sizeof j, "%d", threads);
-  char *run_fixed[] = {"stormsweep", "run", "-o", fixed, "-j", j, "-q", NULL};
-  char *run_dec[] = {"stormsweep", "run", "-o", dec, "-j", j, "-q", "--refine", NULL};
-  char *reco[] = {"stormsweep", "recommend", dec, NULL};
-  double reco_s = 0;
-  int rc = time_self(run_fixed, NULL, &d->fixed_s) != 0 ||
-           time_self(run_dec, NULL, &d->decision_s) != 0 ||
-           time_self(reco, out, &reco_s) != 0;
-  d->decision_s += reco_s;
-  d->fixed_runs = rc ? -1 : runs_done(fixed);
-  d->decision_runs = rc ? -1 : runs_done(dec);
+/* What recommend printed (out): whether a point is proven, which, its cost. */
+static void recommended_read(const char *out, decision_side *d) {
+  static const char tag[] = "RECOMMENDED (proven): ";
   d->proven = 0;
+  d->point[0] = 0;
+  d->amp = d->lost = NAN;
   FILE *f = fopen(out, "r");
-  if (f) {
-    char line[4096];
-    while (fgets(line, sizeof line, f))
-      if (strstr(line, "RECOMMENDED (proven)")) d->proven = 1;
-    fclose(f);
+  if (!f) return;
+  char line[4096];
+  while (fgets(line, sizeof line, f)) {
+    const char *p = strstr(line, tag), *c = strstr(line, "cost (screening runs): ");
+    if (p && !d->proven) {
+      d->proven = 1;
+      p += strlen(tag);
+      const char *end = strstr(p, " \xe2\x80\x94 "); /* " - " before the evidence */
+      size_t n = end ? (size_t)(end - p) : strcspn(p, "\n");
+      if (n >= sizeof d->point) n = sizeof d->point - 1;
+      memcpy(d->point, p, n);
+      d->point[n] = 0;
+    } else if (c && d->proven && isnan(d->amp)) {
+      if (sscanf(c, "cost (screening runs): retry amplification %lf; goodput during the fault "
+                 "%lf", &d->amp, &d->lost) != 2)
+        d->amp = d->lost = NAN;
+    }
   }
-  unlink(fixed);
-  unlink(dec);
+  fclose(f);
+}
+
+/* One way to a decision: run --refine (with extra args), then recommend. */
+static int decision_side_run(int threads, const char *dir, const char *name, int sequential,
+                             decision_side *d) {
+  char h5[600], out[600], j[16];
+  snprintf(h5, sizeof h5, "%s/%s.h5", dir, name);
+  snprintf(out, sizeof out, "%s/%s-recommend.txt", dir, name);
+  snprintf(j, sizeof j, "%d", threads);
+  char *run_fixed[] = {"stormsweep", "run", "-o", h5, "-j", j, "-q", "--refine", NULL};
+  char *run_seq[] = {"stormsweep", "run", "-o", h5, "-j", j, "-q", "--refine", "--set",
+                     BENCH_SEQ_FIRST, "--set", BENCH_SEQ_UP_TO, NULL};
+  char *reco[] = {"stormsweep", "recommend", h5, NULL};
+  double run_s = 0, reco_s = 0, run_cpu = 0, reco_cpu = 0;
+  int rc = time_self_cpu(sequential ? run_seq : run_fixed, NULL, &run_s, &run_cpu) != 0 ||
+           time_self_cpu(reco, out, &reco_s, &reco_cpu) != 0;
+  d->s = run_s + reco_s;
+  d->cpu_s = run_cpu + reco_cpu;
+  d->runs = rc ? -1 : runs_done(h5);
+  recommended_read(out, d);
+  unlink(h5);
   unlink(out);
   return rc ? -1 : 0;
+}
+
+/* The seed study to a proven recommendation two ways, side by side: today's
+ * fixed screening (20 replicates everywhere) and sequential screening (4,
+ * then up to 20 where the rule of refine_plan.h says), each followed by refine and
+ * recommend. */
+static int bench_decision(int threads, const char *dir, decision_figures *d) {
+  return decision_side_run(threads, dir, "fixed", 0, &d->fixed) ||
+         decision_side_run(threads, dir, "sequential", 1, &d->seq);
+}
+
+static json_t *decision_json(const decision_side *d) {
+  return json_pack("{s:o,s:o,s:I,s:b,s:s,s:o,s:o}", "seconds", figure(d->s, 2), "cpu_s",
+                   figure(d->cpu_s, 2), "runs", (json_int_t)d->runs, "proven", d->proven,
+                   "point", d->point,
+                   "amplification", figure(d->amp, 3), "goodput_during", figure(d->lost, 3));
+}
+
+static void print_decision_side(const char *what, const decision_side *d) {
+  printf("  %-44s %7.1f s (CPU %7.1f s) %7lld runs  %s", what, d->s, d->cpu_s,
+         (long long)d->runs, d->proven ? d->point : "no point proven");
+  if (d->proven && !isnan(d->amp)) printf(" (amplification %.3f)", d->amp);
+  printf("\n");
 }
 
 /* ---- --compare ---- */
@@ -474,6 +535,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep bench [--runs N] [--replicates R] [--threads N] [--json]\n"
           "                        [--engine-only] [--guarded-only] [--no-decision]\n"
+          "                        [--decision-only] [--writer N]\n"
           "                        [--set KEY=VALUE]...\n"
           "       stormsweep bench --compare OLD_BINARY [--rounds R] [--runs N] [--json]\n\n"
           "Measures, in one invocation, on the built-in seed study:\n"
@@ -486,14 +548,23 @@ static void usage(FILE *out) {
           "          the file, peak memory; and the same at 4R replicates, to show peak\n"
           "          memory does not grow with the number of runs\n"
           "  decision the whole seed study from nothing to a proven recommendation (run\n"
-          "          --refine, recommend: decision_s) and today's fixed 4,800-run sweep\n"
-          "          (fixed_sweep_s), at N threads, side by side (minutes)\n"
+          "          --refine, then recommend) two ways, at N threads, side by side: with\n"
+          "          sequential screening (--set replicates=4 --set screen_up_to=20:\n"
+          "          decision_s) and with the fixed 20-replicate, 4,800-run screening\n"
+          "          (fixed_sweep_s); the seconds, runs and recommended point of each\n"
+          "          (minutes)\n"
           "Options take --opt VALUE or --opt=VALUE.\n"
           "  --engine-only        skip the sweeps\n"
           "  --guarded-only       the engine part for the guarded policy only (implies\n"
           "                       --engine-only; for long scaling rows). --runs 1 skips the\n"
           "                       warm-up run\n"
           "  --no-decision        skip the decision timing\n"
+          "  --decision-only      the decision timing alone (no engine or sweep part)\n"
+          "  --writer N           only the single HDF5 writer's throughput: N synthetic\n"
+          "                       seed-study runs (8 simulated runs' encoded chunks, cycled)\n"
+          "                       written as a sweep writes them, 1 thread, no simulating;\n"
+          "                       runs/s, bytes/run, and how many simulating cores one\n"
+          "                       writer keeps up with (pin it with taskset)\n"
           "  --set KEY=VALUE      change an engine setting for the engine part (repeatable),\n"
           "                       e.g. horizon_ms=100000 or load=2.8 for scaling checks\n"
           "  --compare OLD        the engine part only, against another stormsweep build: R\n"
@@ -503,6 +574,52 @@ static void usage(FILE *out) {
           "                       two simulate different numbers of attempts)\n"
           "Compare ratios measured in the same invocation: absolute times on a shared\n"
           "machine move from one minute to the next.\n");
+}
+
+/* The decision figures into a bench --json object. */
+static void decision_json_add(json_t *root, const decision_figures *dec) {
+  json_object_set_new(root, "decision_s", figure(dec->seq.s, 2));
+  json_object_set_new(root, "fixed_sweep_s", figure(dec->fixed.s, 2));
+  json_object_set_new(root, "decision_ratio",
+                      figure(dec->fixed.s > 0 ? dec->seq.s / dec->fixed.s : 0, 3));
+  json_object_set_new(root, "decision_cpu_s", figure(dec->seq.cpu_s, 2));
+  json_object_set_new(root, "fixed_sweep_cpu_s", figure(dec->fixed.cpu_s, 2));
+  json_object_set_new(root, "decision_cpu_ratio",
+                      figure(dec->fixed.cpu_s > 0 ? dec->seq.cpu_s / dec->fixed.cpu_s : 0, 3));
+  json_object_set_new(root, "decision_runs", json_integer((json_int_t)dec->seq.runs));
+  json_object_set_new(root, "fixed_sweep_runs", json_integer((json_int_t)dec->fixed.runs));
+  json_object_set_new(root, "decision_proven", json_boolean(dec->seq.proven));
+  json_object_set_new(root, "same_point", json_boolean(dec->seq.proven &&
+                                                       !strcmp(dec->seq.point, dec->fixed.point)));
+  json_object_set_new(root, "decision",
+                      json_pack("{s:s,s:o,s:o}", "sequential",
+                                "--set " BENCH_SEQ_FIRST " --set " BENCH_SEQ_UP_TO,
+                                "fixed_sweep", decision_json(&dec->fixed), "sequential_sweep",
+                                decision_json(&dec->seq)));
+}
+
+static void print_decision_text(int threads, const decision_figures *dec) {
+  printf("\ndecision: the seed study from nothing to a proven recommendation (run --refine,\n"
+         "recommend), %d threads:\n", threads);
+  print_decision_side("fixed screening, 20 replicates (fixed_sweep_s)", &dec->fixed);
+  print_decision_side("sequential, 4 then up to 20 (decision_s)", &dec->seq);
+  printf("  decision_s / fixed_sweep_s: %.2fx (CPU time %.2fx, runs %.2fx); %s\n",
+         dec->fixed.s > 0 ? dec->seq.s / dec->fixed.s : 0,
+         dec->fixed.cpu_s > 0 ? dec->seq.cpu_s / dec->fixed.cpu_s : 0,
+         dec->fixed.runs > 0 ? (double)dec->seq.runs / (double)dec->fixed.runs : 0,
+         !dec->seq.proven ? "sequential screening proved no point"
+         : !strcmp(dec->seq.point, dec->fixed.point) ? "the same point"
+                                                   : "a different point");
+}
+
+static void report_decision(int json, int threads, const decision_figures *dec) {
+  if (json) {
+    json_t *root = json_object();
+    decision_json_add(root, dec);
+    ana_json_print(stdout, root, 2);
+  } else {
+    print_decision_text(threads, dec);
+  }
 }
 
 /* The whole bench's figures: JSON or the text report. */
@@ -529,15 +646,7 @@ static void report_full(int json, int decision, int threads, int runs, int repli
                   figure(sn.bytes_per_run, 0), "peak_rss_kb", (json_int_t)sn.peak_kb,
                   "peak_rss_kb_4x_runs", (json_int_t)sbig.peak_kb, "runs_4x",
                   (json_int_t)sbig.runs));
-    if (decision) {
-      json_object_set_new(root, "decision_s", figure(dec.decision_s, 2));
-      json_object_set_new(root, "fixed_sweep_s", figure(dec.fixed_s, 2));
-      json_object_set_new(root, "decision_ratio",
-                          figure(dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0, 3));
-      json_object_set_new(root, "decision_runs", json_integer((json_int_t)dec.decision_runs));
-      json_object_set_new(root, "fixed_sweep_runs", json_integer((json_int_t)dec.fixed_runs));
-      json_object_set_new(root, "decision_proven", json_boolean(dec.proven));
-    }
+    if (decision) decision_json_add(root, &dec);
     ana_json_print(stdout, root, 2);
     return;
   }
@@ -559,24 +668,44 @@ static void report_full(int json, int decision, int threads, int runs, int repli
          s1.cpu_s, sn.cpu_s, threads, 100 * sn.wait_share);
   printf("  peak RSS at %lld runs: %.1f MB (%.2fx the %lld-run sweep's)\n", (long long)sbig.runs,
          sbig.peak_kb / 1024.0, (double)sbig.peak_kb / (double)sn.peak_kb, (long long)sn.runs);
-  if (decision)
-    printf("\ndecision: seed study from nothing to %s: %.1f s, %lld runs; the fixed sweep: "
-           "%.1f s, %lld runs (time %.2fx)\n",
-           dec.proven ? "a proven recommendation" : "refine's answer (no point proven)",
-           dec.decision_s, (long long)dec.decision_runs, dec.fixed_s, (long long)dec.fixed_runs,
-           dec.fixed_s > 0 ? dec.decision_s / dec.fixed_s : 0);
+  if (decision) print_decision_text(threads, &dec);
+}
+
+/* bench --decision-only: the decision part alone, in its own directory. */
+static int bench_decision_only(int threads, int json) {
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/stormsweep-bench-XXXXXX", tmp);
+  if (!mkdtemp(dir)) {
+    perror("stormsweep bench: mkdtemp");
+    return 1;
+  }
+  decision_figures dec;
+  memset(&dec, 0, sizeof dec);
+  if (!json)
+    fprintf(stderr, "bench: the seed study to a decision, fixed then sequential screening...\n");
+  int rc = bench_decision(threads, dir, &dec);
+  rmdir(dir);
+  if (rc) {
+    fprintf(stderr, "stormsweep bench: the decision timing failed\n");
+    return 1;
+  }
+  report_decision(json, threads, &dec);
+  return 0;
 }
 
 int cmd_bench(int argc, char **argv) {
   int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0,
-      decision = 1, rounds = 7, guarded_only = 0;
+      decision = 1, rounds = 7, guarded_only = 0, decision_only = 0;
+  long long writer_runs = 0;
   const char *compare = NULL;
   overrides ov = {0, NULL};
   char **kv = calloc((size_t)argc + 1, sizeof *kv);
   if (!kv) return 1;
   ov.kv = kv;
   enum { O_RUNS = 256, O_REPLICATES, O_THREADS, O_JSON, O_ENGINE_ONLY, O_NO_DECISION, O_SET,
-         O_COMPARE, O_ROUNDS, O_GUARDED_ONLY };
+         O_COMPARE, O_ROUNDS, O_GUARDED_ONLY, O_DECISION_ONLY,
+         O_WRITER };
   static const struct option longopts[] = {
       {"runs", required_argument, NULL, O_RUNS},
       {"replicates", required_argument, NULL, O_REPLICATES},
@@ -588,6 +717,8 @@ int cmd_bench(int argc, char **argv) {
       {"compare", required_argument, NULL, O_COMPARE},
       {"rounds", required_argument, NULL, O_ROUNDS},
       {"guarded-only", no_argument, NULL, O_GUARDED_ONLY},
+      {"decision-only", no_argument, NULL, O_DECISION_ONLY},
+      {"writer", required_argument, NULL, O_WRITER},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -600,6 +731,13 @@ int cmd_bench(int argc, char **argv) {
     case O_ENGINE_ONLY: engine_only = 1; break;
     case O_GUARDED_ONLY: guarded_only = engine_only = 1; break;
     case O_NO_DECISION: decision = 0; break;
+    case O_DECISION_ONLY: decision_only = 1; break;
+    case O_WRITER:
+      if (cli_parse_count("bench", "--writer", optarg, 1, 100000000, &writer_runs)) {
+        free(kv);
+        return 2;
+      }
+      break;
     case O_SET:
       if (!strchr(optarg, '=') || optarg[0] == '=') {
         fprintf(stderr, "stormsweep bench: --set needs KEY=VALUE, got '%s'\n", optarg);
@@ -650,6 +788,14 @@ int cmd_bench(int argc, char **argv) {
     free(kv);
     return rc;
   }
+  if (writer_runs > 0) {
+    free(kv);
+    return cli_bench_writer((int64_t)writer_runs, json);
+  }
+  if (decision_only) {
+    free(kv);
+    return bench_decision_only(threads, json);
+  }
   engine_figures g, n;
   char err[512];
   if (!json) fprintf(stderr, "bench: engine, %d runs per policy...\n", runs);
@@ -685,7 +831,8 @@ int cmd_bench(int argc, char **argv) {
   int rc = bench_sweep(1, replicates, dir, &s1) || bench_sweep(threads, replicates, dir, &sn);
   if (!rc && !json) fprintf(stderr, "bench: a sweep of %d replicates for peak memory...\n", 4 * replicates);
   if (!rc) rc = bench_sweep(threads, 4 * replicates, dir, &sbig);
-  decision_figures dec = {0, 0, 0, 0, 0};
+  decision_figures dec;
+  memset(&dec, 0, sizeof dec);
   if (!rc && decision) {
     if (!json)
       fprintf(stderr, "bench: the fixed seed study, then the seed study to a decision...\n");

@@ -737,7 +737,10 @@ static void list_usage(FILE *out) {
   fprintf(out,
           "               (replicates default %d, seed default %d; crn = on|off: common\n"
           "               random numbers across points; refine = on|off: run then refines;\n"
-          "               scenario_axes, tunable_axes: axis roles, docs/decisions.md)\n"
+          "               screen_up_to = N (> replicates): sequential screening, refine first\n"
+          "               runs replicates up to N-1 only where the first ones leave a point\n"
+          "               open (docs/reference.md, Refine); scenario_axes, tunable_axes:\n"
+          "               axis roles, docs/decisions.md)\n"
           "  [scenario]   KEY = VALUE for any engine setting ('stormsweep sim --list-settings')\n"
           "  [grid]       KEY = V1, V2, ...   one axis per key, any setting; items are values,\n"
           "               lin(START, STOP, N) or log(START, STOP, N) (N points, ends included)\n"

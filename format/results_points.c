@@ -265,6 +265,7 @@ void fmt__rr_sweep_apply(fmt_results *r, const char *text) {
   char msg[512];
   swp_sweep_init(&sw);
   if (swp_sweep_parse_string(&sw, text, "stored sweep", msg, sizeof msg) != 0) goto out;
+  if (sw.screen_up_to > r->replicates) r->screen_up_to = sw.screen_up_to;
   for (size_t i = 0; i < sw.n_settings; i++)
     if (eng_config_set(&sw.base, sw.settings[i].key, sw.settings[i].value, msg, sizeof msg))
       goto out;

@@ -241,7 +241,8 @@ static void stages_fill(fmt_results *r) {
   if (r->stage_stored) return;
   for (size_t i = 0; i < r->n_runs; i++) {
     fmt_run *run = &r->runs[i];
-    if (r->replicates <= 0 || (run->replicate >= 0 && run->replicate < r->replicates)) {
+    int64_t screening = r->screen_up_to > r->replicates ? r->screen_up_to : r->replicates;
+    if (r->replicates <= 0 || (run->replicate >= 0 && run->replicate < screening)) {
       run->stage = FMT_STAGE_SCREENING;
       continue;
     }

@@ -241,12 +241,12 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
     return -1;
   }
   /* The stored stage (absent in older files): screening is the sweep's own
-   * replicates only (rows past them in a file refine never touched are the
+   * replicates (and sequential screening's, below screen_up_to) only (rows past them in a file refine never touched are the
    * checks' above and runs_unique_check's to name). */
   if (has[col_of("stage")] &&
       (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
        (refined && b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
-        b->replicate >= replicates))) {
+        b->replicate >= (r->screen_up_to > replicates ? r->screen_up_to : replicates)))) {
     snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
              "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
              (long long)b->stage, (long long)b->replicate);

@@ -445,6 +445,60 @@ def b_seed_recommend(S):
                  "\n".join(article) + "\n")
 
 
+USERS_SLO = "p99<=200ms,errors<=1%"
+USERS_SEEDS = 20
+
+
+def b_seed_users(S):
+    """What users saw: naive, guarded and the seed study's recommendation,
+    USERS_SEEDS sim seeds each, judged by USERS_SLO."""
+    path = S.get("seed")
+    d = os.path.dirname(path)
+    text = S.sh(["recommend", "results.h5", "--no-headroom"], cwd=d)
+    m = re.search(r"RECOMMENDED[^:]*: point (\d+): ", text)
+    if not m:
+        die("seed-users: the seed study recommends no point", 1)
+    _, labels, axes = read_runs(path)
+    rec = labels[int(m.group(1))]
+    # the seed study's scenario (sweeps/seed.ini) with the point's settings
+    scen = ["--set", "deadline_drop=on", "--set", "backoff=full", "--set", "backoff_base_ms=10"]
+    rows = [("`naive`", ["--policy", "naive"]), ("`guarded`", ["--policy", "guarded"]),
+            ("recommended: " + " ".join(f"{a}={rec[a]}" for a in axes),
+             scen + [x for a in axes for x in ("--set", f"{a}={rec[a]}")])]
+
+    def one(job):
+        i, s, args = job
+        return i, json.loads(S.sh(["sim", "--seed", str(s), "--json", "--slo", USERS_SLO] + args))
+
+    jobs = [(i, s, args) for i, (_, args) in enumerate(rows) for s in range(1, USERS_SEEDS + 1)]
+    got = {i: [] for i in range(len(rows))}
+    with concurrent.futures.ThreadPoolExecutor(THREADS) as ex:
+        for i, j in ex.map(one, jobs):
+            got[i].append(j["latency"])
+
+    def med(vals, fmt):
+        v = [x for x in vals if x is not None]
+        return fmt(float(np.median(v))) if v else "—"
+
+    out = [f"| client ({USERS_SEEDS} seeds, medians) | p99 latency before / during / after the faults "
+           f"| error rate before / during / after | user recovery ({USERS_SLO}) | runs passing (within 1.5 s) |",
+           "|---|---|---|---|---|"]
+    for i, (title, _) in enumerate(rows):
+        lat = got[i]
+        p99 = " / ".join(med([l[ph]["p99_ms"] for l in lat], lambda v: f"{v:.0f} ms")
+                         for ph in ("baseline", "during", "after"))
+        err = " / ".join(med([l[ph]["error_rate"] for l in lat], lambda v: f"{100 * v:.1f}%")
+                         for ph in ("baseline", "during", "after"))
+        ur = [l["user_recovery_ms"] for l in lat]
+        never = sum(1 for u in ur if u is None)
+        urec = med(ur, lambda v: f"{v:.0f} ms") if never < len(ur) / 2 else "never (by the horizon)"
+        if 0 < never:
+            urec += f", {never} never"
+        ok = sum(1 for u in ur if u is not None and u <= 1500)
+        out.append(f"| {title} | {p99} | {err} | {urec} | {ok}/{len(ur)} |")
+    return "\n".join(out)
+
+
 def b_seed_refine(S):
     path = S.get("seed")
     runs, lab, _ = read_runs(path)
@@ -723,6 +777,7 @@ BLOCKS = {
     "seed-findings": ("seed", b_seed_findings),
     "seed-recommend": ("seed", b_seed_recommend),
     "seed-refine": ("seed", b_seed_refine),
+    "seed-users": ("seed", b_seed_users),
     "ablation-table": ("ablation", b_ablation_table),
     "ablation-findings": ("ablation", b_ablation_findings),
     "load-ramp": ("load_ramp", b_load_ramp),

@@ -574,6 +574,12 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
                sw->source, (long long)points, (long long)sw->replicates, (long long)SWP_MAX_RUNS);
     return -1;
   }
+  if (sw->screen_up_to && sw->screen_up_to <= sw->replicates) {
+    swp_seterr(err, errlen, "%s: screen_up_to = %lld must be more than replicates = %lld "
+               "(sequential screening adds replicates up to it), or off", sw->source,
+               (long long)sw->screen_up_to, (long long)sw->replicates);
+    return -1;
+  }
   sw->n_points = points;
   sw->ticks = 0;
   sw->shard_queues = 0;

@@ -59,7 +59,8 @@ void swp_sweep_free(swp_sweep *sw) {
 enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
 static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
 static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "crn",
-                                         "refine", "scenario_axes", "tunable_axes", NULL};
+                                         "refine", "screen_up_to", "scenario_axes",
+                                         "tunable_axes", NULL};
 
 /* A raw entry as read: validated after the whole file is read. */
 typedef struct entry {
@@ -392,6 +393,14 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
       return -1;
     }
     sw->replicates = r;
+  } else if (!strcmp(key, "screen_up_to")) {
+    int64_t r = 0;
+    if (strcmp(value, "off") && strcmp(value, "0") && parse_int64(value, 2, 1000000000, &r)) {
+      swp_seterr(msg, len, "screen_up_to: expected off or a whole number from 2 to 1000000000 "
+                 "(more than replicates), got '%s'", value);
+      return -1;
+    }
+    sw->screen_up_to = r;
   } else if (!strcmp(key, "seed")) {
     uint64_t s;
     if (swp_parse_seed(value, &s)) {

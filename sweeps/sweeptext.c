@@ -134,6 +134,10 @@ char *swp_sweep_format(const swp_sweep *sw) {
   if (sw->description) tb_wrapped(&t, "description", sw->description, 0);
   snprintf(num, sizeof num, "replicates = %lld\n", (long long)sw->replicates);
   tb_str(&t, num);
+  if (sw->screen_up_to) { /* only when set: older texts stay equal */
+    snprintf(num, sizeof num, "screen_up_to = %lld\n", (long long)sw->screen_up_to);
+    tb_str(&t, num);
+  }
   snprintf(num, sizeof num, "seed = %llu\n", (unsigned long long)sw->seed);
   tb_str(&t, num);
   if (sw->crn) tb_str(&t, "crn = on\n"); /* off is left out: older files' text is unchanged */

@@ -154,6 +154,72 @@ for sig in INT KILL; do
   same_results ref.h5 $sig.h5
 done
 
+# ---- sequential screening (screen_up_to) ----
+# 8 points, stage 1 of 4 replicates, stage 2 up to 12 where 4 leave a point
+# open; fresh runs from replicate 12. The same file at -j1 and -j2; a second
+# refine changes nothing; every point holds 4 or 12 screening replicates
+# (0..3 or 0..11, none missing), some but not all of them 12; the text says so.
+cat >seq.ini <<'EOF'
+[sweep]
+name = seqscreen-test
+replicates = 4
+screen_up_to = 12
+seed = 5
+
+[scenario]
+shards = 4
+horizon_ms = 4000
+load = 0.8
+surge = 800+300
+brownout = 800+300
+deadline_drop = on
+backoff = full
+slo_ms = 450
+
+[grid]
+budget_ratio = 0.05, 0.1, 0.2, 0.3
+backoff_cap_ms = 100, 1000
+EOF
+expect_exit 0 "$BIN" run seq.ini -o seq1.h5 -j 1 --refine "${LOOSE[@]}"
+cp "$T/err" seq1.err
+cp "$T/out" seq1.out
+expect_in seq1.err "round: screening stage 2: "
+expect_in seq1.err "up to 12 replicates each (those 4 replicates left open, neither refuted nor meeting the targets, and the 8 cheapest that met them)"
+expect_in seq1.out "(screening: 4 replicates each, up to 12 for "
+expect_exit 0 "$BIN" run seq.ini -o seq2.h5 -j 2 -q --refine "${LOOSE[@]}"
+same_results seq1.h5 seq2.h5
+cp seq1.h5 seq1-again.h5
+expect_exit 0 "$BIN" refine seq1-again.h5 "${LOOSE[@]}"
+same_results seq1.h5 seq1-again.h5
+# point, replicate, done of every row
+h5dump -d /runs seq1.h5 2>/dev/null | tr -d ' \n' |
+  grep -o '{[0-9]*,[0-9]*,[0-9]*,[0-9]*,[0-9]*,' | tr -d '{' |
+  awk -F, '{ print $2 "," $3 "," $5 }' >seq.rows
+[ -s seq.rows ] || fail "no /runs rows read from seq1.h5"
+awk -F, '$3 == 1 && $2 < 12 { n[$1]++; if ($2 + 0 > m[$1]) m[$1] = $2 + 0 }
+  END {
+    open = 0; all = 0
+    for (p in n) {
+      all++
+      if (!((n[p] == 4 && m[p] == 3) || (n[p] == 12 && m[p] == 11))) {
+        print "point " p ": " n[p] " screening runs up to replicate " m[p]; bad = 1
+      }
+      if (n[p] == 12) open++
+    }
+    if (open == 0) { print "no point got the second stage"; bad = 1 }
+    if (open == all) { print "every point got the second stage"; bad = 1 }
+    exit bad
+  }' seq.rows >seq.check || fail "screening replicates: $(cat seq.check)"
+# analyze and recommend read the file; screen_up_to must be above replicates
+expect_exit 0 "$BIN" analyze seq1.h5
+expect_exit 0 "$BIN" recommend seq1.h5
+expect_exit 2 "$BIN" list seq.ini --set screen_up_to=4
+expect_in "$T/err" "screen_up_to = 4 must be more than replicates = 4"
+expect_exit 0 "$BIN" list tiny.ini --ini
+grep -q screen_up_to "$T/out" && fail "a fixed sweep's text names screen_up_to"
+expect_exit 0 "$BIN" list seq.ini --ini
+expect_in "$T/out" "screen_up_to = 12"
+
 if [ "$failures" -gt 0 ]; then
   echo "cli_refine: $failures failure(s)" >&2
   exit 1

@@ -11,6 +11,11 @@
  * candidate at the full alpha) is run too and must break the bound: the
  * check can fail. Power: one point at 0.999 among points at 0.9 is found
  * in most procedures.
+ *
+ * Sequential screening (5 replicates, then up to 20 only where the first 5
+ * leave a point open: ana_rp_screen_more) is run through the same 2,000
+ * procedures: the family-wise bound and the power must hold as for fixed
+ * screening, on fewer screening runs.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -29,6 +34,7 @@
 #define TRIALS 2000
 #define MC_MARGIN (3.0 * sqrt(0.05 * 0.95 / TRIALS))
 #define R0 20
+#define R1 5 /* sequential screening's first stage */
 
 static ana_seq_design targets(void) {
   ana_seq_design d = {.min_pass = 0.99, .max_meta = 0.01};
@@ -152,19 +158,34 @@ typedef struct grid {
   size_t n;
   const double *p_pass; /* per point */
   int no_spending;      /* the broken variant: every candidate at the full alpha */
+  int sequential;       /* screening: R1 replicates, up to R0 where R1 leave a point open */
+  int64_t screen_runs;  /* screening runs spent, over all procedures */
 } grid;
 
 /* One refine procedure; returns the proven point, or -1. */
-static long simulate(const grid *g, eng_rng *r, int k) {
+static long simulate(grid *g, eng_rng *r, int k) {
   ana_seq_design d = targets();
   ana_rp_point *pts = calloc(g->n, sizeof *pts);
   assert_non_null(pts);
   for (size_t i = 0; i < g->n; i++) {
     pts[i].id = (int64_t)i;
-    pts[i].n = R0;
-    for (int j = 0; j < R0; j++) pts[i].n_pass += eng_rng_uniform(r) < g->p_pass[i];
+    int first = g->sequential ? R1 : R0;
+    for (int j = 0; j < first; j++) pts[i].n_pass += eng_rng_uniform(r) < g->p_pass[i];
+    pts[i].n = first;
     pts[i].amp = 1.0 + eng_rng_uniform(r); /* a random cost order */
   }
+  if (g->sequential) { /* stage 2 where the rule says, from stage 1 alone */
+    unsigned char *more = calloc(g->n, 1);
+    assert_non_null(more);
+    ana_rp_stage2(pts, g->n, &d, more);
+    for (size_t i = 0; i < g->n; i++) {
+      if (!more[i]) continue;
+      for (int j = R1; j < R0; j++) pts[i].n_pass += eng_rng_uniform(r) < g->p_pass[i];
+      pts[i].n = R0;
+    }
+    free(more);
+  }
+  for (size_t i = 0; i < g->n; i++) g->screen_runs += pts[i].n;
   ana_rp rp;
   assert_int_equal(ana_rp_init(&rp, pts, g->n, &d, NULL, 0), 0);
   if (g->no_spending)
@@ -189,10 +210,10 @@ static long simulate(const grid *g, eng_rng *r, int k) {
   return found;
 }
 
-static double false_claim_rate(int no_spending, uint64_t seed) {
+static double false_claim_rate(int no_spending, int sequential, uint64_t seed) {
   double p[240];
   for (int i = 0; i < 240; i++) p[i] = 0.99;
-  grid g = {240, p, no_spending};
+  grid g = {240, p, no_spending, sequential, 0};
   eng_rng r;
   eng_rng_seed(&r, seed, 0);
   int wrong = 0;
@@ -202,7 +223,7 @@ static double false_claim_rate(int no_spending, uint64_t seed) {
 
 static void test_family_error_at_the_boundary(void **state) {
   (void)state;
-  double rate = false_claim_rate(0, 11);
+  double rate = false_claim_rate(0, 0, 11);
   print_message("240 points at P(pass) = 0.99: a point declared proven in %.2f%% of %d "
                 "procedures\n", 100 * rate, TRIALS);
   assert_true(rate <= 0.05 + MC_MARGIN);
@@ -211,7 +232,7 @@ static void test_family_error_at_the_boundary(void **state) {
 static void test_family_check_can_fail(void **state) {
   (void)state;
   /* Without alpha / 2^i every one of ~236 candidates gets a 5% chance. */
-  double rate = false_claim_rate(1, 12);
+  double rate = false_claim_rate(1, 0, 12);
   print_message("the same without alpha spending: %.2f%%\n", 100 * rate);
   assert_true(rate > 0.05 + MC_MARGIN);
 }
@@ -221,7 +242,7 @@ static void test_power_one_good_point(void **state) {
   double p[240];
   for (int i = 0; i < 240; i++) p[i] = 0.9;
   p[137] = 0.999;
-  grid g = {240, p, 0};
+  grid g = {240, p, 0, 0, 0};
   eng_rng r;
   eng_rng_seed(&r, 13, 0);
   int found = 0, wrong = 0;
@@ -236,6 +257,96 @@ static void test_power_one_good_point(void **state) {
   assert_true((double)wrong / TRIALS <= 0.05 + MC_MARGIN);
 }
 
+/* ---- sequential screening ---- */
+
+static void test_screen_more(void **state) {
+  (void)state;
+  ana_seq_design d = targets();
+  /* Stage 1 of 5 runs: all passing meets the targets' point estimates
+   * (clearly a candidate); 4 of 5 is consistent with 0.99 (exact upper
+   * bound 0.9949) but misses it (open: stage 2); 3 of 5 (0.947) is
+   * refuted. */
+  ana_rp_point p = {.id = 0, .n = 5, .n_pass = 5};
+  assert_false(ana_rp_screen_more(&p, &d));
+  p.n_pass = 4;
+  assert_true(ana_rp_screen_more(&p, &d));
+  p.n_pass = 3;
+  assert_false(ana_rp_screen_more(&p, &d));
+  /* Metastable: 1 of 5 (lower bound 0.005) open, 2 of 5 (0.053) refuted. */
+  p = (ana_rp_point){.id = 0, .n = 5, .n_pass = 4, .n_meta = 1};
+  assert_true(ana_rp_screen_more(&p, &d));
+  p.n_pass = 3;
+  p.n_meta = 2;
+  assert_false(ana_rp_screen_more(&p, &d));
+  /* A collapse refutes; a disabled target does not hold a point open. */
+  p = (ana_rp_point){.id = 0, .n = 5, .n_pass = 5, .n_collapsed = 1};
+  assert_false(ana_rp_screen_more(&p, &d));
+  d.min_pass = 0;
+  assert_int_equal(ana_seq_design_check(&d, NULL, 0), 0);
+  p = (ana_rp_point){.id = 0, .n = 5, .n_pass = 2, .n_meta = 0};
+  assert_false(ana_rp_screen_more(&p, &d));
+  /* Stage 2: the open points, and the ANA_SCREEN_TOP cheapest clear
+   * candidates; refuted points never. */
+  d = targets();
+  ana_rp_point pts[ANA_SCREEN_TOP + 3];
+  size_t n = sizeof pts / sizeof *pts;
+  for (size_t i = 0; i < n; i++)
+    pts[i] = (ana_rp_point){.id = (int64_t)i, .n = 5, .n_pass = 5, .amp = 2.0 - 0.05 * (double)i};
+  pts[0].n_pass = 4;              /* open, and the dearest */
+  pts[1].n_pass = 3;              /* refuted */
+  unsigned char more[ANA_SCREEN_TOP + 3];
+  ana_rp_stage2(pts, n, &d, more);
+  assert_true(more[0]);
+  assert_false(more[1]);
+  assert_false(more[2]);          /* the dearest clear candidate: 9 are, 8 get it */
+  for (size_t i = 3; i < n; i++) assert_true(more[i]);
+}
+
+static void test_sequential_family_error(void **state) {
+  (void)state;
+  double rate = false_claim_rate(0, 1, 14);
+  print_message("sequential screening, 240 points at P(pass) = 0.99: a point declared proven in "
+                "%.2f%% of %d procedures\n", 100 * rate, TRIALS);
+  assert_true(rate <= 0.05 + MC_MARGIN);
+  /* and without alpha spending the same check fails: it can fail */
+  double broken = false_claim_rate(1, 1, 15);
+  print_message("the same without alpha spending: %.2f%%\n", 100 * broken);
+  assert_true(broken > 0.05 + MC_MARGIN);
+}
+
+/* Known truth: 240 points, most plainly bad (P(pass) 0.5), 30 borderline
+ * (0.9), 3 good (0.999) among them. Sequential screening finds a good
+ * point as often as fixed screening, never a wrong one beyond the bound,
+ * and spends far fewer screening runs. */
+static void test_sequential_known_truth(void **state) {
+  (void)state;
+  double p[240];
+  for (int i = 0; i < 240; i++) p[i] = i % 8 == 3 ? 0.9 : 0.5;
+  p[40] = p[117] = p[201] = 0.999;
+  int found[2] = {0, 0}, wrong[2] = {0, 0};
+  int64_t screen[2];
+  for (int seq = 0; seq < 2; seq++) {
+    grid g = {240, p, 0, seq, 0};
+    eng_rng r;
+    eng_rng_seed(&r, 16, 0);
+    for (int t = 0; t < TRIALS; t++) {
+      long f = simulate(&g, &r, ANA_REFINE_K);
+      found[seq] += f == 40 || f == 117 || f == 201;
+      wrong[seq] += f >= 0 && f != 40 && f != 117 && f != 201;
+    }
+    screen[seq] = g.screen_runs;
+  }
+  print_message("known truth: a good point found in %.1f%% (fixed) / %.1f%% (sequential), a wrong "
+                "one in %.2f%% / %.2f%%; screening runs per procedure %.0f / %.0f\n",
+                100.0 * found[0] / TRIALS, 100.0 * found[1] / TRIALS, 100.0 * wrong[0] / TRIALS,
+                100.0 * wrong[1] / TRIALS, (double)screen[0] / TRIALS,
+                (double)screen[1] / TRIALS);
+  assert_true(found[1] > TRIALS * 0.9);
+  assert_true(found[1] >= found[0] - TRIALS / 50);
+  assert_true((double)wrong[1] / TRIALS <= 0.05 + MC_MARGIN);
+  assert_true(screen[1] * 2 < screen[0]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_screening),
@@ -243,6 +354,9 @@ int main(void) {
       cmocka_unit_test(test_family_error_at_the_boundary),
       cmocka_unit_test(test_family_check_can_fail),
       cmocka_unit_test(test_power_one_good_point),
+      cmocka_unit_test(test_screen_more),
+      cmocka_unit_test(test_sequential_family_error),
+      cmocka_unit_test(test_sequential_known_truth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

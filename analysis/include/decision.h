@@ -64,10 +64,11 @@ void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, si
 
 /* The finished runs of one grid point by stage (fmt_run.stage): the one
  * count of a point's runs that analyze, report, refine and recommend print.
- * screening = the sweep's own replicates, fresh = appended by refine. */
+ * screening = the sweep's own replicates (and sequential screening's second
+ * stage), fresh = appended by refine. */
 static inline int ana_run_is_screening(const fmt_results *r, const fmt_run *run) {
-  return run->stage == FMT_STAGE_SCREENING &&
-         (r->replicates <= 0 || run->replicate < r->replicates);
+  int64_t screening = r->screen_up_to > r->replicates ? r->screen_up_to : r->replicates;
+  return run->stage == FMT_STAGE_SCREENING && (r->replicates <= 0 || run->replicate < screening);
 }
 typedef struct ana_point_runs {
   int64_t total, screening, fresh;

@@ -37,7 +37,15 @@ void ana_rf_tally_describe(const ana_rf_tally *t, char *buf, size_t len);
 /* One evaluation. Arrays per point are indexed like r->points. */
 typedef struct ana_rf_eval {
   ana_seq_design d;    /* the design it was made under (checked) */
-  int64_t r0;          /* screening replicates */
+  int64_t r0;          /* screening replicates (stage 1 under sequential screening) */
+  int64_t r_fresh;     /* the first fresh replicate: r0, or the sweep's screen_up_to */
+  int64_t *screen_next; /* sequential screening: per point, the next stage-2 replicate
+                           (r_fresh: it has them all), -1 when stage 1 closed the point;
+                           NULL when screening is fixed */
+  size_t screen_open;  /* points stage 1 left open (given stage 2) */
+  int64_t screen_missing; /* stage-2 runs still to append: while > 0 there are no
+                             candidates yet and the decision is open */
+  int64_t screen_added;   /* stage-2 runs in the file (counted in appended) */
   ana_rp rp;           /* the candidates in rank order, each test fed its fresh runs */
   ana_rp_point *pts;   /* screening summary */
   ana_rf_tally *screen; /* screening runs */
@@ -46,7 +54,7 @@ typedef struct ana_rf_eval {
   long *cand_of;       /* candidate index, or -1 */
   int64_t *batch;      /* per candidate: new replicates for the next round */
   ana_rp_step st;      /* the decision */
-  int64_t appended;    /* rows evaluated beyond the screening ones (run or not) */
+  int64_t appended;    /* rows evaluated beyond the sweep's own (run or not) */
 } ana_rf_eval;
 
 /* Evaluates r's rows below row_limit (all rows when row_limit < 0) under d

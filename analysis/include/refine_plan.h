@@ -24,6 +24,21 @@
  * candidate's alpha_i and the candidate is proven when all are, refuted
  * when one is (intersection-union: still <= alpha_i per candidate).
  *
+ * Sequential screening (a sweep's screen_up_to = R > R0): screening is in
+ * two stages. Stage 1 is the sweep's own R0 replicates of every point; a
+ * point then gets replicates R0 .. R-1 too (stage 2) only when stage 1
+ * leaves it open (ana_rp_screen_more): neither clearly refuted (the exact
+ * bounds above already screen it out) nor clearly a candidate (its point
+ * estimates, passing share and metastable share, already meet the
+ * targets) — and the ANA_SCREEN_TOP cheapest of the clear candidates
+ * (cost order below, on their stage-1 runs), so the head of the ranking,
+ * which decides what refine proves first, rests on all R runs as with
+ * fixed screening. Its screening is then all R runs, else its R0. Fresh
+ * replicates start at R for every point, so which runs screen a point is
+ * a function of its stage-1 runs alone, fixed before any fresh run is
+ * seen: confirmation stays on runs that chose nothing, and the family-wise
+ * bound below holds as for fixed screening.
+ *
  * Stopping: decided when the cheapest candidate not refuted is proven;
  * none qualifies when every candidate is refuted; otherwise the K cheapest
  * open candidates each get a batch of
@@ -40,6 +55,7 @@
 
 #define ANA_REFINE_K 4          /* candidates confirmed in parallel per round */
 #define ANA_REFINE_MIN_BATCH 8  /* fewest new replicates a candidate gets per round */
+#define ANA_SCREEN_TOP 8        /* sequential screening: clear candidates given stage 2 */
 
 /* One grid point's screening summary. */
 typedef struct ana_rp_point {
@@ -81,6 +97,14 @@ void ana_rp_free(ana_rp *rp);
 
 /* Whether point p's screening keeps it a candidate (for messages). */
 int ana_rp_screen_ok(const ana_rp_point *p, const ana_seq_design *d);
+/* Sequential screening: whether stage-1 screening p leaves the point open
+ * (see above). */
+int ana_rp_screen_more(const ana_rp_point *p, const ana_seq_design *d);
+/* Sequential screening: more[i] = 1 for each point of the stage-1
+ * summaries pts that gets stage 2 (left open, or among the ANA_SCREEN_TOP
+ * cheapest clear candidates), else 0. */
+void ana_rp_stage2(const ana_rp_point *pts, size_t n, const ana_seq_design *d,
+                   unsigned char *more);
 
 typedef enum ana_rp_status {
   ANA_RP_OPEN = 0,    /* more runs needed: see the batch */

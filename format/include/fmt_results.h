@@ -40,11 +40,12 @@ typedef struct fmt_run {
 } fmt_run;
 
 /* The stage of a run (fmt_run.stage), as /runs stores it in its stage
- * column: screening is the sweep's own replicates 0 .. replicates-1; a
- * fresh replicate (replicates and up) is of refine round k. A file from
- * before the column gets it derived: round k when /refine/round_start says
- * its row lies in round k (round 1 when the file records no rounds). The
- * one source of "screening or fresh" for every count a command prints. */
+ * column: screening is the sweep's own replicates 0 .. replicates-1 (with
+ * sequential screening, every replicate below screen_up_to); a fresh
+ * replicate (at or above both) is of refine round k. A file from before the
+ * column gets it derived: round k when /refine/round_start says its row
+ * lies in round k (round 1 when the file records no rounds). The one source
+ * of "screening or fresh" for every count a command prints. */
 #define FMT_STAGE_SCREENING 0
 
 /* Times of one grid point's scenario in ms; NaN when the file does not say. */
@@ -77,6 +78,8 @@ typedef struct fmt_results {
   int complete;            /* root attribute "complete": 1, 0, or -1 when absent */
   int64_t replicates;      /* the sweep's own runs per point (root attribute); 0 when
                               unknown. refine appends replicates >= this one. */
+  int64_t screen_up_to;    /* the stored sweep's screen_up_to (sequential screening: refine
+                              appends screening replicates below it); 0 when fixed */
   unsigned char *scenario; /* n_axes: 1 = a scenario axis (the world's: traffic, faults,
                               time), 0 = tunable (docs/decisions.md); NULL = all tunable */
   int stage_stored;        /* /runs has the stage column; without it (files from before

@@ -23,6 +23,9 @@
  *   name        = seed        ; a label stored in the result file
  *   description = free text
  *   replicates  = 20          ; runs per grid point (default 20)
+ *   screen_up_to = off        ; N: sequential screening. refine first gives every point
+ *                             ; its first `replicates` runs leave open (not screened out)
+ *                             ; replicates up to N-1; fresh runs start at N (refine_plan.h)
  *   seed        = 1           ; master seed, decimal or 0x hex (default 1)
  *   crn         = off         ; on: common random numbers across points
  *   refine      = off         ; on: `run` then refines the file (stormsweep refine)
@@ -115,6 +118,7 @@ typedef struct swp_sweep {
   char *source_text; /* the file text verbatim (NULL when built from overrides only) */
   char *name, *description;
   int64_t replicates;
+  int64_t screen_up_to; /* 0: fixed screening; else > replicates: sequential (see above) */
   uint64_t seed;
   int crn;           /* common random numbers: the seed ignores the point */
   int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
