@@ -452,16 +452,18 @@ static size_t edit_distance(const char *a, const char *b) {
 
 const char *eng_suggest(const char *word, const char *const *cands, size_t n) {
   const char *best = NULL;
-  size_t best_d = (size_t)-1, len = strlen(word);
+  size_t best_s = (size_t)-1, len = strlen(word);
   for (size_t i = 0; i < n && cands[i]; i++) {
     if (!*cands[i]) continue;
-    size_t d = edit_distance(word, cands[i]);
-    /* A candidate that contains the typo (or the reverse) is a good guess too. */
-    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && d > 1) d = 1;
-    if (d < best_d) best_d = d, best = cands[i];
+    /* Twice the distance, so that a candidate that contains the typo (or
+     * the reverse), a good guess too, counts as 1.5 edits: one edit away
+     * wins ("service_histgram" is service_histogram, not service). */
+    size_t s = 2 * edit_distance(word, cands[i]);
+    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && s > 3) s = 3;
+    if (s < best_s) best_s = s, best = cands[i];
   }
   size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
-  return best_d <= limit ? best : NULL;
+  return best_s <= 2 * limit + 1 ? best : NULL;
 }
 
 const char *eng_settings_suggest(const char *key) {

@@ -13,7 +13,8 @@
  * exponential bucket index k holds (base^k, base^(k+1)] with base =
  * 2^(2^-scale), and the zero bucket is a point mass at 0. The unit is the
  * metric's "unit" (s, ms or us). A parsed JSON value keeps no line, so
- * messages name the place by its path in the document.
+ * messages name the place by its path in the document, and the line is
+ * found by scanning the text for that path (tel_json_line).
  */
 #include <jansson.h>
 #include <math.h>
@@ -273,8 +274,8 @@ static int exponential_hist(const found *f, double unit, const char *name, tel_h
   return 0;
 }
 
-int tel_otel_json_parse(const char *name, const char *text, size_t len, const char *selector,
-                        tel_hist *out, char *err, size_t errlen) {
+static int parse(const char *name, const char *text, size_t len, const char *selector,
+                 tel_hist *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (tel_check_text(name, text, len, err, errlen)) return -1;
   tel_selector sel;
@@ -400,7 +401,12 @@ int tel_otel_json_parse(const char *name, const char *text, size_t len, const ch
     out->sum = s * ums;
   }
   json_t *cnt = json_object_get(f[0].point, "count");
-  if (tel_hist_finish(out, name, 0, err, errlen)) goto out;
+  if (tel_hist_finish(out, name, 0, err, errlen)) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", err + strlen(name) + 2);
+    tel_err(err, errlen, name, 0, "at %s: %s", f[0].path, msg);
+    goto out;
+  }
   if (cnt) {
     double c;
     if (get_count(cnt, &c) || fabs(c - out->total) > 1e-9 * (c > 1 ? c : 1)) {
@@ -414,5 +420,12 @@ out:
   if (rc) tel_hist_free(out);
   free(f);
   json_decref(root);
+  return rc;
+}
+
+int tel_otel_json_parse(const char *name, const char *text, size_t len, const char *selector,
+                        tel_hist *out, char *err, size_t errlen) {
+  int rc = parse(name, text, len, selector, out, err, errlen);
+  if (rc) tel_json_err_line(name, text, len, err, errlen);
   return rc;
 }

@@ -122,8 +122,8 @@ fail:
   return -1;
 }
 
-int tel_prom_range_parse(const char *name, const char *text, size_t len, const char *selector,
-                         tel_series *out, char *err, size_t errlen) {
+static int range_parse(const char *name, const char *text, size_t len, const char *selector,
+                       tel_series *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (tel_check_text(name, text, len, err, errlen)) return -1;
   tel_selector sel;
@@ -212,5 +212,12 @@ fail:
   tel_series_free(out);
 out:
   json_decref(root);
+  return rc;
+}
+
+int tel_prom_range_parse(const char *name, const char *text, size_t len, const char *selector,
+                         tel_series *out, char *err, size_t errlen) {
+  int rc = range_parse(name, text, len, selector, out, err, errlen);
+  if (rc) tel_json_err_line(name, text, len, err, errlen);
   return rc;
 }

@@ -290,3 +290,114 @@ void tel_series_free(tel_series *s) {
   s->t_s = s->rate = NULL;
   s->n = 0;
 }
+
+/* Skips the JSON string starting at text[i] == '"'; returns the index past
+ * it and its body [*b, *e). */
+static size_t skip_string(const char *t, size_t len, size_t i, size_t *b, size_t *e) {
+  *b = ++i;
+  while (i < len && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
+  *e = i < len ? i : len;
+  return i < len ? i + 1 : len;
+}
+
+size_t tel_json_line(const char *t, size_t len, const char *target) {
+  enum { MAXD = 64 };
+  char path[512];
+  size_t plen = 0, line = 1, i = 0, depth = 0;
+  struct {
+    char arr;
+    size_t base, index;
+  } st[MAXD];
+  int want_key = 0; /* in an object, before a key */
+  path[0] = 0;
+  for (;;) {
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n'))
+      line += t[i++] == '\n';
+    if (i >= len) return 0;
+    if (want_key) {
+      if (t[i] == '}') {
+        i++;
+        goto close;
+      }
+      size_t b, e;
+      i = skip_string(t, len, i, &b, &e);
+      size_t base = st[depth - 1].base, k = e - b;
+      if (base + 1 + k >= sizeof path) return 0;
+      plen = base;
+      if (plen) path[plen++] = '.';
+      memcpy(path + plen, t + b, k);
+      plen += k;
+      path[plen] = 0;
+      while (i < len && t[i] != ':') line += t[i++] == '\n';
+      i++;
+      want_key = 0;
+      continue;
+    }
+    /* a value starts at i */
+    if (!strcmp(path, target)) return line;
+    if (t[i] == '{' || t[i] == '[') {
+      if (depth == MAXD) return 0;
+      st[depth].arr = t[i] == '[';
+      st[depth].base = plen;
+      st[depth].index = 0;
+      depth++;
+      i++;
+      if (t[i - 1] == '{') {
+        want_key = 1;
+        continue;
+      }
+      while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n'))
+        line += t[i++] == '\n';
+      if (i < len && t[i] == ']') {
+        i++;
+        goto close;
+      }
+      plen += (size_t)snprintf(path + plen, sizeof path - plen, "[0]");
+      if (plen >= sizeof path) return 0;
+      continue;
+    }
+    if (t[i] == '"') {
+      size_t b, e;
+      i = skip_string(t, len, i, &b, &e);
+    } else {
+      while (i < len && !strchr(",]} \t\r\n", t[i])) i++;
+    }
+  after:
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n'))
+      line += t[i++] == '\n';
+    if (i >= len || !depth) return 0;
+    if (t[i] == ',') {
+      i++;
+      if (st[depth - 1].arr) {
+        plen = st[depth - 1].base;
+        plen += (size_t)snprintf(path + plen, sizeof path - plen, "[%zu]", ++st[depth - 1].index);
+        if (plen >= sizeof path) return 0;
+      } else {
+        want_key = 1;
+      }
+      continue;
+    }
+    i++; /* '}' or ']' */
+  close:
+    depth--;
+    plen = st[depth].base;
+    path[plen] = 0;
+    goto after;
+  }
+}
+
+void tel_json_err_line(const char *name, const char *text, size_t len, char *err, size_t errlen) {
+  size_t n = strlen(name);
+  if (!err || strncmp(err, name, n) || strncmp(err + n, ": at ", 5)) return;
+  const char *p = err + n + 5, *e = strstr(p, ": ");
+  if (!e || (size_t)(e - p) >= 512) return;
+  char path[512];
+  memcpy(path, p, (size_t)(e - p));
+  path[e - p] = 0;
+  size_t line = tel_json_line(text, len, path);
+  if (!line) return;
+  char *copy = strdup(err + n + 2);
+  if (!copy) return;
+  snprintf(err, errlen, "%s:%zu: %s", name, line, copy);
+  free(copy);
+}

@@ -47,4 +47,13 @@ int tel_selector_match(const tel_selector *sel, const char *metric, size_t n_lab
  * negative. */
 int tel_hist_finish(tel_hist *h, const char *name, size_t line, char *err, size_t errlen);
 
+/* The line on which the JSON value at path (as the readers name it:
+ * key.key[3].key) starts in text, which jansson already accepted; 0 when
+ * there is none. */
+size_t tel_json_line(const char *text, size_t len, const char *path);
+
+/* Rewrites a reader's "NAME: at PATH: ..." message as "NAME:LINE: at
+ * PATH: ..." with the line of PATH in text. */
+void tel_json_err_line(const char *name, const char *text, size_t len, char *err, size_t errlen);
+
 #endif

@@ -6,9 +6,8 @@
  * Every reader is bounded: a file over TEL_MAX_FILE_BYTES, a histogram over
  * TEL_MAX_BUCKETS buckets, a CSV over TEL_MAX_SAMPLES latencies or a series
  * over TEL_MAX_POINTS points is refused before it costs more memory. Errors
- * are "FILE:LINE: what is wrong" (OpenTelemetry JSON: the line of a syntax
- * error, else "FILE: at PATH: what is wrong", since a parsed JSON value
- * keeps no line). Nothing here knows the engine: it turns files into
+ * are "FILE:LINE: what is wrong" (JSON: "FILE:LINE: at PATH: what is
+ * wrong", PATH the place in the document). Nothing here knows the engine: it turns files into
  * numbers, and the engine builds its samplers from them.
  */
 #ifndef STORMSWEEP_TEL_H
