@@ -279,7 +279,7 @@ static int parse(const char *name, const char *text, size_t len, const char *sel
   memset(out, 0, sizeof *out);
   if (tel_check_text(name, text, len, err, errlen)) return -1;
   tel_selector sel;
-  if (tel_selector_parse(selector, &sel, err, errlen)) return -1;
+  if (tel_selector_parse(selector, &sel, name, err, errlen)) return -1;
   json_error_t je;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
   if (!root) {

@@ -528,7 +528,7 @@ static int series_finish(parser *P, const series *s, tel_hist *h) {
 
 static int select_series(parser *P, const char *selector, size_t lines, tel_hist *out) {
   tel_selector sel;
-  if (tel_selector_parse(selector, &sel, P->err, P->errlen)) return -1;
+  if (tel_selector_parse(selector, &sel, P->name, P->err, P->errlen)) return -1;
   size_t hist = 0, match = 0, first = 0, second = 0;
   for (size_t i = 0; i < P->ns; i++) {
     if (!P->s[i].nb) continue; /* _sum / _count of something with no buckets */

@@ -21,6 +21,13 @@ void tel_err(char *err, size_t errlen, const char *name, size_t line, const char
   va_start(ap, fmt);
   vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
   va_end(ap);
+  /* A message quotes the file: it must stay one line that cannot move a
+   * terminal's cursor, so control characters (C0, DEL, and C1 as UTF-8)
+   * become '?'. */
+  for (unsigned char *p = (unsigned char *)err; *p; p++) {
+    if (*p < 0x20 || *p == 0x7f) *p = '?';
+    else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) p[0] = p[1] = '?';
+  }
 }
 
 int tel_read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen) {
@@ -167,15 +174,28 @@ double tel_unit_word_ms(const char *unit) {
   return 0;
 }
 
+static void sel_err(char *err, size_t errlen, const char *name, const char *sel, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+static void sel_err(char *err, size_t errlen, const char *name, const char *sel, const char *fmt,
+                    ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tel_err(err, errlen, name, 0, "the series selector '%.100s': %s", sel, msg);
+}
+
 static int is_name_start(int c) { return isalpha(c) || c == '_'; }
 /* '.' too: OpenTelemetry attribute keys and metric names have dots */
 static int is_name_char(int c) { return isalnum(c) || c == '_' || c == '.'; }
 
-int tel_selector_parse(const char *text, tel_selector *sel, char *err, size_t errlen) {
+int tel_selector_parse(const char *text, tel_selector *sel, const char *name, char *err,
+                       size_t errlen) {
   memset(sel, 0, sizeof *sel);
   if (!text) return 0;
   const char *p = text;
-#define BAD(...) return tel_err(err, errlen, "service_histogram_series", 0, __VA_ARGS__), -1
+#define BAD(...) return sel_err(err, errlen, name, text, __VA_ARGS__), -1
   while (isspace((unsigned char)*p)) p++;
   /* a metric name unless the text starts with a matcher name= */
   const char *q = p;

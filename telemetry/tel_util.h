@@ -36,8 +36,10 @@ typedef struct tel_selector {
   char value[TEL_MAX_SELECTOR][256];
 } tel_selector;
 
-/* Parses "[METRIC] [{]name="value", ...[}]"; NULL or "" selects all. */
-int tel_selector_parse(const char *text, tel_selector *sel, char *err, size_t errlen);
+/* Parses "[METRIC] [{]name="value", ...[}]"; NULL or "" selects all.
+ * Messages name the file (name) the selector was given for. */
+int tel_selector_parse(const char *text, tel_selector *sel, const char *name, char *err,
+                       size_t errlen);
 /* 1 when metric and the labels (n pairs) satisfy sel. */
 int tel_selector_match(const tel_selector *sel, const char *metric, size_t n_labels,
                        const char *const *names, const char *const *values);

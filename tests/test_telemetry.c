@@ -118,7 +118,7 @@ static void test_selection(void **state) {
   assert_int_equal(tel_hist_load(GOOD "scrape.prom", "handler=\"/x\"", &h, err, sizeof err), -1);
   tu_assert_contains(err, "scrape.prom:3: no histogram series matches", __FILE__, __LINE__);
   assert_int_equal(tel_hist_load(GOOD "scrape.prom", "handler=/get", &h, err, sizeof err), -1);
-  tu_assert_contains(err, "must be in double quotes", __FILE__, __LINE__);
+  tu_assert_contains(err, "scrape.prom: the series selector 'handler=/get': a label value must be in double quotes", __FILE__, __LINE__);
 }
 
 /* The rule within a bucket, at chosen cumulative probabilities. */
