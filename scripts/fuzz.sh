@@ -59,7 +59,8 @@ case "$target" in
   promtext)
     seeds=tests/telemetry/bad/hist
     extra=(-max_len=8192) ;;
-  *) echo "fuzz.sh: -f expects sweepfile, resultfile, client or promtext, got '$target'" >&2; exit 2 ;;
+  *) echo "fuzz.sh: -f expects sweepfile, resultfile, client or promtext, got '$target'" >&2
+     exit 2 ;;
 esac
 
 CC=${CLANG:-}
@@ -107,8 +108,8 @@ else
   # The analysis library links every layer below it (recommend reads
   # refine's state), so the target takes every library source, as CMake
   # links them.
-  libs=("$src"/analysis/*.c "$src"/engine/*.c "$src"/telemetry/*.c "$src"/sweeps/*.c "$src"/format/*.c
-    "$out/seed_study.c")
+  libs=("$src"/analysis/*.c "$src"/engine/*.c "$src"/telemetry/*.c "$src"/sweeps/*.c
+    "$src"/format/*.c "$out/seed_study.c")
   for f in "$src"/driver/*.c; do
     [ "$(basename "$f")" = mpi_driver.c ] || libs+=("$f")
   done
@@ -131,7 +132,8 @@ if [ "$status" -ne 0 ]; then
   echo "fuzz.sh: the fuzzer stopped with status $status; last lines of the log:" >&2
   tail -40 "$out/fuzz.log" >&2
   ls "$out/artifacts" >&2 || true
-  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions$([ "$target" = resultfile ] && echo _result)$([ "$target" = promtext ] && echo _promtext)/ and fix the bug" >&2
+  suffix=$([ "$target" = resultfile ] && echo _result)$([ "$target" = promtext ] && echo _promtext)
+  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions$suffix/ and fix the bug" >&2
   exit 1
 fi
 echo "fuzz.sh: no crash in ${seconds}s"

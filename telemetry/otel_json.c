@@ -82,8 +82,8 @@ static int add_attrs(attrs *a, json_t *list, const char *name, const char *path,
     const char *key = json_string_value(json_object_get(kv, "key"));
     json_t *v = json_object_get(kv, "value");
     if (!key || !json_is_object(v)) {
-      tel_err(err, errlen, name, 0, "at %s.attributes[%zu]: expected {\"key\": ..., \"value\": {...}}",
-              path, i);
+      tel_err(err, errlen, name, 0,
+              "at %s.attributes[%zu]: expected {\"key\": ..., \"value\": {...}}", path, i);
       return -1;
     }
     if (a->n == MAX_ATTRS) {
@@ -238,8 +238,9 @@ static int exponential_hist(const found *f, double unit, const char *name, tel_h
   double base_log2 = ldexp(1.0, -(int)scale); /* log2(base) */
   double lo = exp2(offset * base_log2) * unit, hi_last = exp2((offset + (double)m) * base_log2);
   if (m && (!isfinite(hi_last * unit) || !(lo > 0))) {
-    tel_err(err, errlen, name, 0, "at %s.positive: bucket bounds out of range (offset %g, scale %g)",
-            f->path, offset, scale);
+    tel_err(err, errlen, name, 0,
+            "at %s.positive: bucket bounds out of range (offset %g, scale %g)", f->path, offset,
+            scale);
     return -1;
   }
   char path[320];
@@ -364,7 +365,8 @@ static int parse(const char *name, const char *text, size_t len, const char *sel
     goto out;
   }
   if (!matches) {
-    tel_err(err, errlen, name, 0, "no histogram data point matches service_histogram_series '%.200s'",
+    tel_err(err, errlen, name, 0,
+            "no histogram data point matches service_histogram_series '%.200s'",
             selector ? selector : "");
     goto out;
   }

@@ -15,7 +15,8 @@
 
 void tel_err(char *err, size_t errlen, const char *name, size_t line, const char *fmt, ...) {
   if (!err || !errlen) return;
-  int k = line ? snprintf(err, errlen, "%s:%zu: ", name, line) : snprintf(err, errlen, "%s: ", name);
+  int k = line ? snprintf(err, errlen, "%s:%zu: ", name, line)
+               : snprintf(err, errlen, "%s: ", name);
   if (k < 0 || (size_t)k >= errlen) return;
   va_list ap;
   va_start(ap, fmt);

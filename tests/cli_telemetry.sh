@@ -40,7 +40,8 @@ refused() {
     return
   fi
   if [ "${frag:0:1}" = ":" ]; then
-    grep -qF -- "$file$frag" "$T/err" || fail "$file: want '$file$frag'; got: $(head -c 400 "$T/err")"
+    grep -qF -- "$file$frag" "$T/err" ||
+      fail "$file: want '$file$frag'; got: $(head -c 400 "$T/err")"
   elif [ "$frag" != "-" ]; then
     local msg
     msg=$(cat "$T/err")
@@ -67,8 +68,8 @@ cd "$T" || exit 1
 head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' '#' >huge.prom
 refused huge.prom service_histogram - # no line: the whole file is too large
 grep -qF "huge.prom: larger than 64 MiB" "$T/err" || fail "huge.prom: $(cat "$T/err")"
-awk 'BEGIN { for (i = 0; i <= 10000; i++) printf "x_seconds_bucket{i=\"%d\",le=\"+Inf\"} 1\n", i }' \
-  >series.prom
+awk 'BEGIN { for (i = 0; i <= 10000; i++)
+  printf "x_seconds_bucket{i=\"%d\",le=\"+Inf\"} 1\n", i }' >series.prom
 refused series.prom service_histogram ":10001: more than 10000 histogram series"
 awk 'BEGIN { print "latency_ms"; for (i = 0; i <= 1000000; i++) print i % 97 }' >many.csv
 refused many.csv service_histogram ":1000002: more than 1000000 latencies"
@@ -83,7 +84,8 @@ for f in scrape.prom otel-histogram.json otel-exponential.json latencies.csv buc
   [ "$rc" = 0 ] || fail "$f: exit $rc; $(head -c 400 "$T/err")"
 done
 # one series of several must be chosen, and is named in the message
-expect_exit 2 "$BIN" sim "${quick[@]}" --set service=empirical --set "service_histogram=$G/scrape.prom"
+expect_exit 2 "$BIN" sim "${quick[@]}" --set service=empirical \
+  --set "service_histogram=$G/scrape.prom"
 expect_in "$T/err" "holds several histogram series: choose one with service_histogram_series"
 expect_exit 2 "$BIN" sim "${quick[@]}" --set service=empirical \
   --set 'service_histogram_series=handler="/nope"' --set "service_histogram=$G/scrape.prom"
@@ -91,8 +93,9 @@ expect_in "$T/err" "scrape.prom:3: no histogram series matches service_histogram
 expect_exit 2 "$BIN" sim "${quick[@]}" --set service=empirical
 expect_in "$T/err" "service = empirical needs service_histogram = FILE"
 # the order of the two settings does not matter
-expect_exit 0 "$BIN" sim "${quick[@]}" --set service=empirical --set "service_histogram=$G/scrape.prom" \
-  --set 'service_histogram_series=handler="/get"' --show-settings
+expect_exit 0 "$BIN" sim "${quick[@]}" --set service=empirical \
+  --set "service_histogram=$G/scrape.prom" --set 'service_histogram_series=handler="/get"' \
+  --show-settings
 expect_in "$T/out" "service_mean_ms          = 3 "
 # did you mean, and --list-settings
 expect_exit 2 "$BIN" sim --set service_histgram=x.prom

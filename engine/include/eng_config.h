@@ -246,7 +246,7 @@ int eng_config_validate(const eng_config *cfg, char *err, size_t errlen);
 /* Derived quantities. */
 int32_t eng_config_ticks(const eng_config *cfg);
 double eng_config_capacity_rps(const eng_config *cfg); /* shards*workers/service mean */
-/* rate_rps, or load*capacity (with a rate_profile: its peak x rate_scale); closed model with explicit concurrency: the
+/* rate_rps, or load*capacity (a rate_profile: its peak x rate_scale); closed model with explicit concurrency: the
  * request rate its users offer when nothing queues, users / (service + think) */
 double eng_config_arrival_rps(const eng_config *cfg);
 /* Closed model: users over all client processes (concurrency x clients, or
