@@ -433,6 +433,13 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
     fprintf(stderr, "stormsweep sim: %s\n", err);
     return 2;
   }
+  if (cfg->service_dist == ENG_SERVICE_EMPIRICAL) {
+    /* The histogram is the service time itself, not deconvolved. */
+    fprintf(stderr, "stormsweep sim: warning: service = empirical takes ");
+    ana_term_fputs(stderr, cfg->service_histogram, 0);
+    fprintf(stderr, " as the servers' own service time: it must be measured at low load, where "
+                    "queueing adds little (docs/telemetry.md)\n");
+  }
   return 0;
 }
 

@@ -15,8 +15,10 @@
 #include <string.h>
 
 #include "eng_config.h"
+#include "telemetry_tables.h"
 
-static const char *const service_names[] = {"exponential", "deterministic", "lognormal", NULL};
+static const char *const service_names[] = {"exponential", "deterministic", "lognormal",
+                                            "empirical", NULL};
 static const char *const key_names[] = {"uniform", "zipf", NULL};
 static const char *const discipline_names[] = {"fifo", "lifo", "adaptive_lifo", NULL};
 static const char *const backoff_names[] = {"none",         "full", "equal",
@@ -60,11 +62,20 @@ static const eng_setting settings[] = {
     {"workers", ENG_SET_INT, OFF(workers), 1, 1e6, NULL, "cluster",
      "parallel workers per shard (attempts in service at once)"},
     {"service", ENG_SET_ENUM, OFF(service_dist), 0, 0, service_names, "cluster",
-     "service-time distribution: exponential, deterministic or lognormal"},
+     "service-time distribution: exponential, deterministic, lognormal, or empirical (from "
+     "service_histogram)"},
     {"service_mean_ms", ENG_SET_DOUBLE, OFF(service_mean_ms), 1e-6, 1e9, NULL, "cluster",
      "mean service time of one attempt in ms"},
     {"service_sigma", ENG_SET_DOUBLE, OFF(service_sigma), 0, 10, NULL, "cluster",
      "lognormal shape: sigma of the underlying normal (the mean stays service_mean_ms)"},
+    {"service_histogram", ENG_SET_TEXT, OFF(service_histogram), 0, 0, NULL, "cluster",
+     "service = empirical: a latency histogram FILE (Prometheus text, OpenTelemetry JSON or CSV; "
+     "docs/telemetry.md), measured at low load, as the service time; setting it sets "
+     "service_mean_ms to its mean (a later service_mean_ms rescales it); none = unset"},
+    {"service_histogram_series", ENG_SET_TEXT, OFF(service_histogram_series), 0, 0, NULL,
+     "cluster",
+     "the series of service_histogram to use when it holds several: label matchers such as "
+     "handler=\"/get\" or METRIC{name=\"value\",...}; none = the only one"},
     {"queue_capacity", ENG_SET_DOUBLE_INF, OFF(queue_capacity), 0, 1e9, NULL, "cluster",
      "waiting attempts a shard holds before rejecting at once; inf = unbounded"},
     {"queue_discipline", ENG_SET_ENUM, OFF(queue_discipline), 0, 0, discipline_names, "cluster",
@@ -103,6 +114,15 @@ static const eng_setting settings[] = {
      "arrival rate as a fraction of cluster capacity (shards x workers / service mean)"},
     {"rate_rps", ENG_SET_DOUBLE, OFF(rate_rps), 0, 1e12, NULL, "traffic",
      "absolute arrival rate in requests/s; when > 0 it replaces load"},
+    {"rate_profile", ENG_SET_TEXT, OFF(rate_profile), 0, 0, NULL, "traffic",
+     "requests/s over time from FILE (CSV time_s,rate or a Prometheus range-query JSON; "
+     "docs/telemetry.md), from t = 0 at its first point, interpolated per tick and held after "
+     "its last; replaces load and rate_rps (open model only); none = a constant rate"},
+    {"rate_profile_series", ENG_SET_TEXT, OFF(rate_profile_series), 0, 0, NULL, "traffic",
+     "the series of a Prometheus rate_profile to use when it holds several, as "
+     "service_histogram_series; none = the only one"},
+    {"rate_scale", ENG_SET_DOUBLE, OFF(rate_scale), 0, 1e6, NULL, "traffic",
+     "multiplies every rate of rate_profile (2 = twice the measured traffic)"},
     {"keys", ENG_SET_INT64, OFF(keys), 1, 4e18, NULL, "traffic", "size of the key space"},
     {"key_dist", ENG_SET_ENUM, OFF(key_dist), 0, 0, key_names, "traffic",
      "key popularity: uniform or zipf (exponent zipf_s)"},
@@ -303,6 +323,7 @@ void eng_config_defaults(eng_config *c) {
   c->service_dist = ENG_SERVICE_EXP;
   c->service_mean_ms = 5;
   c->service_sigma = 1;
+  c->rate_scale = 1;
   c->queue_capacity = 1024;
   c->queue_discipline = ENG_QUEUE_FIFO;
   c->adaptive_lifo_threshold = 64;
@@ -435,16 +456,18 @@ static size_t edit_distance(const char *a, const char *b) {
 
 const char *eng_suggest(const char *word, const char *const *cands, size_t n) {
   const char *best = NULL;
-  size_t best_d = (size_t)-1, len = strlen(word);
+  size_t best_s = (size_t)-1, len = strlen(word);
   for (size_t i = 0; i < n && cands[i]; i++) {
     if (!*cands[i]) continue;
-    size_t d = edit_distance(word, cands[i]);
-    /* A candidate that contains the typo (or the reverse) is a good guess too. */
-    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && d > 1) d = 1;
-    if (d < best_d) best_d = d, best = cands[i];
+    /* Twice the distance, so that a candidate that contains the typo (or
+     * the reverse), a good guess too, counts as 1.5 edits: one edit away
+     * wins ("service_histgram" is service_histogram, not service). */
+    size_t s = 2 * edit_distance(word, cands[i]);
+    if (len >= 3 && (strstr(cands[i], word) || strstr(word, cands[i])) && s > 3) s = 3;
+    if (s < best_s) best_s = s, best = cands[i];
   }
   size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
-  return best_d <= limit ? best : NULL;
+  return best_s <= 2 * limit + 1 ? best : NULL;
 }
 
 const char *eng_settings_suggest(const char *key) {
@@ -629,6 +652,67 @@ static void format_flags(const eng_setting *s, int32_t mask, char *buf, size_t l
                                s->names[i]);
 }
 
+/* Reads the telemetry files the text settings name into c's tables. A
+ * histogram whose file holds several series is left unloaded until a
+ * series is set (eng_config_validate says so if none ever is). */
+static int load_tables(eng_config *c, const char *key, char *err, size_t errlen) {
+  char msg[512] = "";
+  if (!strncmp(key, "service_histogram", 17)) {
+    c->svc_table = NULL;
+    if (!c->service_histogram[0]) return 0;
+    const eng_empirical *e;
+    int rc = eng_tables_service(c->service_histogram, c->service_histogram_series, &e, msg,
+                                sizeof msg);
+    if (rc == -2 && !c->service_histogram_series[0]) return 0;
+    if (rc) {
+      seterr(err, errlen, "%s", msg);
+      return -1;
+    }
+    c->svc_table = e;
+    c->service_mean_ms = e->mean_ms;
+  } else {
+    c->rate_table = NULL;
+    if (!c->rate_profile[0]) return 0;
+    const eng_rate_profile *p;
+    int rc = eng_tables_rate(c->rate_profile, c->rate_profile_series, &p, msg, sizeof msg);
+    if (rc == -2 && !c->rate_profile_series[0]) return 0;
+    if (rc) {
+      seterr(err, errlen, "%s", msg);
+      return -1;
+    }
+    c->rate_table = p;
+  }
+  return 0;
+}
+
+static int set_text(eng_config *c, const eng_setting *s, const char *value, char *err,
+                    size_t errlen) {
+  while (isspace((unsigned char)*value)) value++;
+  size_t n = strlen(value);
+  while (n && isspace((unsigned char)value[n - 1])) n--;
+  if (n == 4 && !strncmp(value, "none", 4)) n = 0;
+  if (n >= ENG_TEXT_MAX) {
+    seterr(err, errlen, "%s: at most %d bytes, got %zu", s->key, ENG_TEXT_MAX - 1, n);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f) {
+      seterr(err, errlen, "%s: control characters are not allowed", s->key);
+      return -1;
+    }
+  char *field = (char *)c + s->offset, old[ENG_TEXT_MAX];
+  memcpy(old, field, ENG_TEXT_MAX);
+  memset(field, 0, ENG_TEXT_MAX); /* zero-filled, so equal settings compare equal */
+  memcpy(field, value, n);
+  if (load_tables(c, s->key, err, errlen)) {
+    memcpy(field, old, ENG_TEXT_MAX);
+    char ignore[8];
+    load_tables(c, s->key, ignore, sizeof ignore); /* the tables of the old value */
+    return -1;
+  }
+  return 0;
+}
+
 int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
   const eng_setting *s = eng_settings_find(key);
   if (!s) {
@@ -680,6 +764,8 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
     return parse_windows(value, (eng_windows *)field, err, errlen, key);
   case ENG_SET_FLAGS:
     return parse_flags(s, value, (int32_t *)field, err, errlen);
+  case ENG_SET_TEXT:
+    return set_text(c, s, value, err, errlen);
   default:
     break;
   }
@@ -738,6 +824,7 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   case ENG_SET_DOUBLE_INF: format_double(*(const double *)field, buf, len); break;
   case ENG_SET_ENUM: snprintf(buf, len, "%s", s->names[*(const int32_t *)field]); break;
   case ENG_SET_FLAGS: format_flags(s, *(const int32_t *)field, buf, len); break;
+  case ENG_SET_TEXT: snprintf(buf, len, "%s", *field ? field : "none"); break;
   case ENG_SET_PRESET: {
     /* A preset has no state of its own: report the name whose settings match. */
     const char *name = "custom";
@@ -772,6 +859,7 @@ double eng_config_get_number(const eng_config *c, const char *key) {
   case ENG_SET_ENUM:
   case ENG_SET_FLAGS: return *(const int32_t *)field; /* flags: the bit set */
   case ENG_SET_INT64: return (double)*(const int64_t *)field;
+  case ENG_SET_TEXT: return NAN;
   case ENG_SET_DOUBLE:
   case ENG_SET_DOUBLE_INF: return *(const double *)field;
   case ENG_SET_WINDOWS: {
@@ -799,6 +887,7 @@ double eng_config_capacity_rps(const eng_config *c) {
 double eng_config_arrival_rps(const eng_config *c) {
   if (c->client_model == ENG_CLIENT_CLOSED && c->concurrency > 0)
     return (double)c->concurrency * c->clients * 1000.0 / (c->service_mean_ms + c->think_ms);
+  if (c->rate_profile[0] && c->rate_table) return c->rate_table->peak_rps * c->rate_scale;
   return c->rate_rps > 0 ? c->rate_rps : c->load * eng_config_capacity_rps(c);
 }
 
@@ -886,6 +975,27 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
   if (c->breaker_min_calls > c->breaker_window) {
     seterr(err, errlen, "breaker_min_calls (%d) must not exceed breaker_window (%d)",
            c->breaker_min_calls, c->breaker_window);
+    return -1;
+  }
+  if (c->service_dist == ENG_SERVICE_EMPIRICAL && !c->svc_table) {
+    seterr(err, errlen,
+           c->service_histogram[0]
+               ? "service_histogram: %s holds several histogram series: choose one with "
+                 "service_histogram_series"
+               : "service = empirical needs service_histogram = FILE%s",
+           c->service_histogram);
+    return -1;
+  }
+  if (c->rate_profile[0] && !c->rate_table) {
+    seterr(err, errlen,
+           "rate_profile: %s holds several series: choose one with rate_profile_series",
+           c->rate_profile);
+    return -1;
+  }
+  if (c->rate_profile[0] && c->client_model == ENG_CLIENT_CLOSED) {
+    seterr(err, errlen,
+           "rate_profile: a measured rate drives the open model only (client_model = closed "
+           "sends as its users allow)");
     return -1;
   }
   if (c->key_dist == ENG_KEYS_ZIPF && c->zipf_s <= 0) {

@@ -89,6 +89,14 @@ int eng_setting_live(const eng_config *c, const char *key, char *why, size_t len
   if (!strcmp(key, "service_sigma") && c->service_dist != ENG_SERVICE_LOGNORMAL)
     DEAD("service = %s, and service_sigma shapes the lognormal only",
          name_of("service", c->service_dist));
+  if (key_in(key, "service_histogram service_histogram_series") &&
+      c->service_dist != ENG_SERVICE_EMPIRICAL)
+    DEAD("service = %s, and %s is the empirical distribution's",
+         name_of("service", c->service_dist), key);
+  if (key_in(key, "rate_profile_series rate_scale") && !c->rate_profile[0])
+    DEAD("rate_profile = none, and %s applies to a rate profile", key);
+  if (key_in(key, "load rate_rps") && c->rate_profile[0] && c->client_model == ENG_CLIENT_OPEN)
+    DEAD("rate_profile = %s sets the arrival rate, which replaces %s", c->rate_profile, key);
   if (!strcmp(key, "zipf_s") && c->key_dist != ENG_KEYS_ZIPF)
     DEAD("key_dist = %s, and zipf_s is the zipf exponent", name_of("key_dist", c->key_dist));
   if (!strncmp(key, "breaker_", 8) && c->breaker == ENG_BREAKER_OFF)

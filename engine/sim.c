@@ -48,6 +48,7 @@
 #include "request.h"
 #include "rng.h"
 #include "router.h"
+#include "telemetry_tables.h"
 #include "variates.h"
 
 #define NIL UINT32_MAX
@@ -171,6 +172,11 @@ struct eng_run {
   /* converted parameters */
   double svc_mean_ticks, lognorm_mu, lam_base;
   eng_poisson_rate arrivals; /* the request rate now (surges change it) */
+  const eng_empirical *emp;  /* service = empirical: its table, and ms to ticks */
+  double emp_scale;
+  const eng_rate_profile *prof; /* rate_profile: requests/s over time, and to per tick */
+  double prof_scale;
+  size_t prof_cursor;
   double q_cap;
   int32_t timeout_ticks, codel_target, codel_interval, detect_ticks;
   uint8_t codel_folly;    /* controlled delay is on with codel_variant = folly */
@@ -463,12 +469,22 @@ static __attribute__((noinline)) double profile_finish(speed_profile *p, int32_t
   return (double)p->t[k] + (target - p->v[k]) / p->speed[k] - (double)now;
 }
 
+/* rate_profile: this tick's arrival rate from the profile at the tick's
+ * time (a cursor walks its points, so O(1) per tick), times any surge. */
+static __attribute__((noinline)) void profile_rate(eng_run *r, int32_t t) {
+  double rps = eng_rate_profile_at(r->prof, (double)t * r->cfg->tick_ms, &r->prof_cursor);
+  double lam = rps * r->prof_scale * (r->fault_on[F_SURGE] ? r->cfg->surge_factor : 1);
+  if (lam != r->arrivals.lam) eng_poisson_prep(&r->arrivals, lam);
+}
+
 /* Service work in ticks at full speed, and the rounding fraction, for the
  * distributions other than the exponential (out of line). */
 static __attribute__((noinline)) double service_other(eng_run *r, double *frac) {
   double x;
   if (r->cfg->service_dist == ENG_SERVICE_DET) {
     x = r->svc_mean_ticks;
+  } else if (r->emp) {
+    x = eng_empirical_draw(r->emp, &r->r_svc) * r->emp_scale;
   } else {
     x = exp(r->lognorm_mu + r->cfg->service_sigma * eng_rng_normal(&r->r_svc));
   }
@@ -1730,7 +1746,8 @@ static void fault_edge(eng_run *r, const edge *e) {
   r->fault_on[e->kind] += delta;
   switch (e->kind) {
   case F_SURGE:
-    eng_poisson_prep(&r->arrivals, r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1));
+    if (!r->prof) /* a profile sets the rate every tick (profile_rate) */
+      eng_poisson_prep(&r->arrivals, r->lam_base * (r->fault_on[F_SURGE] ? c->surge_factor : 1));
     if (r->closed) users_grow(r); /* users leave lazily, as they wake */
     break;
   case F_BROWNOUT: {
@@ -2006,6 +2023,11 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->lognorm_mu = log(r->svc_mean_ticks) - 0.5 * c->service_sigma * c->service_sigma;
   r->lam_base = r->closed ? 0 : eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
   eng_poisson_prep(&r->arrivals, r->lam_base);
+  r->emp = c->service_dist == ENG_SERVICE_EMPIRICAL ? c->svc_table : NULL;
+  r->emp_scale = r->emp ? r->svc_mean_ticks / r->emp->mean_ms : 0;
+  r->prof = r->closed || !c->rate_profile[0] ? NULL : c->rate_table;
+  r->prof_scale = c->rate_scale * c->tick_ms / 1000.0;
+  r->prof_cursor = 0;
   r->q_cap = isinf(c->queue_capacity) ? 1e18 : c->queue_capacity;
   r->cap_healthy = -1; /* no cap computed yet: the first routing clears cap_memo */
   r->timeout_ticks = ms_to_tick(c, c->timeout_ms);
@@ -2160,6 +2182,7 @@ static void run_tick(eng_run *r) {
 
   if (r->reqs && r->hedges > 1) req_hedges(r);
 
+  if (__builtin_expect(r->prof != NULL, 0)) profile_rate(r, t);
   int64_t n = eng_poisson_draw(&r->r_arr, &r->arrivals);
   r->events += n;
   if (__builtin_expect(r->reqs, 0)) arrivals_req(r, n);

@@ -6,8 +6,12 @@
  * table and a Stirling series because lgamma() writes the global signgam
  * and is not thread-safe. Zipf: Hörmann & Derflinger's rejection-inversion
  * (as in Apache Commons RNG). Exponential: Marsaglia & Tsang's ziggurat.
+ * Empirical: a table of buckets built once, then a binary search per draw.
  */
 #include "variates.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static double log_factorial(double k) {
   static const double small[10] = {0,
@@ -136,5 +140,86 @@ double eng_zig_exp1_slow(const eng_zig *z, eng_rng *g, uint64_t x) {
     iz = (uint32_t)x & 255;
     jz = (uint32_t)(x >> 32);
     if (jz < z->k[iz]) return jz * z->w[iz];
+  }
+}
+
+void eng_empirical_free(eng_empirical *e) {
+  if (!e) return;
+  free(e->cdf);
+  free(e->lo);
+  free(e->w);
+  free(e->kind);
+  memset(e, 0, sizeof *e);
+}
+
+int eng_empirical_build(eng_empirical *e, size_t n, double lower, const double *le,
+                        const double *count, double sum) {
+  memset(e, 0, sizeof *e);
+  double total = 0, finite_sum = 0;
+  for (size_t i = 0; i <= n; i++) total += count[i];
+  if (!(total > 0)) return -1;
+  size_t cap = n + 1;
+  e->cdf = malloc(cap * sizeof *e->cdf);
+  e->lo = malloc(cap * sizeof *e->lo);
+  e->w = malloc(cap * sizeof *e->w);
+  e->kind = malloc(cap);
+  if (!e->cdf || !e->lo || !e->w || !e->kind) {
+    eng_empirical_free(e);
+    return -1;
+  }
+  double acc = 0, mean = 0, prev = lower;
+  e->min_ms = -1;
+  for (size_t i = 0; i < n; i++) {
+    double a = prev, b = le[i], c = count[i];
+    prev = b;
+    if (!(c > 0)) continue;
+    size_t k = e->n++;
+    double m;
+    if (a > 0 && b > a) {
+      e->kind[k] = ENG_EMP_LOG, e->lo[k] = a, e->w[k] = log(b / a);
+      m = (b - a) / e->w[k];
+    } else {
+      e->kind[k] = ENG_EMP_LIN, e->lo[k] = a, e->w[k] = b - a;
+      m = 0.5 * (a + b);
+    }
+    if (e->min_ms < 0) e->min_ms = a;
+    e->max_finite_ms = b;
+    acc += c;
+    e->cdf[k] = acc / total;
+    mean += c * m;
+    finite_sum += c * m;
+  }
+  double tail = count[n];
+  if (tail > 0) {
+    double L = n ? le[n - 1] : lower;
+    double tm = isnan(sum) ? L : (sum - finite_sum) / tail;
+    size_t k = e->n++;
+    if (tm > L) e->kind[k] = ENG_EMP_EXP, e->lo[k] = L, e->w[k] = tm - L;
+    else e->kind[k] = ENG_EMP_LIN, e->lo[k] = L, e->w[k] = 0, tm = L;
+    if (e->min_ms < 0) e->min_ms = L;
+    e->tail_share = tail / total;
+    e->tail_mean_ms = tm;
+    mean += tail * tm;
+    e->cdf[k] = 1;
+  }
+  e->cdf[e->n - 1] = 1; /* no rounding gap at the top */
+  e->mean_ms = mean / total;
+  return 0;
+}
+
+double eng_empirical_at(const eng_empirical *e, double u) {
+  size_t lo = 0, hi = e->n - 1; /* first bucket whose cdf exceeds u */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (e->cdf[mid] > u) hi = mid;
+    else lo = mid + 1;
+  }
+  double c0 = lo ? e->cdf[lo - 1] : 0, v = (u - c0) / (e->cdf[lo] - c0);
+  if (!(v >= 0)) v = 0;
+  if (v >= 1) v = 0x1.fffffffffffffp-1;
+  switch (e->kind[lo]) {
+  case ENG_EMP_LOG: return e->lo[lo] * exp(v * e->w[lo]);
+  case ENG_EMP_EXP: return e->lo[lo] - e->w[lo] * log1p(-v);
+  default: return e->lo[lo] + v * e->w[lo];
   }
 }

@@ -1,6 +1,7 @@
 /*
  * variates.h — the random variates a run draws: Poisson arrival counts,
- * Zipf key ranks and exponential service times. Each works on a caller's
+ * Zipf key ranks, exponential service times and empirical service times
+ * from a measured histogram. Each works on a caller's
  * eng_rng stream and keeps no hidden state, so tests can check their
  * distributions directly.
  */
@@ -8,6 +9,7 @@
 #define STORMSWEEP_VARIATES_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rng.h"
@@ -54,6 +56,43 @@ static inline double eng_zig_exp1(const eng_zig *z, eng_rng *g, double *frac) {
   *frac = (double)((x >> 8) & 0xFFFFFF) * 0x1.0p-24;
   if (jz < z->k[iz]) return jz * z->w[iz];
   return eng_zig_exp1_slow(z, g, x);
+}
+
+/* An empirical distribution built once from histogram buckets (a latency
+ * histogram's bounds and counts, eng_empirical_build) and then only read:
+ * drawing is one uniform, a binary search over the buckets' cumulative
+ * probabilities, and the place within the bucket by this rule:
+ *   - a bucket (a, b] with a > 0 is log-linear: x = a (b/a)^v, v uniform
+ *     (latency is closer to uniform in log than in linear scale, and the
+ *     buckets a scrape has are usually exponential);
+ *   - a bucket (0, b] is linear: x = v b; a zero-width bucket is a point;
+ *   - values above the last finite bound L (Prometheus's +Inf bucket) are
+ *     L + Exp(m) with m = (their mean from _sum) - L: the mean of the +Inf
+ *     bucket is what _sum leaves after every finite bucket's mean under
+ *     the rule above; with no sum, or one that leaves m <= 0, they are L.
+ * mean_ms is the mean of this distribution. */
+typedef struct eng_empirical {
+  size_t n;        /* buckets with mass, the tail one included */
+  double *cdf;     /* cumulative probability at the end of each bucket */
+  double *lo, *w;  /* x = lo * exp(v w) | lo + v w | lo - w log(1 - v), by kind */
+  uint8_t *kind;   /* ENG_EMP_LOG, ENG_EMP_LIN, ENG_EMP_EXP */
+  double mean_ms, min_ms, max_finite_ms;
+  double tail_share, tail_mean_ms; /* the +Inf bucket: its share and mean (0: none) */
+} eng_empirical;
+
+enum { ENG_EMP_LOG, ENG_EMP_LIN, ENG_EMP_EXP };
+
+/* Buckets as tel.h gives them: bucket i of n holds count[i] values in
+ * (lower or le[i-1], le[i]]; count[n] lie above le[n-1]; sum in ms or NaN.
+ * Returns 0, or -1 when out of memory or nothing has mass. */
+int eng_empirical_build(eng_empirical *e, size_t n, double lower, const double *le,
+                        const double *count, double sum);
+void eng_empirical_free(eng_empirical *e);
+/* The value at cumulative probability u in [0, 1) (u from one uniform). */
+double eng_empirical_at(const eng_empirical *e, double u);
+/* The quantile function of the distribution (p in [0, 1]): eng_empirical_at. */
+static inline double eng_empirical_draw(const eng_empirical *e, eng_rng *g) {
+  return eng_empirical_at(e, eng_rng_uniform(g));
 }
 
 #endif

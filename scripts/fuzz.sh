@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Fuzzes the sweep-file parser (tests/fuzz/fuzz_sweepfile.c) or, with
 # -f resultfile, the result-file reader and the analysis behind it
-# (tests/fuzz/fuzz_resultfile.c: inputs are recipes for HDF5 files) with
+# (tests/fuzz/fuzz_resultfile.c: inputs are recipes for HDF5 files), or with
+# -f promtext the Prometheus text histogram reader (tests/fuzz/fuzz_promtext.c) with
 # libFuzzer under AddressSanitizer + UndefinedBehaviorSanitizer for a
 # bounded time.
 #
 # Builds with clang straight from the sources the parser needs
 # (sweeps/*.c but the client importer, engine/*.c (a sweep is checked against
-# what its runs hold) and the embedded seed
+# what its runs hold) with the telemetry readers it calls, and the embedded seed
 # study; the importer and the terminal escaper too for client; every library
 # for resultfile) — no CMake build needed.
 # Starts from the seed corpus in tests/fuzz/corpus (corpus_result for
@@ -21,8 +22,9 @@
 # the bug, and run this again.
 #
 # Usage: scripts/fuzz.sh [-f TARGET] [-t SECONDS] [-o BUILD_DIR] [-- LIBFUZZER_ARGS...]
-#   -f TARGET    sweepfile (default), resultfile, or client (the --client
-#                importer, tests/fuzz/fuzz_client.c)
+#   -f TARGET    sweepfile (default), resultfile, client (the --client
+#                importer, tests/fuzz/fuzz_client.c) or promtext (seeds:
+#                tests/telemetry/good and tests/telemetry/bad/hist)
 #   -t SECONDS   total fuzzing time (default 60)
 #   -o DIR       build and work directory (default build-fuzz)
 # Exit status: 0 no crash, 1 the fuzzer found a crash, 2 bad usage or no
@@ -54,7 +56,11 @@ case "$target" in
   client)
     seeds=tests/client/bad
     extra=(-max_len=4096) ;;
-  *) echo "fuzz.sh: -f expects sweepfile, resultfile or client, got '$target'" >&2; exit 2 ;;
+  promtext)
+    seeds=tests/telemetry/bad/hist
+    extra=(-max_len=8192) ;;
+  *) echo "fuzz.sh: -f expects sweepfile, resultfile, client or promtext, got '$target'" >&2
+     exit 2 ;;
 esac
 
 CC=${CLANG:-}
@@ -75,14 +81,14 @@ cmake -DINPUT="$src/sweeps/seed.ini" -DOUTPUT="$out/seed_study.c" -DFUNC=swp_see
   -P "$src/sweeps/embed.cmake"
 flags=(-std=c11 -g -O1 -fno-omit-frame-pointer -D_POSIX_C_SOURCE=200809L
   -DSTORMSWEEP_VERSION='"fuzz"')
-for lib in engine sweeps format driver analysis; do
+for lib in telemetry engine sweeps format driver analysis; do
   flags+=(-I"$src/$lib" -I"$src/$lib/include")
 done
 flags+=(
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Wall -Wextra -Werror)
 echo "fuzz.sh: building $out/fuzz_$target with $CC"
-parser=("$src"/engine/*.c "$out/seed_study.c")
+parser=("$src"/engine/*.c "$src"/telemetry/*.c "$out/seed_study.c")
 for f in "$src"/sweeps/*.c; do
   case "$(basename "$f")" in client_*) ;; *) parser+=("$f") ;; esac
 done
@@ -93,13 +99,17 @@ if [ "$target" = client ]; then
     -lxxhash -lm
 elif [ "$target" = sweepfile ]; then
   "$CC" "${flags[@]}" -o "$out/fuzz_sweepfile" "$src/tests/fuzz/fuzz_sweepfile.c" "${parser[@]}" \
-    -linih -lxxhash -lm
+    -linih -lxxhash -ljansson -lm
+elif [ "$target" = promtext ]; then
+  "$CC" "${flags[@]}" -o "$out/fuzz_promtext" "$src/tests/fuzz/fuzz_promtext.c" \
+    "$src"/telemetry/*.c "$src/engine/variates.c" -ljansson -lm
 else
   read -r -a h5 <<<"$(pkg-config --cflags --libs hdf5)"
   # The analysis library links every layer below it (recommend reads
   # refine's state), so the target takes every library source, as CMake
   # links them.
-  libs=("$src"/analysis/*.c "$src"/engine/*.c "$src"/sweeps/*.c "$src"/format/*.c "$out/seed_study.c")
+  libs=("$src"/analysis/*.c "$src"/engine/*.c "$src"/telemetry/*.c "$src"/sweeps/*.c
+    "$src"/format/*.c "$out/seed_study.c")
   for f in "$src"/driver/*.c; do
     [ "$(basename "$f")" = mpi_driver.c ] || libs+=("$f")
   done
@@ -111,6 +121,7 @@ echo "fuzz.sh: fuzzing for ${seconds}s (corpus $out/corpus + $seeds)"
 status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
   "$out/fuzz_$target" "$out/corpus" "$src/$seeds" $([ "$target" = client ] && echo "$src/examples") \
+  $([ "$target" = promtext ] && echo "$src/tests/telemetry/good") \
   "${extra[@]}" -max_total_time="$seconds" \
   -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$out/artifacts/" "$@" 2>"$out/fuzz.log" || status=$?
@@ -121,7 +132,8 @@ if [ "$status" -ne 0 ]; then
   echo "fuzz.sh: the fuzzer stopped with status $status; last lines of the log:" >&2
   tail -40 "$out/fuzz.log" >&2
   ls "$out/artifacts" >&2 || true
-  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions$([ "$target" = resultfile ] && echo _result)/ and fix the bug" >&2
+  suffix=$([ "$target" = resultfile ] && echo _result)$([ "$target" = promtext ] && echo _promtext)
+  echo "fuzz.sh: copy the crash-* file into tests/fuzz/regressions$suffix/ and fix the bug" >&2
   exit 1
 fi
 echo "fuzz.sh: no crash in ${seconds}s"

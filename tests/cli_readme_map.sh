@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's Development section matches the tree:
 #  - its map (the first code block under "## Development") lists every
-#    top-level source folder, and names every .c and .h file of engine/,
+#    top-level source folder, and names every .c and .h file of telemetry/, engine/,
 #    sweeps/, format/, driver/, analysis/ and cli/ (include/ subfolders as
 #    include/NAME) in that folder's entry, and no file that is not there;
 #  - its scripts/ entry names every script of scripts/, its docs/ entry
@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 src, readme = sys.argv[1], sys.argv[2]
-FOLDERS = ("engine", "sweeps", "format", "driver", "analysis", "cli")
+FOLDERS = ("telemetry", "engine", "sweeps", "format", "driver", "analysis", "cli")
 problems = []
 
 text = open(readme, encoding="utf-8").read()

@@ -59,8 +59,12 @@
 #include <math.h>
 
 #include "eng.h"
+#include "testutil.h"
 
 #define REPS 16
+
+/* service = empirical from this histogram file when set (cfg_queue). */
+static const char *q_histogram;
 
 static void cfg_set(eng_config *c, const char *key, const char *value) {
   char err[512] = "";
@@ -148,6 +152,7 @@ static void cfg_queue(eng_config *c, const qcase *q) {
   cfg_setf(c, "workers", q->workers);
   cfg_set(c, "service", q->service);
   cfg_set(c, "service_mean_ms", "1");
+  if (q_histogram) cfg_set(c, "service_histogram", q_histogram); /* its mean: about 1 ms */
   cfg_setf(c, "tick_ms", q->tick_ms);
   cfg_set(c, "queue_capacity", "inf");
   cfg_set(c, "surge", "none");
@@ -160,7 +165,8 @@ static void cfg_queue(eng_config *c, const qcase *q) {
   cfg_setf(c, "baseline_ms", q->horizon_ms); /* baseline = [warmup, 0.9 horizon) */
 }
 
-static void run_case(eng_run *run, const qcase *q, theory th) {
+/* Returns the mean of W over the replications. */
+static double run_case(eng_run *run, const qcase *q, theory th) {
   eng_config c;
   cfg_queue(&c, q);
   stat L = {0}, Lm = {0}, W = {0};
@@ -203,6 +209,7 @@ static void run_case(eng_run *run, const qcase *q, theory th) {
   /* Little's Law inside each replication */
   if (!(worst_little < 0.01))
     fail_msg("%s: little_rel_error up to %.4f, expected < 1%%", q->name, worst_little);
+  return stat_mean(&W);
 }
 
 static void test_mm1_rho05(void **state) {
@@ -240,6 +247,34 @@ static void test_md1_rho08(void **state) {
 static void test_mm1_coarse_tick(void **state) {
   qcase q = {"M/M/1 rho=0.8 tick=0.1", 1, 0.8, "exponential", 0.1, 50000, 1000, 5};
   run_case(*state, &q, theory_mmc(1, 0.8));
+}
+
+/* An M/M/1 whose exponential service time (mean 1 ms) is given as a fine
+ * Prometheus histogram, as a team would scrape it: 350 buckets of ratio
+ * 1.03 from 1 us to 30 ms, in seconds, with _sum. Read back as service =
+ * empirical, the queue's W must be 1 / (mu - lambda) = 5 ms within 2% (and
+ * within the M/M/1 tolerance above, as any M/M/1 here). */
+static void test_mm1_from_histogram(void **state) {
+  char dir[256], path[512];
+  if (tu_tmpdir_make(dir, sizeof dir, "queueing")) fail_msg("no temporary directory");
+  tu_path(path, sizeof path, dir, "exp.prom");
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  const double N = 1e9;
+  fprintf(f, "# TYPE service_seconds histogram\n");
+  for (double b = 1e-3; b < 30; b *= 1.03)
+    fprintf(f, "service_seconds_bucket{le=\"%.17g\"} %.17g\n", b / 1000, -N * expm1(-b));
+  fprintf(f, "service_seconds_bucket{le=\"+Inf\"} %.17g\nservice_seconds_sum %.17g\n", N,
+          N / 1000);
+  fclose(f);
+  q_histogram = path;
+  qcase q = {"M/M/1 rho=0.8 empirical", 1, 0.8, "empirical", 0.02, 30000, 1000, 7};
+  double w = run_case(*state, &q, theory_mmc(1, 0.8));
+  q_histogram = NULL;
+  tu_tmpdir_remove(dir);
+  print_message("  W from the histogram %.4f ms, 1 / (mu - lambda) = 5 ms: %+.2f%%\n", w,
+                100 * (w - 5) / 5);
+  if (!(fabs(w - 5) <= 0.02 * 5)) fail_msg("W %.4f ms, more than 2%% from 5 ms", w);
 }
 
 /* Little's Law on the seed study's cluster without its faults: 16 shards,
@@ -289,6 +324,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_mmc_c4_rho08, run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_md1_rho08, run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_mm1_coarse_tick, run_setup, run_teardown),
+      cmocka_unit_test_setup_teardown(test_mm1_from_histogram, run_setup, run_teardown),
       cmocka_unit_test_setup_teardown(test_little_seed_scenario, run_setup, run_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,8 +17,19 @@
 #define ENG_MAX_SHARDS 4096
 #define ENG_MAX_VNODES 65536
 #define ENG_MAX_HEDGE 8        /* hedge_attempts at most (gRPC caps maxAttempts at 5) */
+#define ENG_TEXT_MAX 200       /* bytes of a text setting (a file name, a series) with its NUL */
 
-typedef enum { ENG_SERVICE_EXP, ENG_SERVICE_DET, ENG_SERVICE_LOGNORMAL } eng_service_dist;
+typedef enum {
+  ENG_SERVICE_EXP,
+  ENG_SERVICE_DET,
+  ENG_SERVICE_LOGNORMAL,
+  ENG_SERVICE_EMPIRICAL /* from service_histogram (docs/telemetry.md) */
+} eng_service_dist;
+
+/* Tables read from telemetry files (engine/telemetry_tables.h): shared,
+ * immutable, kept for the process's life. */
+struct eng_empirical;
+struct eng_rate_profile;
 typedef enum { ENG_KEYS_UNIFORM, ENG_KEYS_ZIPF } eng_key_dist;
 typedef enum { ENG_QUEUE_FIFO, ENG_QUEUE_LIFO, ENG_QUEUE_ADAPTIVE_LIFO } eng_queue_discipline;
 /* New kinds go at the end: result files store an enum axis by its index. */
@@ -102,6 +113,9 @@ typedef struct eng_config {
   int32_t shards, workers;
   int32_t service_dist; /* eng_service_dist */
   double service_mean_ms, service_sigma;
+  char service_histogram[ENG_TEXT_MAX];        /* "" = none */
+  char service_histogram_series[ENG_TEXT_MAX]; /* "" = the only one */
+  const struct eng_empirical *svc_table;       /* loaded from service_histogram */
   double queue_capacity; /* inf = unbounded */
   int32_t queue_discipline; /* eng_queue_discipline */
   double adaptive_lifo_threshold; /* queue length at which adaptive LIFO flips */
@@ -116,6 +130,10 @@ typedef struct eng_config {
   /* traffic */
   double load;     /* fraction of capacity; used when rate_rps is 0 */
   double rate_rps; /* absolute arrival rate, overrides load when > 0 */
+  char rate_profile[ENG_TEXT_MAX];        /* "" = none: a constant rate */
+  char rate_profile_series[ENG_TEXT_MAX]; /* "" = the only one */
+  double rate_scale;                      /* multiplies the profile's rates */
+  const struct eng_rate_profile *rate_table; /* loaded from rate_profile */
   int64_t keys;
   int32_t key_dist; /* eng_key_dist */
   double zipf_s;
@@ -180,9 +198,11 @@ typedef enum {
   ENG_SET_ENUM,    /* int32 index into a NULL-terminated name list */
   ENG_SET_WINDOWS, /* "START+DURATION ..." in ms, or "none" */
   ENG_SET_PRESET,  /* a name that sets several other settings (policy) */
-  ENG_SET_FLAGS    /* int32 bit set over a name list: "NAME+NAME...", "all" or "none"
+  ENG_SET_FLAGS,   /* int32 bit set over a name list: "NAME+NAME...", "all" or "none"
                       (',' and '|' also separate names; '+' is how it prints, so a
                       value fits in a comma-separated grid axis) */
+  ENG_SET_TEXT     /* char[ENG_TEXT_MAX]: a file name or a series selector; "none" or ""
+                      = unset. The telemetry files are read when set. */
 } eng_setting_type;
 
 typedef struct eng_setting {
@@ -248,7 +268,7 @@ int eng_config_validate(const eng_config *cfg, char *err, size_t errlen);
 /* Derived quantities. */
 int32_t eng_config_ticks(const eng_config *cfg);
 double eng_config_capacity_rps(const eng_config *cfg); /* shards*workers/service mean */
-/* rate_rps, or load*capacity; closed model with explicit concurrency: the
+/* rate_rps, or load*capacity (a rate_profile: its peak x rate_scale); closed model with explicit concurrency: the
  * request rate its users offer when nothing queues, users / (service + think) */
 double eng_config_arrival_rps(const eng_config *cfg);
 /* Closed model: users over all client processes (concurrency x clients, or
