@@ -21,7 +21,7 @@
  * (run, resume, refine, merge) write FMT_FORMAT_VERSION only and refuse to
  * continue or merge a file of another version.
  *
- * ## Layout (format "stormsweep-results", format_version 2)
+ * ## Layout (format "stormsweep-results", format_version 3)
  *
  * N = n_runs = n_points x replicates; T = ticks (the most of any point);
  * run r = point * replicates + replicate — for the sweep's own runs: `refine`

@@ -491,9 +491,10 @@ def b_seed_users(S):
                          for ph in ("baseline", "during", "after"))
         ur = [l["user_recovery_ms"] for l in lat]
         never = sum(1 for u in ur if u is None)
-        urec = med(ur, lambda v: f"{v:.0f} ms") if never < len(ur) / 2 else "never (by the horizon)"
-        if 0 < never:
-            urec += f", {never} never"
+        if never * 2 >= len(ur):
+            urec = f"not by the horizon in {never} of {len(ur)}"
+        else:
+            urec = med(ur, lambda v: f"{v:.0f} ms") + (f" ({never} not by the horizon)" if never else "")
         ok = sum(1 for u in ur if u is not None and u <= 1500)
         out.append(f"| {title} | {p99} | {err} | {urec} | {ok}/{len(ur)} |")
     return "\n".join(out)
