@@ -22,6 +22,7 @@
 
 #include "boundary.h"
 #include "cli.h"
+#include "decision.h"
 #include "drv.h"
 #include "fmt_outfile.h"
 #include "fmt_store.h"
@@ -81,17 +82,17 @@ static void usage(FILE *out) {
           "\n"
           "Finds, for each combination of the sweep's other axes (without SWEEP.ini: the\n"
           "built-in seed study's scenario, its grid dropped), the value of the numeric setting\n"
-          "KEY at which P(metastable) crosses P and the edge where P(pass) falls below the\n"
+          "KEY at which P(bad) crosses P and the edge where P(pass) falls below the\n"
           "target, each with a 95%% profile-likelihood interval from a logistic fit. Runs are\n"
           "placed adaptively near the current crossing; it reports the runs spent and what a\n"
           "uniform grid of equal precision would cost (docs/reference.md \"Boundary search\").\n"
-          "P(metastable) is the metastable runs alone: a collapsed run does not count, so it\n"
-          "can fall again where runs collapse (reported as non-monotone when the runs show it).\n"
+          "P(bad) is the share of runs metastable, collapsed or undetermined, as in every\n"
+          "other command; a response that falls again is reported as non-monotone.\n"
           "\n"
           "  --axis KEY           numeric setting to search along (any engine setting)\n"
           "  --range LO:HI        search interval of KEY\n"
           "  --log                fit and place runs on ln KEY (LO > 0)\n"
-          "  --level P            P(metastable) level to locate (default 0.5)\n"
+          "  --level P            P(bad) level to locate (default 0.5)\n"
           "  --min-pass P         P(pass) target whose edge to locate (default 0.9)\n"
           "  --slo-ms MS          recovery SLO for pass (default: the scenario's slo_ms)\n"
           "  --set KEY=VALUE      fix a setting (removes its axis; also seed=, name=)\n"
@@ -358,7 +359,7 @@ static int batch_record(void *user, const fmt_run_record *rec, char *err, size_t
     double ratio = s->new_requests > 0 ? (double)s->successes / (double)s->new_requests : 1;
     b->y[0] = ratio < c->goodput_below;
   } else {
-    b->y[0] = s->outcome == ENG_OUTCOME_METASTABLE;
+    b->y[0] = ana_outcome_is_bad(s->outcome); /* the one bad-run rule (decision.h) */
     b->y[1] = !s->passed_slo; /* the crossing of P(pass) = target is that of P(fail) = 1 - target */
   }
   return 0;
@@ -796,12 +797,12 @@ int cmd_boundary(int argc, char **argv) {
   res = calloc((size_t)sw.n_points, sizeof *res);
   cmdline = cli_command_line(argc, argv);
   if (!res || !cmdline) goto done;
-  const char *resp_names[2] = {b.goodput_below > 0 ? "goodput-below" : "metastable", "pass"};
+  const char *resp_names[2] = {b.goodput_below > 0 ? "goodput-below" : "bad", "pass"};
   char lvl[2][64];
   if (b.goodput_below > 0)
     snprintf(lvl[0], sizeof lvl[0], "P(success ratio < %.3g) = %.3g", b.goodput_below, b.level);
   else {
-    snprintf(lvl[0], sizeof lvl[0], "P(metastable) = %.3g", b.level);
+    snprintf(lvl[0], sizeof lvl[0], "P(bad) = %.3g", b.level);
     snprintf(lvl[1], sizeof lvl[1], "P(pass) = %.3g", b.min_pass);
   }
   printf("boundary of %s over [%.4g, %.4g]%s: %lld combination%s, 95%% profile-likelihood "

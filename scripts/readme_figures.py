@@ -694,10 +694,10 @@ def b_boundary_example(S):
 def b_boundary_findings(S):
     res = S.get("boundary")
     e, r1, nd = (boundary_h5(res[k][1]) for k in ("example", "range1", "nodrop"))
-    return (f"On the seed scenario (the shedding server, vnodes 150, c = 1.25) P(metastable) crosses 0.5 "
+    return (f"On the seed scenario (the shedding server, vnodes 150, c = 1.25) P(bad) crosses 0.5 "
             f"{crossing_text(e, 0)} (budget_ratio) and P(pass) falls below 0.9 {crossing_text(e, 1)}. "
-            f"With `--range 0.05:1` the pass edge is {crossing_text(r1, 1)} and the metastable crossing is "
-            f"{crossing_text(r1, 0)}. Without load shedding (`--set deadline_drop=off`, same range) the metastable "
+            f"With `--range 0.05:1` the pass edge is {crossing_text(r1, 1)} and the bad crossing is "
+            f"{crossing_text(r1, 0)}. Without load shedding (`--set deadline_drop=off`, same range) the bad "
             f"crossing is {crossing_text(nd, 0)} and the pass edge is {crossing_text(nd, 1)}.")
 
 

@@ -172,6 +172,14 @@ expect_exit 0 "$BIN" run crn.ini -q --resume -o crn-full.h5
 expect_exit 2 "$BIN" run crn.ini -q --set crn=off --resume -o crn-full.h5
 expect_in "$T/err" "crn = on"
 
+# Its response is P(bad), collapsed runs included: over load 0.5..3 of the
+# default (naive) scenario every run is bad, metastable at low load and
+# collapsed at high load. Counting metastable runs alone found a "crossing"
+# where they turn into collapsed ones (about load 1.04).
+printf '[scenario]\nshards = 4\nhorizon_ms = 4000\n' >bad.ini
+expect_exit 0 "$BIN" boundary bad.ini --axis load --range 0.5:3 --max-runs 300 -j 2 -o bad.h5
+expect_in "$T/out" "P(bad) = 0.5                     crossing none in range (every run had the same outcome)"
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1
