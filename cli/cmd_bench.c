@@ -694,6 +694,48 @@ static int bench_decision_only(int threads, int json) {
   return 0;
 }
 
+/* bench --engine-only: the engine part's figures (n is NULL for --guarded-only). */
+static void report_engine(int json, const engine_figures *g, const engine_figures *n, int runs,
+                          long engine_kb) {
+  if (json)
+    ana_json_print(stdout, json_pack("{s:o}", "engine", engine_section(g, n, runs, engine_kb)),
+                   2);
+  else
+    print_engine(g, n, runs, engine_kb);
+}
+
+/* The sweep part (1 and all threads, then 4x the replicates for peak memory) and the
+ * decision timing, in a temporary directory of their own. Returns 1 after saying why. */
+static int bench_sweeps(int threads, int replicates, int decision, int json, sweep_figures *s1,
+                        sweep_figures *sn, sweep_figures *sbig, decision_figures *dec) {
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/stormsweep-bench-XXXXXX", tmp);
+  if (!mkdtemp(dir)) {
+    perror("stormsweep bench: mkdtemp");
+    return 1;
+  }
+  if (!json)
+    fprintf(stderr, "bench: sweeps of %d replicates at 1 and %d threads...\n", replicates,
+            threads);
+  int rc = bench_sweep(1, replicates, dir, s1) || bench_sweep(threads, replicates, dir, sn);
+  if (!rc && !json)
+    fprintf(stderr, "bench: a sweep of %d replicates for peak memory...\n", 4 * replicates);
+  if (!rc) rc = bench_sweep(threads, 4 * replicates, dir, sbig);
+  memset(dec, 0, sizeof *dec);
+  if (!rc && decision) {
+    if (!json)
+      fprintf(stderr, "bench: the fixed seed study, then the seed study to a decision...\n");
+    rc = bench_decision(threads, dir, dec);
+  }
+  rmdir(dir);
+  if (rc) {
+    fprintf(stderr, "stormsweep bench: sweep failed\n");
+    return 1;
+  }
+  return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
   int runs = 30, replicates = 4, threads = omp_get_max_threads(), json = 0, engine_only = 0,
       decision = 1, rounds = 7, guarded_only = 0, decision_only = 0;
@@ -810,39 +852,12 @@ int cmd_bench(int argc, char **argv) {
   struct rusage self;
   long engine_kb = getrusage(RUSAGE_SELF, &self) ? -1 : self.ru_maxrss;
   if (engine_only) {
-    if (json)
-      ana_json_print(stdout,
-                     json_pack("{s:o}", "engine",
-                               engine_section(&g, guarded_only ? NULL : &n, runs, engine_kb)),
-                     2);
-    else
-      print_engine(&g, guarded_only ? NULL : &n, runs, engine_kb);
+    report_engine(json, &g, guarded_only ? NULL : &n, runs, engine_kb);
     return 0;
   }
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  char dir[512];
-  snprintf(dir, sizeof dir, "%s/stormsweep-bench-XXXXXX", tmp);
-  if (!mkdtemp(dir)) {
-    perror("stormsweep bench: mkdtemp");
-    return 1;
-  }
   sweep_figures s1, sn, sbig;
-  if (!json) fprintf(stderr, "bench: sweeps of %d replicates at 1 and %d threads...\n", replicates, threads);
-  int rc = bench_sweep(1, replicates, dir, &s1) || bench_sweep(threads, replicates, dir, &sn);
-  if (!rc && !json) fprintf(stderr, "bench: a sweep of %d replicates for peak memory...\n", 4 * replicates);
-  if (!rc) rc = bench_sweep(threads, 4 * replicates, dir, &sbig);
   decision_figures dec;
-  memset(&dec, 0, sizeof dec);
-  if (!rc && decision) {
-    if (!json)
-      fprintf(stderr, "bench: the fixed seed study, then the seed study to a decision...\n");
-    rc = bench_decision(threads, dir, &dec);
-  }
-  rmdir(dir);
-  if (rc) {
-    fprintf(stderr, "stormsweep bench: sweep failed\n");
-    return 1;
-  }
+  if (bench_sweeps(threads, replicates, decision, json, &s1, &sn, &sbig, &dec)) return 1;
   report_full(json, decision, threads, runs, replicates, &g, &n, engine_kb, &s1, &sn, &sbig, &dec);
   return 0;
 }

@@ -443,6 +443,47 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
   return 0;
 }
 
+/* sim's run and output stage: simulates the configured scenario, prints its summary and
+ * writes --ticks-csv. Returns the command's exit status. */
+static int sim_run_output(const eng_config *cfg, const origins *o, uint64_t seed, const char *csv,
+                          int force, int json) {
+  /* Opened before simulating: a bad path fails at once, not after the run. */
+  fmt_outfile csv_out;
+  FILE *csv_f = NULL;
+  if (csv && !(csv_f = cli_out_open(&csv_out, "sim", "--ticks-csv", csv, force))) return 1;
+  eng_run *run = eng_run_create();
+  if (!run) {
+    fprintf(stderr, "stormsweep sim: out of memory\n");
+    if (csv_f) fmt_outfile_abandon(&csv_out);
+    return 1;
+  }
+  eng_summary sum;
+  char err[512];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = eng_run_simulate(run, cfg, seed, &sum, err, sizeof err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (rc) {
+    fprintf(stderr, "stormsweep sim: %s\n", err);
+    if (csv_f) fmt_outfile_abandon(&csv_out);
+    eng_run_destroy(run);
+    return 2;
+  }
+  double wall_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  if (json)
+    print_json(run, cfg, &sum, wall_ms, o);
+  else
+    print_text(cfg, &sum, wall_ms);
+  rc = 0;
+  fflush(stdout); /* the summary first when --ticks-csv is "-" */
+  if (csv_f) {
+    write_ticks_csv(run, cfg, csv_f);
+    if (cli_out_close(&csv_out, "sim", "--ticks-csv")) rc = 1;
+  }
+  eng_run_destroy(run);
+  return rc;
+}
+
 int cmd_sim(int argc, char **argv) {
   enum { O_POLICY = 256, O_SET, O_SEED, O_CSV, O_JSON, O_LIST, O_SHOW, O_CLIENT, O_LENIENT,
          O_SLO };
@@ -556,45 +597,7 @@ int cmd_sim(int argc, char **argv) {
     origins_free(&o);
     return rc;
   }
-  /* Opened before simulating: a bad path fails at once, not after the run. */
-  fmt_outfile csv_out;
-  FILE *csv_f = NULL;
-  if (csv && !(csv_f = cli_out_open(&csv_out, "sim", "--ticks-csv", csv, force))) {
-    origins_free(&o);
-    return 1;
-  }
-  eng_run *run = eng_run_create();
-  if (!run) {
-    fprintf(stderr, "stormsweep sim: out of memory\n");
-    if (csv_f) fmt_outfile_abandon(&csv_out);
-    origins_free(&o);
-    return 1;
-  }
-  eng_summary sum;
-  char err[512];
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = eng_run_simulate(run, &cfg, seed, &sum, err, sizeof err);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (rc) {
-    fprintf(stderr, "stormsweep sim: %s\n", err);
-    if (csv_f) fmt_outfile_abandon(&csv_out);
-    eng_run_destroy(run);
-    origins_free(&o);
-    return 2;
-  }
-  double wall_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-  if (json)
-    print_json(run, &cfg, &sum, wall_ms, &o);
-  else
-    print_text(&cfg, &sum, wall_ms);
-  rc = 0;
-  fflush(stdout); /* the summary first when --ticks-csv is "-" */
-  if (csv_f) {
-    write_ticks_csv(run, &cfg, csv_f);
-    if (cli_out_close(&csv_out, "sim", "--ticks-csv")) rc = 1;
-  }
-  eng_run_destroy(run);
+  rc = sim_run_output(&cfg, &o, seed, csv, force, json);
   origins_free(&o);
   return rc;
 }

@@ -1941,6 +1941,81 @@ static void latency_summarize(eng_run *r, eng_summary *out) {
   }
 }
 
+/* run_prepare's per-client state: breakers, retry budgets and limiters, deadlines, hedges
+ * and the request pool. Returns -1 when out of memory. */
+static int clients_prepare(eng_run *r, const eng_config *c, uint64_t seed) {
+  size_t ns = (size_t)c->shards;
+  size_t nb = c->breaker != ENG_BREAKER_OFF ? (size_t)c->clients * ns : 1;
+  if (ensure((void **)&r->brk, &r->brk_cap, nb, sizeof *r->brk) ||
+      ensure((void **)&r->client_open, &r->client_open_cap, (size_t)c->clients,
+             sizeof *r->client_open) ||
+      ensure((void **)&r->tokens, &r->tokens_cap, (size_t)c->clients, sizeof *r->tokens))
+    return -1;
+  memset(r->brk, 0, nb * sizeof *r->brk);
+  r->open_breakers = 0;
+  r->tokens_total = 0;
+  r->lim_kind = c->retry_limiter;
+  r->tb_on = r->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !isinf(c->budget_ratio);
+  r->closed = c->client_model == ENG_CLIENT_CLOSED;
+  r->seed = seed;
+  r->deadline_ticks = 0;
+  if (!isinf(c->deadline_ms)) {
+    r->deadline_ticks = ms_to_tick(c, c->deadline_ms);
+    if (r->deadline_ticks < 1) r->deadline_ticks = 1;
+  }
+  r->hedges = c->hedge_attempts;
+  r->hedge_ticks = ms_to_tick(c, c->hedge_delay_ms);
+  r->max_live = isinf(c->max_requests_per_client) ? INT32_MAX
+                                                  : (int32_t)c->max_requests_per_client;
+  r->reqs = uses_requests(c);
+  if (r->reqs) {
+    eng_request_pool_reset(&r->rp);
+    r->dl.head = r->dl.len = 0;
+    r->hq.head = r->hq.len = 0;
+    if (ensure((void **)&r->live, &r->live_cap, (size_t)c->clients, sizeof *r->live)) return -1;
+    memset(r->live, 0, (size_t)c->clients * sizeof *r->live);
+  }
+  r->hooks = r->closed || r->lim_kind != ENG_LIMITER_TOKEN_BUCKET || r->reqs;
+  r->drop_abandoned = c->deadline_drop || r->reqs;
+  for (int32_t k = 0; k < c->clients; k++) {
+    r->client_open[k] = 0;
+    r->tokens[k] = r->tb_on ? c->budget_max_tokens : 0;
+    r->tokens_total += r->tokens[k];
+  }
+  if (r->lim_kind) {
+    if (ensure((void **)&r->lim, &r->lim_cap, (size_t)c->clients, sizeof *r->lim)) return -1;
+    eng_limiter_params_init(&r->lim_params, c);
+    for (int32_t k = 0; k < c->clients; k++) eng_limiter_reset(&r->lim[k], &r->lim_params);
+  }
+  return 0;
+}
+
+/* run_prepare's measuring windows: the baseline before the fault (or over most of a run
+ * without one) and the Little's Law window inside it. */
+static void windows_prepare(eng_run *r, const eng_config *c, int has_fault, int32_t fs) {
+  r->base_end = has_fault ? fs : (int32_t)(0.9 * r->ticks);
+  int32_t bl = ms_to_tick(c, c->baseline_ms);
+  r->base_begin = r->base_end - bl;
+  int32_t warm = ms_to_tick(c, c->warmup_ms);
+  if (r->base_begin < warm) r->base_begin = warm;
+  if (r->base_end - r->base_begin < 10) r->base_begin = 0;
+  if (r->base_end <= r->base_begin)
+    r->base_end = r->base_begin + 1 < r->ticks ? r->base_begin + 1 : r->ticks;
+  /* Little's Law compares a window's time-average L with lambda W of the
+   * attempts admitted in it; attempts still in the system when the window
+   * ends make the two differ, and a fault right after the window would
+   * stretch them. A margin of the timeout (or 20 service times) lets those
+   * finish first. */
+  int32_t margin = r->timeout_ticks;
+  if (margin < (int32_t)(20 * r->svc_mean_ticks)) margin = (int32_t)(20 * r->svc_mean_ticks);
+  if (margin > (r->base_end - r->base_begin) / 4) margin = (r->base_end - r->base_begin) / 4;
+  r->little_begin = r->base_begin;
+  r->little_end = r->base_end - margin;
+  r->little_len = r->little_end > r->little_begin ? (uint32_t)(r->little_end - r->little_begin) : 0;
+  r->little_admitted = r->little_sojourn_sum = r->little_done = 0;
+  r->little_in_system = 0;
+}
+
 static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err, size_t errlen) {
   if (eng_config_validate(c, err, errlen)) return -1;
   r->cfg = c;
@@ -1976,48 +2051,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->reply_head = r->reply_tail = NIL;
   ring_rebuild(r);
 
-  size_t nb = c->breaker != ENG_BREAKER_OFF ? (size_t)c->clients * ns : 1;
-  if (ensure((void **)&r->brk, &r->brk_cap, nb, sizeof *r->brk) ||
-      ensure((void **)&r->client_open, &r->client_open_cap, (size_t)c->clients,
-             sizeof *r->client_open) ||
-      ensure((void **)&r->tokens, &r->tokens_cap, (size_t)c->clients, sizeof *r->tokens))
-    goto oom;
-  memset(r->brk, 0, nb * sizeof *r->brk);
-  r->open_breakers = 0;
-  r->tokens_total = 0;
-  r->lim_kind = c->retry_limiter;
-  r->tb_on = r->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !isinf(c->budget_ratio);
-  r->closed = c->client_model == ENG_CLIENT_CLOSED;
-  r->seed = seed;
-  r->deadline_ticks = 0;
-  if (!isinf(c->deadline_ms)) {
-    r->deadline_ticks = ms_to_tick(c, c->deadline_ms);
-    if (r->deadline_ticks < 1) r->deadline_ticks = 1;
-  }
-  r->hedges = c->hedge_attempts;
-  r->hedge_ticks = ms_to_tick(c, c->hedge_delay_ms);
-  r->max_live = isinf(c->max_requests_per_client) ? INT32_MAX
-                                                  : (int32_t)c->max_requests_per_client;
-  r->reqs = uses_requests(c);
-  if (r->reqs) {
-    eng_request_pool_reset(&r->rp);
-    r->dl.head = r->dl.len = 0;
-    r->hq.head = r->hq.len = 0;
-    if (ensure((void **)&r->live, &r->live_cap, (size_t)c->clients, sizeof *r->live)) goto oom;
-    memset(r->live, 0, (size_t)c->clients * sizeof *r->live);
-  }
-  r->hooks = r->closed || r->lim_kind != ENG_LIMITER_TOKEN_BUCKET || r->reqs;
-  r->drop_abandoned = c->deadline_drop || r->reqs;
-  for (int32_t k = 0; k < c->clients; k++) {
-    r->client_open[k] = 0;
-    r->tokens[k] = r->tb_on ? c->budget_max_tokens : 0;
-    r->tokens_total += r->tokens[k];
-  }
-  if (r->lim_kind) {
-    if (ensure((void **)&r->lim, &r->lim_cap, (size_t)c->clients, sizeof *r->lim)) goto oom;
-    eng_limiter_params_init(&r->lim_params, c);
-    for (int32_t k = 0; k < c->clients; k++) eng_limiter_reset(&r->lim[k], &r->lim_params);
-  }
+  if (clients_prepare(r, c, seed)) goto oom;
 
   r->svc_mean_ticks = c->service_mean_ms / c->tick_ms;
   r->lognorm_mu = log(r->svc_mean_ticks) - 0.5 * c->service_sigma * c->service_sigma;
@@ -2063,26 +2097,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
 
   int32_t fs = ms_to_tick(c, eng_config_fault_start_ms(c));
   int has_fault = eng_config_fault_clear_ms(c) > 0;
-  r->base_end = has_fault ? fs : (int32_t)(0.9 * r->ticks);
-  int32_t bl = ms_to_tick(c, c->baseline_ms);
-  r->base_begin = r->base_end - bl;
-  int32_t warm = ms_to_tick(c, c->warmup_ms);
-  if (r->base_begin < warm) r->base_begin = warm;
-  if (r->base_end - r->base_begin < 10) r->base_begin = 0;
-  if (r->base_end <= r->base_begin) r->base_end = r->base_begin + 1 < r->ticks ? r->base_begin + 1 : r->ticks;
-  /* Little's Law compares a window's time-average L with lambda W of the
-   * attempts admitted in it; attempts still in the system when the window
-   * ends make the two differ, and a fault right after the window would
-   * stretch them. A margin of the timeout (or 20 service times) lets those
-   * finish first. */
-  int32_t margin = r->timeout_ticks;
-  if (margin < (int32_t)(20 * r->svc_mean_ticks)) margin = (int32_t)(20 * r->svc_mean_ticks);
-  if (margin > (r->base_end - r->base_begin) / 4) margin = (r->base_end - r->base_begin) / 4;
-  r->little_begin = r->base_begin;
-  r->little_end = r->base_end - margin;
-  r->little_len = r->little_end > r->little_begin ? (uint32_t)(r->little_end - r->little_begin) : 0;
-  r->little_admitted = r->little_sojourn_sum = r->little_done = 0;
-  r->little_in_system = 0;
+  windows_prepare(r, c, has_fault, fs);
   if (latency_prepare(r, has_fault, fs)) goto oom;
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;

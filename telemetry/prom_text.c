@@ -299,6 +299,93 @@ static void series_text(const series *s, char *buf, size_t len) {
   else snprintf(buf, len, "%s", s->base);
 }
 
+/* The value after a sample's name and labels, and an optional timestamp in ms that is
+ * checked but not used. */
+static int sample_value(parser *P, size_t line, const char *p, const char *end,
+                        const char *name, double *vp) {
+  while (p < end && (*p == ' ' || *p == '\t')) p++;
+  const char *v0 = p;
+  while (p < end && !isspace((unsigned char)*p)) p++;
+  if (tel_parse_number(v0, (size_t)(p - v0), vp)) {
+    tel_err(P->err, P->errlen, P->name, line, "%s: '%.*s' is not a number", name,
+            (int)((size_t)(p - v0) > 40 ? 40 : (size_t)(p - v0)), v0);
+    return -1;
+  }
+  while (p < end && (*p == ' ' || *p == '\t')) p++;
+  if (p < end) { /* a timestamp in ms */
+    const char *t0 = p;
+    if (*p == '-') p++;
+    while (p < end && isdigit((unsigned char)*p)) p++;
+    const char *t1 = p;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    if (t1 == t0 || p < end) {
+      tel_err(P->err, P->errlen, P->name, line, "unexpected text after the value of %s", name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* One _bucket sample of series s (its le label and count v): appended after checking that
+ * buckets come in increasing le order with cumulative counts. */
+static int bucket_sample(parser *P, size_t line, series *s, const char *what, const char *le,
+                         double v) {
+  double bound;
+  if (tel_parse_number(le, strlen(le), &bound) || isnan(bound)) {
+    tel_err(P->err, P->errlen, P->name, line, "%s: le=\"%.40s\" is not a number", what, le);
+    return -1;
+  }
+  if (bound < 0) {
+    tel_err(P->err, P->errlen, P->name, line, "%s: le=\"%.40s\" is negative: latencies are >= 0",
+            what, le);
+    return -1;
+  }
+  if (!isfinite(v)) {
+    tel_err(P->err, P->errlen, P->name, line, "%s_bucket{le=\"%.40s\"} count is infinite", what,
+            le);
+    return -1;
+  }
+  if (s->nb) {
+    const bucket *prev = &s->b[s->nb - 1];
+    if (isinf(prev->le)) {
+      tel_err(P->err, P->errlen, P->name, line,
+              "%s has a bucket after its le=\"+Inf\" one (first at line %zu): a duplicate "
+              "series, or buckets out of order",
+              what, s->line);
+      return -1;
+    }
+    if (!(bound > prev->le)) {
+      tel_err(P->err, P->errlen, P->name, line,
+              "%s: le=\"%.40s\" is not above the previous bucket's le=\"%g\": buckets must come "
+              "in increasing le order, each once",
+              what, le, prev->le);
+      return -1;
+    }
+    if (v < prev->cum) {
+      tel_err(P->err, P->errlen, P->name, line,
+              "%s: the count of le=\"%.40s\" (%g) is below that of le=\"%g\" (%g): bucket "
+              "counts are cumulative and never decrease",
+              what, le, v, prev->le, prev->cum);
+      return -1;
+    }
+  }
+  if (s->nb == TEL_MAX_BUCKETS + 1) {
+    tel_err(P->err, P->errlen, P->name, line, "%s: more than %d buckets", what, TEL_MAX_BUCKETS);
+    return -1;
+  }
+  if (s->nb == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 16;
+    bucket *nb = realloc(s->b, nc * sizeof *nb);
+    if (!nb) {
+      tel_err(P->err, P->errlen, P->name, line, "out of memory");
+      return -1;
+    }
+    s->b = nb, s->cap = nc;
+  }
+  s->b[s->nb++] = (bucket){bound, v};
+  return 0;
+}
+
 static int sample_line(parser *P, size_t line, const char *p, const char *end) {
   const char *n0 = p;
   if (!is_metric_start((unsigned char)*p)) {
@@ -325,27 +412,8 @@ static int sample_line(parser *P, size_t line, const char *p, const char *end) {
     tel_err(P->err, P->errlen, P->name, line, "expected a space and a value after %s", name);
     goto out;
   }
-  while (p < end && (*p == ' ' || *p == '\t')) p++;
-  const char *v0 = p;
-  while (p < end && !isspace((unsigned char)*p)) p++;
   double v;
-  if (tel_parse_number(v0, (size_t)(p - v0), &v)) {
-    tel_err(P->err, P->errlen, P->name, line, "%s: '%.*s' is not a number", name,
-            (int)((size_t)(p - v0) > 40 ? 40 : (size_t)(p - v0)), v0);
-    goto out;
-  }
-  while (p < end && (*p == ' ' || *p == '\t')) p++;
-  if (p < end) { /* a timestamp in ms */
-    const char *t0 = p;
-    if (*p == '-') p++;
-    while (p < end && isdigit((unsigned char)*p)) p++;
-    const char *t1 = p;
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
-    if (t1 == t0 || p < end) {
-      tel_err(P->err, P->errlen, P->name, line, "unexpected text after the value of %s", name);
-      goto out;
-    }
-  }
+  if (sample_value(P, line, p, end, name, &v)) goto out;
   const char *kind = NULL;
   if (nn > 7 && !strcmp(name + nn - 7, "_bucket")) kind = "_bucket";
   else if (nn > 4 && !strcmp(name + nn - 4, "_sum")) kind = "_sum";
@@ -414,59 +482,7 @@ static int sample_line(parser *P, size_t line, const char *p, const char *end) {
     rc = 0;
     goto out;
   }
-  double bound;
-  if (tel_parse_number(le, strlen(le), &bound) || isnan(bound)) {
-    tel_err(P->err, P->errlen, P->name, line, "%s: le=\"%.40s\" is not a number", what, le);
-    goto out;
-  }
-  if (bound < 0) {
-    tel_err(P->err, P->errlen, P->name, line, "%s: le=\"%.40s\" is negative: latencies are >= 0",
-            what, le);
-    goto out;
-  }
-  if (!isfinite(v)) {
-    tel_err(P->err, P->errlen, P->name, line, "%s_bucket{le=\"%.40s\"} count is infinite", what,
-            le);
-    goto out;
-  }
-  if (s->nb) {
-    const bucket *prev = &s->b[s->nb - 1];
-    if (isinf(prev->le)) {
-      tel_err(P->err, P->errlen, P->name, line,
-              "%s has a bucket after its le=\"+Inf\" one (first at line %zu): a duplicate "
-              "series, or buckets out of order",
-              what, s->line);
-      goto out;
-    }
-    if (!(bound > prev->le)) {
-      tel_err(P->err, P->errlen, P->name, line,
-              "%s: le=\"%.40s\" is not above the previous bucket's le=\"%g\": buckets must come "
-              "in increasing le order, each once",
-              what, le, prev->le);
-      goto out;
-    }
-    if (v < prev->cum) {
-      tel_err(P->err, P->errlen, P->name, line,
-              "%s: the count of le=\"%.40s\" (%g) is below that of le=\"%g\" (%g): bucket "
-              "counts are cumulative and never decrease",
-              what, le, v, prev->le, prev->cum);
-      goto out;
-    }
-  }
-  if (s->nb == TEL_MAX_BUCKETS + 1) {
-    tel_err(P->err, P->errlen, P->name, line, "%s: more than %d buckets", what, TEL_MAX_BUCKETS);
-    goto out;
-  }
-  if (s->nb == s->cap) {
-    size_t nc = s->cap ? 2 * s->cap : 16;
-    bucket *nb = realloc(s->b, nc * sizeof *nb);
-    if (!nb) {
-      tel_err(P->err, P->errlen, P->name, line, "out of memory");
-      goto out;
-    }
-    s->b = nb, s->cap = nc;
-  }
-  s->b[s->nb++] = (bucket){bound, v};
+  if (bucket_sample(P, line, s, what, le, v)) goto out;
   rc = 0;
 out:
   free_labels(l, nl);
