@@ -31,11 +31,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <libxml/xmlwriter.h>
-
 #include "ana.h"
 #include "client_import.h"
 #include "cli.h"
+#include "cmd_verify_junit.h"
 #include "fmt_outfile.h"
 #include "seqtest.h"
 #include "textsafe.h"
@@ -647,132 +646,6 @@ static void format_evidence(const verify_state *v, int interrupted, char *buf, s
 #undef ADD
 }
 
-/* ---- JUnit ---- */
-
-/* One testcase per target. Returns 0, or -1 when the writer failed. */
-static int junit_case(xmlTextWriterPtr w, const verify_state *v, const ana_sprt *t,
-                      const char *name, int interrupted, const char *evidence, double time_s) {
-  int rc = 0;
-  rc |= xmlTextWriterStartElement(w, BAD_CAST "testcase") < 0;
-  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST "stormsweep.verify") < 0;
-  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST name) < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", time_s) < 0;
-  char msg[256];
-  if (t->state == ANA_SEQ_REFUTED) {
-    snprintf(msg, sizeof msg, "%s refuted after %lld runs (%lld bad)", name,
-             (long long)t->decided_at, (long long)t->bad);
-    rc |= xmlTextWriterStartElement(w, BAD_CAST "failure") < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "type", BAD_CAST "refuted") < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST msg) < 0;
-    rc |= xmlTextWriterWriteString(w, BAD_CAST evidence) < 0;
-    rc |= xmlTextWriterEndElement(w) < 0;
-  } else if (t->state == ANA_SEQ_OPEN && v->seq.state == ANA_SEQ_REFUTED) {
-    /* The claim fell on the other target first: this one was never decided. */
-    rc |= xmlTextWriterStartElement(w, BAD_CAST "skipped") < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "message",
-                                      BAD_CAST "not decided: the other target was refuted first") < 0;
-    rc |= xmlTextWriterEndElement(w) < 0;
-  } else if (t->state == ANA_SEQ_OPEN) {
-    snprintf(msg, sizeof msg, "%s undecided after %lld runs (%s)", name, (long long)t->n,
-             interrupted ? "interrupted" : "--max-runs spent");
-    rc |= xmlTextWriterStartElement(w, BAD_CAST "failure") < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "type", BAD_CAST "undecided") < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST msg) < 0;
-    rc |= xmlTextWriterWriteString(w, BAD_CAST evidence) < 0;
-    rc |= xmlTextWriterEndElement(w) < 0;
-  } else {
-    rc |= xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST evidence) < 0;
-  }
-  rc |= xmlTextWriterEndElement(w) < 0;
-  return rc ? -1 : 0;
-}
-
-/* Writes the JUnit XML report with libxml2's writer (it does the escaping). */
-static int write_junit(const verify_state *v, const char *path, int interrupted,
-                       const char *evidence) {
-  fmt_outfile out;
-  FILE *f = cli_out_open(&out, "verify", "--junit", path, v->a.force);
-  if (!f) return -1;
-  /* libxml2 writes into our stream (the buffer does not close it). */
-  xmlOutputBufferPtr buf = xmlOutputBufferCreateFile(f, NULL);
-  xmlTextWriterPtr w = buf ? xmlNewTextWriter(buf) : NULL;
-  if (!w) {
-    if (buf) xmlOutputBufferClose(buf);
-    fmt_outfile_abandon(&out);
-    cli_error("verify", "--junit %s: out of memory", path);
-    return -1;
-  }
-  const ana_sprt *t[2] = {&v->seq.pass, &v->seq.meta};
-  char names[2][64];
-  ana_seq_target_name(&v->seq.d, 1, names[0], sizeof names[0]);
-  ana_seq_target_name(&v->seq.d, 0, names[1], sizeof names[1]);
-  int tests = 0, failures = 0, skipped = 0;
-  for (int i = 0; i < 2; i++) {
-    if (!t[i]->enabled) continue;
-    tests++;
-    if (t[i]->state == ANA_SEQ_REFUTED ||
-        (t[i]->state == ANA_SEQ_OPEN && v->seq.state != ANA_SEQ_REFUTED))
-      failures++;
-    else if (t[i]->state == ANA_SEQ_OPEN)
-      skipped++;
-  }
-  char suite[640], stamp[32];
-  snprintf(suite, sizeof suite, "stormsweep verify: %s", v->label);
-  fmt_time_iso8601(stamp, sizeof stamp);
-  int rc = 0;
-  xmlTextWriterSetIndent(w, 1);
-  rc |= xmlTextWriterStartDocument(w, NULL, "UTF-8", NULL) < 0;
-  rc |= xmlTextWriterStartElement(w, BAD_CAST "testsuites") < 0;
-  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST "stormsweep verify") < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "tests", "%d", tests) < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "failures", "%d", failures) < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", v->wall_s) < 0;
-  rc |= xmlTextWriterStartElement(w, BAD_CAST "testsuite") < 0;
-  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST suite) < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "tests", "%d", tests) < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "failures", "%d", failures) < 0;
-  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST "0") < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "skipped", "%d", skipped) < 0;
-  rc |= xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", v->wall_s) < 0;
-  rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "timestamp", BAD_CAST stamp) < 0;
-  rc |= xmlTextWriterStartElement(w, BAD_CAST "properties") < 0;
-  char val[64];
-  struct {
-    const char *name;
-    const char *value;
-  } props[6];
-  char seed[32], runs[32], alpha[32];
-  snprintf(seed, sizeof seed, "%llu", (unsigned long long)v->sw.seed);
-  snprintf(runs, sizeof runs, "%lld", (long long)v->seq.n);
-  snprintf(alpha, sizeof alpha, "%g", v->seq.d.alpha);
-  snprintf(val, sizeof val, "%s", verdict_word(v, interrupted));
-  props[0].name = "verdict", props[0].value = val;
-  props[1].name = "runs", props[1].value = runs;
-  props[2].name = "master_seed", props[2].value = seed;
-  props[3].name = "alpha", props[3].value = alpha;
-  props[4].name = "configuration", props[4].value = v->label;
-  props[5].name = "test", props[5].value = "Wald SPRT per target, intersection-union for the pair";
-  for (int i = 0; i < 6; i++) {
-    rc |= xmlTextWriterStartElement(w, BAD_CAST "property") < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST props[i].name) < 0;
-    rc |= xmlTextWriterWriteAttribute(w, BAD_CAST "value", BAD_CAST props[i].value) < 0;
-    rc |= xmlTextWriterEndElement(w) < 0;
-  }
-  rc |= xmlTextWriterEndElement(w) < 0;
-  for (int i = 0; i < 2; i++)
-    if (t[i]->enabled)
-      rc |= junit_case(w, v, t[i], names[i], interrupted, evidence, v->wall_s) != 0;
-  rc |= xmlTextWriterEndDocument(w) < 0; /* closes every open element */
-  rc |= xmlTextWriterFlush(w) < 0;
-  xmlFreeTextWriter(w);
-  if (rc) {
-    fmt_outfile_abandon(&out);
-    cli_error("verify", "--junit %s: writing the report failed", path);
-    return -1;
-  }
-  return cli_out_close(&out, "verify", "--junit");
-}
-
 /* ---- the command ---- */
 
 static void state_free(verify_state *v) {
@@ -892,7 +765,14 @@ static int verify_config(const verify_args *a, int argc, char **argv, ana_seq_st
     if (v.resumed) printf(", %lld read back from %s", (long long)v.resumed, v.a.output);
     printf("\n\n%s", evidence);
   }
-  if (v.a.junit && write_junit(&v, v.a.junit, interrupted, evidence)) {
+  cli_verify_verdict verdict = {.seq = &v.seq,
+                                .label = v.label,
+                                .master_seed = v.sw.seed,
+                                .wall_s = v.wall_s,
+                                .word = verdict_word(&v, interrupted),
+                                .interrupted = interrupted,
+                                .evidence = evidence};
+  if (v.a.junit && cli_verify_junit(v.a.junit, v.a.force, &verdict)) {
     rc = 1;
     goto done;
   }
