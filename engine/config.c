@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_err.h"
 #include "eng_config.h"
 #include "telemetry_tables.h"
 
@@ -478,15 +479,6 @@ const char *eng_settings_suggest(const char *key) {
   return eng_suggest(key, keys, NSETTINGS);
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
 
 /* Parses a whole string as a number; "inf" only when allowed. */
 static int parse_double(const char *s, int allow_inf, double *out) {

@@ -10,17 +10,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "config_err.h"
 #include "eng_config.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
 
 static int check_windows(const eng_config *c, const eng_windows *w, const char *key, char *err,
                          size_t errlen) {
