@@ -18,7 +18,7 @@ BIN=$(realpath "$1")
 # A sanitizer's shadow memory needs terabytes of address space, so no
 # ulimit -v can stand in for a small machine there: the Release build runs
 # this test.
-if ldd "$BIN" 2>/dev/null | grep -qE 'lib[at]san'; then
+if is_sanitized "$BIN"; then
   echo "cli_memory: not run under a sanitizer (ulimit -v cannot hold its shadow memory)"
   exit 0
 fi

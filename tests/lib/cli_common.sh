@@ -22,3 +22,9 @@ expect_in() {
     fail "$(basename "$1") lacks '$2'; it holds: $(head -c 800 "$1")"
   fi
 }
+
+# is_sanitized BIN: true when BIN is built with ASan or TSan, whose shadow
+# memory needs terabytes of address space: no `ulimit -v` can hold it.
+is_sanitized() {
+  ldd "$1" 2>/dev/null | grep -qE 'lib[at]san'
+}
