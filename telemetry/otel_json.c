@@ -278,15 +278,9 @@ static int exponential_hist(const found *f, double unit, const char *name, tel_h
 static int parse(const char *name, const char *text, size_t len, const char *selector,
                  tel_hist *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  if (tel_check_text(name, text, len, err, errlen)) return -1;
   tel_selector sel;
-  if (tel_selector_parse(selector, &sel, name, err, errlen)) return -1;
-  json_error_t je;
-  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-  if (!root) {
-    tel_err(err, errlen, name, je.line > 0 ? (size_t)je.line : 1, "%s", je.text);
-    return -1;
-  }
+  json_t *root = tel_json_open(name, text, len, selector, &sel, err, errlen);
+  if (!root) return -1;
   int rc = -1;
   found *f = calloc(2, sizeof *f);
   if (!f) {

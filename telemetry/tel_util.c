@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 void tel_err(char *err, size_t errlen, const char *name, size_t line, const char *fmt, ...) {
   if (!err || !errlen) return;
   int k = line ? snprintf(err, errlen, "%s:%zu: ", name, line)
@@ -421,4 +423,14 @@ void tel_json_err_line(const char *name, const char *text, size_t len, char *err
   if (!copy) return;
   snprintf(err, errlen, "%s:%zu: %s", name, line, copy);
   free(copy);
+}
+
+json_t *tel_json_open(const char *name, const char *text, size_t len, const char *selector,
+                      tel_selector *sel, char *err, size_t errlen) {
+  if (tel_check_text(name, text, len, err, errlen)) return NULL;
+  if (tel_selector_parse(selector, sel, name, err, errlen)) return NULL;
+  json_error_t je;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  if (!root) tel_err(err, errlen, name, je.line > 0 ? (size_t)je.line : 1, "%s", je.text);
+  return root;
 }

@@ -58,4 +58,12 @@ size_t tel_json_line(const char *text, size_t len, const char *path);
  * PATH: ..." with the line of PATH in text. */
 void tel_json_err_line(const char *name, const char *text, size_t len, char *err, size_t errlen);
 
+/* The first steps of each JSON reader: the text checked (tel_check_text),
+ * the selector parsed into *sel, the document loaded with duplicate keys
+ * refused (a syntax error named at its line). The document, or NULL with
+ * err. */
+struct json_t;
+struct json_t *tel_json_open(const char *name, const char *text, size_t len,
+                             const char *selector, tel_selector *sel, char *err, size_t errlen);
+
 #endif
