@@ -208,7 +208,7 @@ int ana_rf_evaluate(ana_rf_eval *e, const fmt_results *r, const ana_seq_design *
   memset(e, 0, sizeof *e);
   e->d = *d;
   e->r0 = r0;
-  e->r_fresh = r->screen_up_to > r0 ? r->screen_up_to : r0;
+  e->r_fresh = fmt_screening_replicates(r0, r->screen_up_to);
   size_t np = r->n_points, m = np ? np : 1;
   e->pts = calloc(m, sizeof *e->pts);
   e->screen = calloc(m, sizeof *e->screen);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt_results.h"
 #include "writer.h"
 
 #define FORMAT_NAME FMT_FORMAT_NAME
@@ -109,11 +110,15 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
   }
   o->done = d;
   memset(o->done + n0, 0, (size_t)n);
-  /* The rows' stage, stored with them: this append is refine round k. */
+  /* The rows' stage, stored with them: this append is refine round k,
+   * but a replicate below screen_up_to is sequential screening's second
+   * stage, screening like the sweep's own. */
   int64_t round = rounds_recorded(o->file) + 1;
+  int64_t screening = fmt_screening_replicates(o->sw->replicates, o->sw->screen_up_to);
   for (int64_t i = 0; i < n; i++) {
     fmt__runs_fill_row(&rows[i]);
-    rows[i].stage = (int32_t)(round < INT32_MAX ? round : INT32_MAX);
+    rows[i].stage = replicate[i] < screening ? FMT_STAGE_SCREENING
+                                             : (int32_t)(round < INT32_MAX ? round : INT32_MAX);
     rows[i].run = ids[i] = n0 + i;
     rows[i].point = point[i];
     rows[i].replicate = replicate[i];

@@ -128,8 +128,12 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
     r->replicates = replicates;
   }
 
-  if (fmt__rr_points_read(r, fid, err, errlen) != 0 ||
-      fmt__rr_runs_read(r, fid, replicates, refined, err, errlen) != 0 ||
+  if (fmt__rr_points_read(r, fid, err, errlen) != 0) goto fail;
+  /* The stored sweep before the runs: a row's stage is checked against its
+   * screen_up_to. */
+  fmt__rr_labels_read(r, fid);
+  if (sweep_text) fmt__rr_sweep_apply(r, sweep_text);
+  if (fmt__rr_runs_read(r, fid, replicates, refined, err, errlen) != 0 ||
       fmt__rr_attr_agrees(r, root, ATTR_N_POINTS, (double)r->n_points, DSET_POINTS, err, errlen) != 0 ||
       fmt__rr_attr_agrees(r, root, ATTR_N_RUNS, (double)(r->n_runs + r->n_skipped), DSET_RUNS, err,
                   errlen) != 0 ||
@@ -144,8 +148,6 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
        fmt__rr_attr_agrees(r, root, ATTR_N_RUNS, (double)r->n_points * (double)replicates,
                    "at least n_points x replicates", err, errlen) != 0))
     goto fail;
-  fmt__rr_labels_read(r, fid);
-  if (sweep_text) fmt__rr_sweep_apply(r, sweep_text);
   if (roles_read(r, root)) goto oom_fail;
   if (refined && rounds_read(r, fid, err, errlen)) goto fail;
   stages_fill(r);
@@ -241,7 +243,7 @@ static void stages_fill(fmt_results *r) {
   if (r->stage_stored) return;
   for (size_t i = 0; i < r->n_runs; i++) {
     fmt_run *run = &r->runs[i];
-    int64_t screening = r->screen_up_to > r->replicates ? r->screen_up_to : r->replicates;
+    int64_t screening = fmt_screening_replicates(r->replicates, r->screen_up_to);
     if (r->replicates <= 0 || (run->replicate >= 0 && run->replicate < screening)) {
       run->stage = FMT_STAGE_SCREENING;
       continue;

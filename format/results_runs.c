@@ -246,7 +246,7 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
   if (has[col_of("stage")] &&
       (b->stage < FMT_STAGE_SCREENING || b->stage > (long long)SWP_MAX_RUNS ||
        (refined && b->stage == FMT_STAGE_SCREENING && replicates > 0 && has[2] &&
-        b->replicate >= (r->screen_up_to > replicates ? r->screen_up_to : replicates)))) {
+        b->replicate >= fmt_screening_replicates(replicates, r->screen_up_to)))) {
     snprintf(err, errlen, "%s: %s row %llu: stage %lld is not a stage of replicate %lld (0: "
              "screening, k >= 1: refine round k); the file is damaged", r->path, DSET_RUNS, row,
              (long long)b->stage, (long long)b->replicate);

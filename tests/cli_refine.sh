@@ -210,6 +210,12 @@ awk -F, '$3 == 1 && $2 < 12 { n[$1]++; if ($2 + 0 > m[$1]) m[$1] = $2 + 0 }
     if (open == all) { print "every point got the second stage"; bad = 1 }
     exit bad
   }' seq.rows >seq.check || fail "screening replicates: $(cat seq.check)"
+# The second stage's rows count as screening in every command (their stored
+# stage is 0), not as refine's fresh runs.
+want=$(awk -F, '$3 == 1 && $2 < 12' seq.rows | wc -l)
+got=$("$BIN" analyze seq1.h5 --json | python3 -c \
+  'import json,sys; print(sum(p["screening_runs"] for p in json.load(sys.stdin)["points"]))')
+[ "$got" = "$want" ] || fail "analyze counts $got screening runs, the file holds $want below 12"
 # analyze and recommend read the file; screen_up_to must be above replicates
 expect_exit 0 "$BIN" analyze seq1.h5
 expect_exit 0 "$BIN" recommend seq1.h5

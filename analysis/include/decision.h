@@ -67,7 +67,7 @@ void ana_outcome_bad_describe(const int64_t by[ENG_OUTCOME_COUNT], char *buf, si
  * screening = the sweep's own replicates (and sequential screening's second
  * stage), fresh = appended by refine. */
 static inline int ana_run_is_screening(const fmt_results *r, const fmt_run *run) {
-  int64_t screening = r->screen_up_to > r->replicates ? r->screen_up_to : r->replicates;
+  int64_t screening = fmt_screening_replicates(r->replicates, r->screen_up_to);
   return run->stage == FMT_STAGE_SCREENING && (r->replicates <= 0 || run->replicate < screening);
 }
 typedef struct ana_point_runs {

@@ -47,6 +47,11 @@ typedef struct fmt_run {
  * lies in round k (round 1 when the file records no rounds). The one source
  * of "screening or fresh" for every count a command prints. */
 #define FMT_STAGE_SCREENING 0
+/* How many replicates of a point screen it: the sweep's own, or with
+ * sequential screening every one below screen_up_to; fresh runs start here. */
+static inline int64_t fmt_screening_replicates(int64_t replicates, int64_t screen_up_to) {
+  return screen_up_to > replicates ? screen_up_to : replicates;
+}
 
 /* Times of one grid point's scenario in ms; NaN when the file does not say. */
 typedef struct fmt_point_times {
