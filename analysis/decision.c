@@ -244,6 +244,13 @@ void ana_slo_format(const eng_slo *slo, char *buf, size_t len) {
   }
 }
 
+int ana_slo_same(const eng_slo *a, const eng_slo *b) {
+  char x[512], y[512];
+  ana_slo_format(a, x, sizeof x);
+  ana_slo_format(b, y, sizeof y);
+  return !strcmp(x, y);
+}
+
 void ana_user_slo_note(FILE *f, const fmt_results *r, double slo_ms) {
   if (!r->user_slo.n) return;
   char terms[256];

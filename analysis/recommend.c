@@ -656,12 +656,16 @@ static void refined_text_to(FILE *f, const ana_refined *v, const fmt_results *r,
   const fmt_refine_design *d = &v->design;
   /* The SLO refine's runs were judged under: the sweep's own. */
   double slo = !isnan(d->slo_ms) ? d->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : s->slo_ms;
+  char terms[256];
+  ana_slo_format(&v->user_slo, terms, sizeof terms);
   fprintf(f,
-          "Targets (refine's design): P(pass %.0f ms SLO) >= %g and P(bad) <= %g, each "
+          "Targets (refine's design): P(pass %.0f ms SLO%s%s) >= %g and P(bad) <= %g, each "
           "proven by a Wald SPRT (bad rate q0 at the target vs q0/%g, beta %g) on fresh runs; "
           "the candidate of cost rank i is tested at alpha_i = alpha/2^i, so the claim's "
           "family-wise error is <= alpha = %g.\n",
-          slo, d->min_pass, d->max_meta, d->ratio, d->beta, d->alpha);
+          slo, v->user_slo.n ? " on " : "", terms, d->min_pass, d->max_meta, d->ratio, d->beta,
+          d->alpha);
+  if (v->user_slo.n) ana_user_slo_note(f, r, slo);
   if (x->st.status == ANA_RP_PROVEN) {
     refined_proven(f, v, r, s);
   } else if (x->st.status == ANA_RP_NONE && x->rp.n_cand == 0) {
@@ -707,9 +711,10 @@ char *ana_reco_refined_text(const ana_refined *v, const fmt_results *r, const an
  * "--min-pass 0.999 > 0.99; ..." (empty: the design covers them all). A
  * proof of P(pass within T) >= p and P(bad) <= m implies the same
  * for any SLO >= T, any target <= p and any bound >= m, and nothing else. */
-static void stricter_than_design(const fmt_refine_design *d, const fmt_results *r,
+static void stricter_than_design(const ana_refined *v, const fmt_results *r,
                                  const ana_summary *s, const ana_reco_opts *o,
                                  const ana_answer_opts *ao, char *buf, size_t len) {
+  const fmt_refine_design *d = &v->design;
   size_t used = 0;
   buf[0] = '\0';
 #define ADD(...)                                                                 \
@@ -727,20 +732,34 @@ static void stricter_than_design(const fmt_refine_design *d, const fmt_results *
     else
       ADD("--slo-ms %.0f < %.0f", s->slo_ms, d->slo_ms);
   }
-  if (r->user_slo.n) { /* refine's proofs are of the queue-recovery check */
-    char terms[256];
+  /* Terms on what users see are a different question, not a stricter or
+   * looser one: a proof holds for the terms it judged by only. */
+  if (!ana_slo_same(&r->user_slo, &v->user_slo)) {
+    char terms[256], was[256];
     ana_slo_format(&r->user_slo, terms, sizeof terms);
-    ADD("--slo %s, and refine judged its runs by the queue-recovery check", terms);
+    ana_slo_format(&v->user_slo, was, sizeof was);
+    if (!r->user_slo.n)
+      ADD("the queue-recovery check, and refine judged its runs by --slo %s", was);
+    else if (!v->user_slo.n)
+      ADD("--slo %s, and refine judged its runs by the queue-recovery check", terms);
+    else
+      ADD("--slo %s, and refine judged its runs by --slo %s", terms, was);
   }
 #undef ADD
 }
 
 /* The command that would prove the targets asked. */
-static void prove_hint(FILE *f, const fmt_refine_design *d, const ana_summary *s,
-                       const ana_reco_opts *o) {
+static void prove_hint(FILE *f, const fmt_refine_design *d, const fmt_results *r,
+                       const ana_summary *s, const ana_reco_opts *o) {
   fprintf(f, "To prove these targets, run refine with them on a fresh copy of the sweep (a "
              "refined file keeps the design it was refined with): 'stormsweep refine COPY.h5 "
-             "--min-pass %g --max-metastable %g'", o->min_pass, o->max_meta);
+             "--min-pass %g --max-metastable %g", o->min_pass, o->max_meta);
+  if (r->user_slo.n) {
+    char terms[256];
+    ana_slo_format(&r->user_slo, terms, sizeof terms);
+    fprintf(f, " --slo \"%s\"", terms);
+  }
+  fprintf(f, "'");
   if (!isnan(d->slo_ms) && s->slo_ms != d->slo_ms)
     fprintf(f, ", with slo_ms = %.0f in the sweep (refine judges each run by the sweep's SLO)",
             s->slo_ms);
@@ -760,8 +779,9 @@ char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summa
   int proven = 0;
   if (v) {
     const fmt_refine_design *d = &v->design;
-    char stricter[512];
-    stricter_than_design(d, r, s, o, ao, stricter, sizeof stricter);
+    char stricter[512], design_terms[256];
+    stricter_than_design(v, r, s, o, ao, stricter, sizeof stricter);
+    ana_slo_format(&v->user_slo, design_terms, sizeof design_terms);
     if (!stricter[0]) {
       refined_text_to(f, v, r, s);
       if (o->min_pass != d->min_pass || o->max_meta != d->max_meta ||
@@ -780,15 +800,16 @@ char *ana_reco_answer(const ana_reco *rec, const fmt_results *r, const ana_summa
       }
     } else {
       fprintf(f,
-              "NOT PROVEN FOR THESE TARGETS: refine tested P(pass %.0f ms SLO) >= %g and "
-              "P(bad) <= %g on this file; the targets asked are stricter (%s). Its "
+              "NOT PROVEN FOR THESE TARGETS: refine tested P(pass %.0f ms SLO%s%s) >= %g and "
+              "P(bad) <= %g on this file; the targets asked are stricter or other (%s). Its "
               "verdict says nothing about them, so they are judged again from all %zu runs "
               "(exact bounds, not corrected for the choice):\n",
-              d->slo_ms, d->min_pass, d->max_meta, stricter, r->n_runs);
+              d->slo_ms, v->user_slo.n ? " on " : "", design_terms, d->min_pass, d->max_meta,
+              stricter, r->n_runs);
       reco_text_to(f, rec, r, s, o,
                    "MEETS THE TARGETS ON THE EVIDENCE, NOT PROVEN (run refine with these "
                    "targets): ");
-      prove_hint(f, d, s, o);
+      prove_hint(f, d, r, s, o);
     }
   } else {
     reco_text_to(f, rec, r, s, o, "RECOMMENDED: ");

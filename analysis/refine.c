@@ -85,10 +85,14 @@ static void evaluation_free(evaluation *e) {
 }
 
 static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
-                    const ana_seq_design *d, int k, char *err, size_t errlen) {
+                    const ana_refine_opts *o, char *err, size_t errlen) {
   memset(e, 0, sizeof *e);
   if (fmt_results_read(&e->r, path, err, errlen)) return -1;
-  int rc = ana_rf_evaluate(&e->x, &e->r, d, k, sw->replicates, -1, err, errlen);
+  if (ana_judge_user_slo(&e->r, &o->user_slo, err, errlen)) {
+    fmt_results_free(&e->r);
+    return -1;
+  }
+  int rc = ana_rf_evaluate(&e->x, &e->r, &o->d, o->k, sw->replicates, -1, err, errlen);
   if (rc == -2) {
     size_t used = strlen(err);
     snprintf(err + used, errlen - used, " (finish it with 'stormsweep run --resume' first)");
@@ -104,11 +108,35 @@ static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
  * error bound). Options not given take the file's values. The record is
  * checked against the runs first (refine_eval.h): a damaged one is refused,
  * not continued. */
-static int design_reconcile(ana_refine_opts *o, int64_t r0, char *err, size_t errlen) {
+static int design_reconcile(ana_refine_opts *o, int64_t r0, int64_t *pending, char *err,
+                            size_t errlen) {
+  eng_slo terms;
+  int rc = ana_refined_user_slo(o->path, &terms, err, errlen);
+  if (rc < 0) return -1;
+  if (rc == 0 && !ana_slo_same(&terms, &o->user_slo)) {
+    if (o->given_user_slo) {
+      char was[256], asked[256];
+      ana_slo_format(&terms, was, sizeof was);
+      ana_slo_format(&o->user_slo, asked, sizeof asked);
+      snprintf(err, errlen,
+               "%s: was refined judging runs by %s%s; --slo %s differs, and changing the design "
+               "after seeing its confirmation runs would void the error bound (refine a fresh "
+               "copy of the sweep instead)",
+               o->path, terms.n ? "the SLO terms " : "the queue-recovery check",
+               terms.n ? was : "", asked);
+      return -1;
+    }
+    o->user_slo = terms;
+  }
   fmt_results r;
   if (fmt_results_read(&r, o->path, err, errlen)) return -1;
+  if (ana_judge_user_slo(&r, &o->user_slo, err, errlen)) {
+    fmt_results_free(&r);
+    return -1;
+  }
+  *pending = (int64_t)r.n_skipped;
   ana_refined v;
-  int rc = ana_refined_load(&v, &r, err, errlen);
+  rc = ana_refined_load(&v, &r, err, errlen);
   fmt_results_free(&r);
   if (rc < 0) return -1;
   if (rc == 1) return 0;
@@ -168,8 +196,10 @@ static int state_store(const char *path, fmt_lock *lock, const ana_rf_eval *e,
     row->amplification = p->amp;
     row->goodput_lost = p->lost;
   }
+  /* runs are judged by their passed_slo, or by the SLO terms */
   ri.d = (fmt_refine_design){o->d.min_pass, o->d.max_meta, o->d.alpha, o->d.beta, o->d.ratio,
-                             o->k, e->r0, slo_ms}; /* runs are judged by their passed_slo */
+                             o->k, e->r0, slo_ms, {0}};
+  ana_slo_format(&o->user_slo, ri.d.user_slo, sizeof ri.d.user_slo);
   snprintf(ri.status, sizeof ri.status, "%s", ana_rp_status_name(e->st.status));
   ri.decided_point = e->st.decided >= 0 ? e->pts[e->rp.cand[e->st.decided].point].id : -1;
   ri.decided_rank = e->st.decided >= 0 ? e->rp.cand[e->st.decided].rank : -1;
@@ -304,6 +334,7 @@ static void print_decision(const evaluation *e, const ana_refine_opts *o, const 
           "%zu proven, %zu refuted, %zu open\n",
           counts, scr, (long long)(x->appended - x->screen_added), st->n_proven, st->n_refuted,
           st->n_open);
+  ana_user_slo_note(f, &e->r, e->r.slo_ms);
   if (st->status == ANA_RP_PROVEN) {
     size_t end = (size_t)st->decided + 1;
     while (end < x->rp.n_cand && x->rp.cand[end].rank == x->rp.cand[st->decided].rank) end++;
@@ -395,7 +426,8 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
     return 1;
   }
   /* Under the lock: the record checked is the one this session continues. */
-  if (design_reconcile(o, sw.replicates, err, sizeof err)) {
+  int64_t pending = 0;
+  if (design_reconcile(o, sw.replicates, &pending, err, sizeof err)) {
     say(o, "%s", err);
     fmt_lock_release(ss.lock);
     swp_sweep_free(&sw);
@@ -403,11 +435,12 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
   }
   double t0 = omp_get_wtime();
   int rc = 0, round = 0;
-  /* Rows of an interrupted round first. */
-  rc = run_rows(&ss, 0, NULL, NULL);
+  /* Rows of an interrupted round first (opening for append copies the file
+   * into a journal: not done when there is nothing to run). */
+  if (pending > 0) rc = run_rows(&ss, 0, NULL, NULL);
   while (!rc && !ss.stopped) {
     evaluation e;
-    if (evaluate(&e, o->path, &sw, &o->d, o->k, err, sizeof err)) {
+    if (evaluate(&e, o->path, &sw, o, err, sizeof err)) {
       say(o, "%s", err);
       rc = 2;
       break;

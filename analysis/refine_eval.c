@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ana.h"
 #include "decision.h"
 #include "refine_eval.h"
 
@@ -132,7 +133,11 @@ static int screen(ana_rf_eval *e, const fmt_results *r, int64_t row_limit, conf_
       if (row_limit >= 0 && run->run >= row_limit) continue;
       size_t pi = r->point_of_run[j];
       int meta = ana_outcome_is_bad(run->outcome);
-      int pass = run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
+      /* The sweep's SLO as each run was judged (passed_slo), or by what its
+       * users saw when r is judged by SLO terms (ana_judge_user_slo). */
+      int pass = r->user_slo.n ? ana_run_passes(&r->user_slo, run->outcome, run->recovery_ms,
+                                                run->user_recovery_ms, r->slo_ms)
+                               : run->outcome == ENG_OUTCOME_RECOVERED && run->passed_slo;
       if (run->replicate < e->r0) {
         if (stage == 1) screen_add(e, pi, run, pass, meta, amp_n, gp_n);
       } else if (run->replicate < e->r_fresh) {
@@ -351,6 +356,13 @@ static int design_of(const fmt_refine_info *ri, const fmt_results *r, ana_seq_de
     snprintf(why, len, "its design has slo_ms %g, the sweep %g", s->slo_ms, r->slo_ms);
     return -1;
   }
+  if (s->user_slo[0]) {
+    eng_slo terms;
+    if (ana_slo_parse(s->user_slo, &terms, err, sizeof err)) {
+      snprintf(why, len, "its design's user_slo '%s' is not SLO terms: %s", s->user_slo, err);
+      return -1;
+    }
+  }
   if (ri->rounds < 0 || ri->rounds > (int64_t)r->n_rounds) {
     snprintf(why, len, "it records %lld rounds, the file holds %zu", (long long)ri->rounds,
              r->n_rounds);
@@ -372,6 +384,59 @@ static int damaged(const fmt_results *r, const char *why, char *err, size_t errl
   return -1;
 }
 
+static int design_terms(const fmt_refine_design *d, eng_slo *slo, char *why, size_t len) {
+  memset(slo, 0, sizeof *slo);
+  return d->user_slo[0] ? ana_slo_parse(d->user_slo, slo, why, len) : 0;
+}
+
+int ana_refined_user_slo(const char *path, eng_slo *slo, char *err, size_t errlen) {
+  memset(slo, 0, sizeof *slo);
+  fmt_refine_info ri;
+  char why[768];
+  int rc = fmt_refine_read(path, &ri, why, sizeof why);
+  if (rc) {
+    if (rc < 0) snprintf(err, errlen, "%s", why);
+    return rc;
+  }
+  rc = design_terms(&ri.d, slo, why, sizeof why);
+  if (rc)
+    snprintf(err, errlen, "%s: /refine is damaged: its design's user_slo '%s' is not SLO terms: %s",
+             path, ri.d.user_slo, why);
+  fmt_refine_info_free(&ri);
+  return rc ? -1 : 0;
+}
+
+/* The verdict of r (judged by the design's terms) and the record's check;
+ * frees *rip. */
+static int refined_evaluate(ana_refined *v, const fmt_results *r, fmt_refine_info *rip,
+                            const ana_seq_design *d, char *err, size_t errlen) {
+  const fmt_refine_info *ri = rip;
+  char why[768];
+  int rc;
+  /* The rows the record describes: below the first round it does not know. */
+  int64_t limit = ri->rounds < (int64_t)r->n_rounds ? r->round_start[ri->rounds] : -1;
+  v->interrupted = limit >= 0 || r->n_skipped > 0;
+  v->pending = (int64_t)r->n_skipped;
+  ana_rf_eval then;
+  rc = ana_rf_evaluate(&v->now, r, d, ri->d.k, ri->d.r0, -1, why, sizeof why);
+  if (!rc && limit >= 0) rc = ana_rf_evaluate(&then, r, d, ri->d.k, ri->d.r0, limit, why,
+                                              sizeof why);
+  if (rc) {
+    fmt_refine_info_free(rip);
+    ana_refined_free(v);
+    return damaged(r, why, err, errlen);
+  }
+  mismatch m = {{0}, 0};
+  record_compare(&m, ri, limit >= 0 ? &then : &v->now);
+  if (limit >= 0) ana_rf_eval_free(&then);
+  fmt_refine_info_free(rip);
+  if (m.found) {
+    ana_refined_free(v);
+    return damaged(r, m.what, err, errlen);
+  }
+  return 0;
+}
+
 int ana_refined_load(ana_refined *v, const fmt_results *r, char *err, size_t errlen) {
   memset(v, 0, sizeof *v);
   fmt_refine_info ri;
@@ -391,26 +456,27 @@ int ana_refined_load(ana_refined *v, const fmt_results *r, char *err, size_t err
   /* A file refined before the SLO was recorded: its runs were judged by the
    * sweep's own (their passed_slo), so that is the SLO of its proofs. */
   if (isnan(v->design.slo_ms)) v->design.slo_ms = r->slo_ms;
-  /* The rows the record describes: below the first round it does not know. */
-  int64_t limit = ri.rounds < (int64_t)r->n_rounds ? r->round_start[ri.rounds] : -1;
-  v->interrupted = limit >= 0 || r->n_skipped > 0;
-  v->pending = (int64_t)r->n_skipped;
-  ana_rf_eval then;
-  rc = ana_rf_evaluate(&v->now, r, &d, ri.d.k, ri.d.r0, -1, why, sizeof why);
-  if (!rc && limit >= 0) rc = ana_rf_evaluate(&then, r, &d, ri.d.k, ri.d.r0, limit, why,
-                                              sizeof why);
-  if (rc) {
-    fmt_refine_info_free(&ri);
-    ana_refined_free(v);
-    return damaged(r, why, err, errlen);
+  design_terms(&ri.d, &v->user_slo, why, sizeof why); /* checked by design_of */
+  /* The proofs judged the runs by the design's terms: r judged by others
+   * (recommend --slo asking another question) is evaluated from a copy
+   * judged by the design's. */
+  fmt_results own;
+  const fmt_results *judged = r;
+  if (!ana_slo_same(&v->user_slo, &r->user_slo)) {
+    if (fmt_results_read(&own, r->path, err, errlen)) {
+      fmt_refine_info_free(&ri);
+      memset(v, 0, sizeof *v);
+      return -1;
+    }
+    if (ana_judge_user_slo(&own, &v->user_slo, err, errlen)) {
+      fmt_results_free(&own);
+      fmt_refine_info_free(&ri);
+      memset(v, 0, sizeof *v);
+      return -1;
+    }
+    judged = &own;
   }
-  mismatch m = {{0}, 0};
-  record_compare(&m, &ri, limit >= 0 ? &then : &v->now);
-  if (limit >= 0) ana_rf_eval_free(&then);
-  fmt_refine_info_free(&ri);
-  if (m.found) {
-    ana_refined_free(v);
-    return damaged(r, m.what, err, errlen);
-  }
-  return 0;
+  rc = refined_evaluate(v, judged, &ri, &d, err, errlen);
+  if (judged != r) fmt_results_free(&own);
+  return rc;
 }

@@ -55,13 +55,21 @@ int cli_dead_axes(const char *cmd, const struct swp_sweep *sw, int allow);
 /* ---- the refine options refine and run --refine share (cmd_refine.c) ---- */
 
 struct ana_refine_opts;
-enum { CLI_O_MIN_PASS = 1000, CLI_O_MAX_META, CLI_O_ALPHA, CLI_O_MAX_RUNS, CLI_O_PARALLEL };
+enum {
+  CLI_O_MIN_PASS = 1000,
+  CLI_O_MAX_META,
+  CLI_O_ALPHA,
+  CLI_O_MAX_RUNS,
+  CLI_O_PARALLEL,
+  CLI_O_USER_SLO
+};
 #define CLI_REFINE_LONGOPTS                                                                 \
   {"min-pass", required_argument, NULL, CLI_O_MIN_PASS},                                    \
       {"max-metastable", required_argument, NULL, CLI_O_MAX_META},                          \
       {"alpha", required_argument, NULL, CLI_O_ALPHA},                                      \
       {"max-runs", required_argument, NULL, CLI_O_MAX_RUNS},                                \
-      {"parallel-candidates", required_argument, NULL, CLI_O_PARALLEL}
+      {"parallel-candidates", required_argument, NULL, CLI_O_PARALLEL},                     \
+      {"slo", required_argument, NULL, CLI_O_USER_SLO}
 /* Takes option c of CLI_REFINE_LONGOPTS into o: 1 taken, 0 not one of
  * them, -1 a bad value (printed). */
 int cli_refine_opt(const char *cmd, int c, const char *arg, struct ana_refine_opts *o);

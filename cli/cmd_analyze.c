@@ -184,7 +184,14 @@ static int load(cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
     file_error(o, err);
     return 2;
   }
-  int vrc = ana_refined_load(v, r, err, sizeof err);
+  /* A refined file's runs are judged by the SLO terms it was refined by
+   * unless --slo asks another question (never "proven" then: recommend.c);
+   * judged before the verdict is recomputed, which needs them. */
+  eng_slo terms;
+  int vrc = ana_refined_user_slo(o->file, &terms, err, sizeof err);
+  if (vrc == 0 && !o->user_slo.n) o->user_slo = terms;
+  if (vrc >= 0 && ana_judge_user_slo(r, &o->user_slo, err, sizeof err)) vrc = -1;
+  if (vrc >= 0) vrc = ana_refined_load(v, r, err, sizeof err);
   if (vrc < 0) {
     file_error(o, err);
     fmt_results_free(r);
@@ -206,15 +213,6 @@ static int load(cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
       fmt_results_free(r);
       return 2;
     }
-  /* After the refined verdict is checked against the runs as they were
-   * judged: --slo judges them again, by what their users saw. */
-  if (ana_judge_user_slo(r, &o->user_slo, err, sizeof err)) {
-    file_error(o, err);
-    if (*refined) ana_refined_free(v);
-    *refined = 0;
-    fmt_results_free(r);
-    return 2;
-  }
   double slo = !isnan(o->slo_ms) ? o->slo_ms : !isnan(r->slo_ms) ? r->slo_ms : ANA_DEFAULT_SLO_MS;
   if (ana_summary_compute(s, r, slo, o->method, err, sizeof err) != 0) {
     fprintf(stderr, "stormsweep %s: %s\n", o->cmd, err);

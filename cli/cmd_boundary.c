@@ -45,6 +45,7 @@ typedef struct bargs {
   long long max_runs, batch;
   int threads, log_scale, force, no_plot, quiet;
   int allow_dead; /* --allow-dead-axes: a dead axis is a warning, not an error */
+  eng_slo user_slo; /* --slo: pass judged by what users saw (none: the queue check) */
   const char **sets;
   size_t n_sets;
 } bargs;
@@ -56,6 +57,7 @@ typedef struct bctx {
   double goodput_below; /* > 0: the response is "success ratio below this" */
   int64_t combination;
   eng_config cfg;       /* the combination's configuration */
+  eng_slo user_slo;     /* --slo terms every run is judged by (passed_slo) */
   int threads;
   const volatile sig_atomic_t *stop;
   int64_t first;        /* the batch being run: its first index and values */
@@ -75,7 +77,8 @@ typedef struct bresult {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: stormsweep boundary [SWEEP.ini] --axis KEY --range LO:HI [--log] [--level P]\n"
-          "                           [--min-pass P] [--slo-ms MS] [--set KEY=VALUE]...\n"
+          "                           [--min-pass P] [--slo-ms MS] [--slo TERMS]\n"
+          "                           [--set KEY=VALUE]...\n"
           "                           [--max-runs N] [--width W] [--batch N] [-j N] [-o FILE]\n"
           "                           [--seed S] [--force] [--no-plot] [--quiet]\n"
           "                           [--allow-dead-axes]\n"
@@ -95,6 +98,9 @@ static void usage(FILE *out) {
           "  --level P            P(bad) level to locate (default 0.5)\n"
           "  --min-pass P         P(pass) target whose edge to locate (default 0.9)\n"
           "  --slo-ms MS          recovery SLO for pass (default: the scenario's slo_ms)\n"
+          "  --slo TERMS          judge pass by what users saw, e.g. \"p99<=500ms,errors<=1%%\":\n"
+          "                       every term holds again within slo_ms of clearance\n"
+          "                       (default: the queue-recovery check)\n"
           "  --set KEY=VALUE      fix a setting (removes its axis; also seed=, name=)\n"
           "  --max-runs N         run budget per combination (default 2000)\n"
           "  --width W            stop when each interval is narrower than W x the range\n"
@@ -122,12 +128,13 @@ static void usage(FILE *out) {
 
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(bargs *b, int argc, char **argv) {
-  enum { O_AXIS = 256, O_RANGE, O_LOG, O_LEVEL, O_MINPASS, O_SLO, O_SET, O_MAXRUNS, O_WIDTH,
+  enum { O_AXIS = 256, O_RANGE, O_LOG, O_LEVEL, O_MINPASS, O_SLO, O_USER_SLO, O_SET, O_MAXRUNS, O_WIDTH,
          O_BATCH, O_SEED, O_NOPLOT, O_GOODPUT, O_ALLOW_DEAD };
   static const struct option opts[] = {
       {"axis", required_argument, 0, O_AXIS},     {"range", required_argument, 0, O_RANGE},
       {"log", no_argument, 0, O_LOG},             {"level", required_argument, 0, O_LEVEL},
       {"min-pass", required_argument, 0, O_MINPASS}, {"slo-ms", required_argument, 0, O_SLO},
+      {"slo", required_argument, 0, O_USER_SLO},
       {"set", required_argument, 0, O_SET},       {"max-runs", required_argument, 0, O_MAXRUNS},
       {"width", required_argument, 0, O_WIDTH},   {"batch", required_argument, 0, O_BATCH},
       {"seed", required_argument, 0, O_SEED},     {"no-plot", no_argument, 0, O_NOPLOT},
@@ -159,6 +166,14 @@ static int parse_args(bargs *b, int argc, char **argv) {
     case O_LEVEL: bad = cli_parse_prob(cmd, "--level", optarg, &b->level); break;
     case O_MINPASS: bad = cli_parse_prob(cmd, "--min-pass", optarg, &b->min_pass); break;
     case O_SLO: bad = cli_parse_number(cmd, "--slo-ms", optarg, 0, 1e12, &b->slo_ms); break;
+    case O_USER_SLO: {
+      char why[256];
+      if (ana_slo_parse(optarg, &b->user_slo, why, sizeof why)) {
+        cli_error(cmd, "%s", why);
+        bad = 1;
+      }
+      break;
+    }
     case O_SET: b->sets[b->n_sets++] = optarg; break;
     case O_MAXRUNS: bad = cli_parse_count(cmd, "--max-runs", optarg, 2, SWP_MAX_RUNS, &b->max_runs); break;
     case O_WIDTH: bad = cli_parse_number(cmd, "--width", optarg, 0, 1e9, &b->width); break;
@@ -191,6 +206,10 @@ static int parse_args(bargs *b, int argc, char **argv) {
   }
   if (!b->axis || !b->range) {
     cli_error(cmd, "--axis KEY and --range LO:HI are required");
+    return CLI_EXIT_USAGE;
+  }
+  if (b->user_slo.n && b->goodput_below > 0) {
+    cli_error(cmd, "--slo judges P(pass), which --goodput-below does not locate");
     return CLI_EXIT_USAGE;
   }
   return -1;
@@ -424,6 +443,7 @@ static int run_combination(bctx *c, const ana_bnd_opts *o, const char (*lvl)[64]
     cli_error_text("boundary", err);
     return -1;
   }
+  c->cfg.user_slo = c->user_slo; /* the engine judges passed_slo by them */
   ana_bnd_search s;
   if (ana_bnd_search_run(&s, o, engine_oracle, c, err, sizeof err)) {
     cli_error_text("boundary", err);
@@ -527,6 +547,8 @@ static int write_file(const bargs *b, const swp_sweep *sw, const ana_bnd_opts *o
   int32_t logs = o->log_scale;
   int64_t max_runs = o->max_runs, batch = o->batch;
   uint64_t seed = sw->seed;
+  char user_slo[256];
+  ana_slo_format(&b->user_slo, user_slo, sizeof user_slo);
   double range[2] = {o->lo, o->hi};
   const char *format = "stormsweep-boundary", *tool = STORMSWEEP_VERSION;
   const char *interval = "profile likelihood";
@@ -555,6 +577,7 @@ static int write_file(const bargs *b, const swp_sweep *sw, const ana_bnd_opts *o
       {"interval", FMT_V_TEXT, 0, {0}, interval, NULL, 0},
       {"model", FMT_V_TEXT, 0, {0}, model, NULL, 0},
       {"responses", FMT_V_TEXT, 0, {0}, names, NULL, 0},
+      {"user_slo", FMT_V_TEXT, 0, {0}, user_slo, NULL, 0},
   };
   fmt_value sets[] = {
       {"crossing", FMT_V_F64, 2, {C, R}, est, NULL, 0},
@@ -793,6 +816,7 @@ int cmd_boundary(int argc, char **argv) {
   c.key = st->key;
   c.is_int = st->type == ENG_SET_INT || st->type == ENG_SET_INT64;
   c.goodput_below = b.goodput_below;
+  c.user_slo = b.user_slo;
   c.threads = b.threads;
   res = calloc((size_t)sw.n_points, sizeof *res);
   cmdline = cli_command_line(argc, argv);
@@ -809,6 +833,12 @@ int cmd_boundary(int argc, char **argv) {
          "intervals, target width %.3g of the %srange\n",
          st->key, o.lo, o.hi, o.log_scale ? " (log scale)" : "", (long long)sw.n_points,
          sw.n_points == 1 ? "" : "s", o.width, o.log_scale ? "log " : "");
+  if (b.user_slo.n) {
+    char terms[256];
+    ana_slo_format(&b.user_slo, terms, sizeof terms);
+    printf("pass: %s holds again, in every latency window for the hold window, within the "
+           "scenario's slo_ms of clearance\n", terms);
+  }
   int64_t total_runs = 0, total_unif[ANA_BND_MAX_RESP] = {0}, n_unif[ANA_BND_MAX_RESP] = {0};
   c.stop = cli_stop_install();
   for (int64_t p = 0; p < sw.n_points; p++) {

@@ -9,13 +9,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "decision.h"
 #include "refine.h"
 #include "refine_plan.h"
 
 static void refine_usage(FILE *f) {
   fprintf(f,
           "usage: stormsweep refine FILE [--min-pass P] [--max-metastable P] [--alpha A]\n"
-          "                         [--max-runs N] [--parallel-candidates K] [-j N] [--quiet]\n\n"
+          "                         [--slo TERMS] [--max-runs N] [--parallel-candidates K]\n"
+          "                         [-j N] [--quiet]\n\n"
           "Spends runs only where the decision is open: the sweep's replicates screen every\n"
           "point; points consistent with the targets are candidates, ranked by cost as\n"
           "'recommend' ranks; the candidate of rank i is confirmed by an SPRT at alpha/2^i on\n"
@@ -26,6 +28,11 @@ static void refine_usage(FILE *f) {
           "  --max-metastable P     target: P(bad) <= P (default 0.01; bad = metastable,\n"
           "                         collapsed or undetermined)\n"
           "  --alpha A              family-wise error of the claim (default %g)\n"
+          "  --slo TERMS            judge runs by what their users saw, e.g.\n"
+          "                         \"p99<=500ms,errors<=1%%\": a run passes when every term\n"
+          "                         holds again within the sweep's slo_ms of clearance\n"
+          "                         (default: the queue-recovery check; a refined file\n"
+          "                         keeps the terms it was refined by)\n"
           "  --max-runs N           new runs to spend at most, over all sessions (default %d)\n"
           "  --parallel-candidates K  candidates confirmed per round (default %d)\n"
           "  -j, --threads N        OpenMP threads\n"
@@ -58,6 +65,15 @@ int cli_refine_opt(const char *cmd, int c, const char *arg, ana_refine_opts *o) 
     if (cli_parse_count(cmd, "--max-runs", arg, 0, SWP_MAX_RUNS, &n)) return -1;
     o->max_runs = n;
     return 1;
+  case CLI_O_USER_SLO: {
+    char err[256];
+    if (ana_slo_parse(arg, &o->user_slo, err, sizeof err)) {
+      cli_error(cmd, "%s", err);
+      return -1;
+    }
+    o->given_user_slo = 1;
+    return 1;
+  }
   case CLI_O_PARALLEL:
     if (cli_parse_count(cmd, "--parallel-candidates", arg, 1, 1000, &n)) return -1;
     o->k = (int)n;
@@ -79,6 +95,11 @@ static void print_resume(const ana_refine_opts *o, int sig) {
   if (o->given_meta) fprintf(stderr, " --max-metastable %g", o->d.max_meta);
   if (o->given_alpha) fprintf(stderr, " --alpha %g", o->d.alpha);
   if (o->given_k) fprintf(stderr, " --parallel-candidates %d", o->k);
+  if (o->given_user_slo) {
+    char terms[256];
+    ana_slo_format(&o->user_slo, terms, sizeof terms);
+    fprintf(stderr, " --slo '%s'", terms);
+  }
   if (o->max_runs != ANA_REFINE_MAX_RUNS)
     fprintf(stderr, " --max-runs %lld", (long long)o->max_runs);
   fprintf(stderr, "\n");

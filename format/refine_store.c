@@ -5,7 +5,9 @@
  *               k (int32: candidates per round), r0 (int64: screening
  *               replicates), slo_ms (float64: the SLO the proofs judged runs
  *               by; absent in files refined before it was recorded, which
- *               were judged by the sweep's own slo_ms); the state after the
+ *               were judged by the sweep's own slo_ms), user_slo (text: the
+ *               SLO terms on what users see the runs were judged by, "" for
+ *               the queue-recovery check; absent = ""); the state after the
  *               last evaluation: status
  *               ("proven", "none" or "open"), decided_point, decided_rank,
  *               closest_point (int64, -1 when none), n_candidates,
@@ -123,6 +125,19 @@ int fmt_refine_read(const char *path, fmt_refine_info *ri, char *err, size_t err
     rc = -1;
     goto done;
   }
+  d->user_slo[0] = 0;
+  if (H5Aexists(g, "user_slo") > 0) {
+    char *terms = NULL;
+    if (fmt_attr_get_str(g, "user_slo", sizeof d->user_slo - 1, &terms)) {
+      swp_seterr(err, errlen,
+                 "%s: /refine is damaged: attribute 'user_slo' is not one text of at most %zu "
+                 "bytes", path, sizeof d->user_slo - 1);
+      rc = -1;
+      goto done;
+    }
+    snprintf(d->user_slo, sizeof d->user_slo, "%s", terms);
+    free(terms);
+  }
   snprintf(ri->status, sizeof ri->status, "%s", status);
   /* A candidate is a grid point: no more rows than the file has points. */
   int64_t n_points = 0;
@@ -169,6 +184,7 @@ int fmt_refine_write(const char *path, fmt_lock *held, const fmt_refine_info *ri
       {"k", FMT_V_I32, 0, {0}, &d->k, NULL, 0},
       {"r0", FMT_V_I64, 0, {0}, &d->r0, NULL, 0},
       {"slo_ms", FMT_V_F64, 0, {0}, &d->slo_ms, NULL, 0},
+      {"user_slo", FMT_V_TEXT, 0, {0}, d->user_slo, NULL, 0},
       {"status", FMT_V_TEXT, 0, {0}, status, NULL, 0},
       {"decided_point", FMT_V_I64, 0, {0}, &ri->decided_point, NULL, 0},
       {"decided_rank", FMT_V_I64, 0, {0}, &ri->decided_rank, NULL, 0},

@@ -79,6 +79,76 @@ else
   fail "report failed: $(cat rep.out)"
 fi
 
+# refine --slo: the proofs judge runs by the terms, the design keeps them,
+# recommend answers from them and calls another question not proven.
+cat >tiny.ini <<'EOF2'
+[sweep]
+name = user-slo-refine
+replicates = 10
+seed = 3
+
+[scenario]
+shards = 4
+horizon_ms = 2000
+surge = 800+300
+brownout = 800+300
+deadline_drop = on
+backoff = full
+
+[grid]
+load = 0.5
+budget_ratio = 0.1, inf
+EOF2
+LOOSE=(--min-pass 0.9 --max-metastable 0.1)
+EASY="p99<=2s,errors<=50%"
+HARD="p50<=1us"
+expect_exit 0 "$BIN" run tiny.ini -o screen.h5 -q
+cp screen.h5 easy.h5
+cp screen.h5 hard.h5
+expect_exit 0 "$BIN" refine easy.h5 "${LOOSE[@]}" --slo "$EASY" -q
+expect_in "$T/out" "SLO on what users see: a run passes when p99<=2000ms,errors<=50% holds again"
+expect_in "$T/out" "PROVEN: point"
+# No run can answer in 1 us: nothing is a candidate under these terms, while
+# the queue check on the same runs proves a point.
+expect_exit 0 "$BIN" refine hard.h5 "${LOOSE[@]}" --slo "$HARD" -q
+expect_in "$T/out" "NO POINT QUALIFIES"
+[ "$(h5dump -a /refine/user_slo hard.h5 | grep -c 'p50<=0.001ms')" = 1 ] ||
+  fail "/refine/user_slo does not hold the terms: $(h5dump -a /refine/user_slo hard.h5)"
+# A refined file keeps its terms: another --slo is refused, none continues.
+expect_exit 2 "$BIN" refine easy.h5 --slo "$HARD" -q
+expect_in "$T/err" "was refined judging runs by the SLO terms p99<=2000ms,errors<=50%"
+expect_exit 0 "$BIN" refine easy.h5 -q
+expect_in "$T/out" "PROVEN: point"
+expect_exit 0 "$BIN" recommend easy.h5
+expect_in "$T/out" "RECOMMENDED (proven)"
+expect_in "$T/out" "P(pass 1500 ms SLO on p99<=2000ms,errors<=50%)"
+expect_exit 0 "$BIN" recommend easy.h5 --slo "p99<=1s,errors<=50%"
+expect_in "$T/out" "NOT PROVEN FOR THESE TARGETS"
+expect_in "$T/out" "refine judged its runs by --slo p99<=2000ms,errors<=50%"
+expect_exit 0 "$BIN" recommend hard.h5 --slo "$EASY"
+expect_in "$T/out" "NOT PROVEN FOR THESE TARGETS"
+# A file refined by the queue check is not proven under terms.
+cp screen.h5 queue.h5
+expect_exit 0 "$BIN" refine queue.h5 "${LOOSE[@]}" -q
+expect_exit 2 "$BIN" refine queue.h5 --slo "$EASY" -q
+expect_in "$T/err" "was refined judging runs by the queue-recovery check"
+expect_exit 0 "$BIN" recommend queue.h5 --slo "$EASY"
+expect_in "$T/out" "refine judged its runs by the queue-recovery check"
+
+# boundary --slo: the engine judges pass by the terms (none pass in 1 us).
+expect_exit 0 "$BIN" boundary --axis load --range 0.3:0.6 --max-runs 64 --batch 32 \
+  --slo "$HARD" --no-plot -o bnd.h5 -q
+expect_in "$T/out" "pass: p50<=0.001ms holds again"
+passed=$("$PY" - <<'EOP'
+import h5py
+with h5py.File("bnd.h5") as f:
+    print(int(f["/boundary/runs"]["passed"].sum()))
+EOP
+)
+[ "$passed" = 0 ] || fail "boundary --slo $HARD: $passed runs passed"
+expect_exit 2 "$BIN" boundary --axis load --range 0.3:0.6 --slo "$EASY" --goodput-below 0.5
+expect_in "$T/err" "--goodput-below does not locate"
+
 if [ "$failures" -gt 0 ]; then
   echo "cli_user_slo: $failures check(s) failed" >&2
   exit 1

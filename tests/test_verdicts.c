@@ -249,7 +249,7 @@ static void test_planted_proof(void **state) {
   const files *fs = *state;
   honest_refined_file(fs);
   fmt_refine_cand row = {1, 0, 0.025, 1, 500, 0, 0, -5.0, -5.0, 6, 6, 0, 1.0, 0.0};
-  fmt_refine_info ri = {{0.99, 0.01, 0.05, 0.1, 10.0, 2, 6, NAN}, "proven", 0, 1, -1, 500, 0, 1,
+  fmt_refine_info ri = {{0.99, 0.01, 0.05, 0.1, 10.0, 2, 6, NAN, ""}, "proven", 0, 1, -1, 500, 0, 1,
                         &row};
   char path[160];
   copy_as(fs, fs->unrefined, "planted", path, sizeof path);

@@ -30,6 +30,9 @@
 int ana_slo_parse(const char *text, eng_slo *out, char *err, size_t errlen);
 /* The terms as ana_slo_parse reads them back, e.g. "p99<=200ms,errors<=0.1%". */
 void ana_slo_format(const eng_slo *slo, char *buf, size_t len);
+/* Whether two sets of terms say the same (as text: the same terms in the
+ * same order; none and none are the same). */
+int ana_slo_same(const eng_slo *a, const eng_slo *b);
 /* Under --slo terms, one line saying what "pass" means (nothing without). */
 void ana_user_slo_note(FILE *f, const fmt_results *r, double slo_ms);
 

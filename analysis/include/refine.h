@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "eng.h"
 #include "fmt_store.h"
 #include "seqtest.h"
 
@@ -23,6 +24,9 @@ struct ana_refine_opts {
   ana_seq_design d;  /* the targets and error levels */
   int given_pass, given_meta, given_alpha, given_k; /* set by the user: checked against the
                                                        file's design, not taken from it */
+  eng_slo user_slo;  /* SLO terms on what users see the runs are judged by (none: the
+                        queue-recovery check); a refined file keeps its design's */
+  int given_user_slo;
   int64_t max_runs;
   int k;             /* candidates confirmed per round */
   int threads, quiet;

@@ -69,16 +69,24 @@ void ana_rf_eval_free(ana_rf_eval *e);
  * finished run under it. */
 typedef struct ana_refined {
   fmt_refine_design design; /* as stored, checked to be a valid design */
+  eng_slo user_slo;         /* its user_slo terms, parsed (none: the queue check) */
   ana_rf_eval now;          /* every finished run: what is printed */
   int interrupted;          /* refine stopped before evaluating rows it appended */
   int64_t pending;          /* rows appended and not run yet */
 } ana_refined;
 
-/* Loads r's /refine and recomputes its verdict. Returns 1 when r has no
+/* Loads r's /refine and recomputes its verdict, with the runs judged by
+ * the design's SLO terms (from a second reading of the file when r was
+ * judged by others). Returns 1 when r has no
  * refine evaluation (nothing allocated), 0 when v holds the verdict, -1
  * with a message naming the file and what disagrees when /refine is
  * damaged: unreadable, an invalid design, or a claim the runs do not give. */
 int ana_refined_load(ana_refined *v, const fmt_results *r, char *err, size_t errlen);
+/* The SLO terms on what users see that a refined file's proofs judged its
+ * runs by (none: the queue-recovery check): 0, 1 when the file has no
+ * refine evaluation, -1 with a message when /refine is damaged. Read before
+ * the runs are judged, so a command asked no --slo judges them alike. */
+int ana_refined_user_slo(const char *path, eng_slo *slo, char *err, size_t errlen);
 void ana_refined_free(ana_refined *v);
 
 #endif

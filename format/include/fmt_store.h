@@ -6,7 +6,7 @@
  * the checks on reading it back and the writer lock on writing it.
  *
  * /refine (the first refine of a file creates it; layout in refine_store.c):
- * the design — min_pass, max_meta, alpha, beta, ratio, k, r0, slo_ms — the state
+ * the design — min_pass, max_meta, alpha, beta, ratio, k, r0, slo_ms, user_slo — the state
  * after the last evaluation, the candidate table, and round_start (written by
  * the writer with each round's rows).
  */
@@ -97,12 +97,18 @@ typedef struct fmt_refine_cand {
   double amplification, goodput_lost; /* its cost keys, from screening */
 } fmt_refine_cand;
 
+#define FMT_REFINE_SLO_TEXT 256
+
 typedef struct fmt_refine_design {
   double min_pass, max_meta, alpha, beta, ratio;
   int32_t k;  /* candidates per round */
   int64_t r0; /* screening replicates */
   double slo_ms; /* the recovery SLO its runs were judged by; NaN when the file does not say
                     (written before it was recorded: then the sweep's own slo_ms) */
+  /* The SLO terms on what users see its runs were judged by, as text
+   * ("p99<=500ms,errors<=1%"); "" = the queue-recovery check (and in files
+   * refined before the terms were recorded). Checked by the analysis layer. */
+  char user_slo[FMT_REFINE_SLO_TEXT];
 } fmt_refine_design;
 
 typedef struct fmt_refine_info {
