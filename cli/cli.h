@@ -45,6 +45,7 @@ int cmd_boundary(int argc, char **argv);
 int cli_axis_config(const eng_config *base, const char *key, int is_int, double x,
                     eng_config *cfg, char *msg, size_t msglen);
 int cmd_refine(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 /* A grid axis no value of which changes a run (its setting is dead under
  * the others at every point, swp_sweep_dead_axes) only repeats runs: list,
  * run and boundary refuse it with the reason, or with allow

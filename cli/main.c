@@ -26,6 +26,7 @@ static const command commands[] = {
     {"report", cmd_report, "write plots (PNG, SVG) and index.html for a result file"},
     {"verify", cmd_verify, "prove one configuration meets the targets (or not): a CI gate"},
     {"bench", cmd_bench, "measure engine and sweep speed on this machine"},
+    {"export", cmd_export, "write a run's request-latency histogram (Prometheus text format)"},
     {"boundary", cmd_boundary, "locate where P(metastable) / P(pass) cross a level along one axis"},
 };
 

@@ -84,3 +84,4 @@ void eng_lh_quantiles(const eng_lat_hist *h, const double *q, int nq, double *ou
     out[k] = bucket_value(b);
   }
 }
+

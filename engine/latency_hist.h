@@ -67,4 +67,9 @@ void eng_lh_quantiles(const eng_lat_hist *h, const double *q, int nq, double *ou
  * h is empty. */
 double eng_lh_max(const eng_lat_hist *h);
 
+/* Phase phase's histogram of the last simulation of run (sim.c; NULL
+ * before the first): what eng_run_latency_export reads. */
+struct eng_run;
+const eng_lat_hist *eng_run_phase_hist(const struct eng_run *run, int phase);
+
 #endif

@@ -2365,6 +2365,11 @@ const eng_latency_phase *eng_run_latency_phase(const eng_run *r, int phase) {
   return (unsigned)phase < ENG_PHASE_COUNT ? &r->ph[phase] : NULL;
 }
 
+/* The phase's histogram, for its export (latency_hist.c). */
+const eng_lat_hist *eng_run_phase_hist(const eng_run *r, int phase) {
+  return (unsigned)phase < ENG_PHASE_COUNT && r->lh ? &r->lh[1 + phase] : NULL;
+}
+
 double eng_run_user_recovery_ms(const eng_run *r) { return r->user_recovery_ms; }
 
 const eng_config *eng_run_config(const eng_run *r) { return r->cfg; }

@@ -251,6 +251,25 @@ static inline int eng_user_slo_passes(int outcome, double user_recovery_ms, doub
          user_recovery_ms <= slo_ms;
 }
 
+/* The last simulation's request latencies as the engine's own log-linear
+ * buckets (exact below 256 ticks, at most 1/128 wide above), for export in
+ * a telemetry format: bucket i holds count[i] latencies in (le_ms[i-1],
+ * le_ms[i]] (from 0). A latency is a whole number of ticks, so a bucket of
+ * ticks lo..hi is the interval (lo - 1/2, hi + 1/2] ticks, centred on what
+ * it holds; a run of empty engine buckets before a full one is one empty
+ * bucket, so the buckets say exactly what the engine counted. sum_ms adds
+ * each bucket's centre times its count (exact below 256 ticks). */
+#define ENG_LAT_EXPORT_MAX 4096
+typedef struct eng_lat_export {
+  size_t n;
+  double le_ms[ENG_LAT_EXPORT_MAX];
+  double count[ENG_LAT_EXPORT_MAX];
+  double sum_ms, total;
+} eng_lat_export;
+/* phase: ENG_PHASE_* or ENG_PHASE_COUNT for every phase together (the
+ * requests that ended after warmup_ms). 0, or -1 before any simulation. */
+int eng_run_latency_export(const eng_run *run, int phase, eng_lat_export *out);
+
 /* The configuration of the last simulation (NULL before the first). */
 const eng_config *eng_run_config(const eng_run *run);
 

@@ -74,4 +74,22 @@ int tel_rate_csv_parse(const char *name, const char *text, size_t len, tel_serie
 int tel_prom_range_parse(const char *name, const char *text, size_t len, const char *series,
                          tel_series *out, char *err, size_t errlen);
 
+/* ---- writing (prom_write.c) ---- */
+
+#include <stdio.h>
+
+/* fine summed onto the nb ascending bounds (ms): a bucket of fine counts in
+ * the first bound at or above its own upper bound, the rest in +Inf; sum
+ * and total kept. 0, or -1 out of memory. */
+int tel_hist_rebucket(const tel_hist *fine, const double *bounds_ms, size_t nb, tel_hist *out);
+/* The bounds 2^(k / per_doubling) ms from the last at or below lo_ms to the
+ * first at or above hi_ms (malloc'd). 0, or -1 for bad arguments, more than
+ * TEL_MAX_BUCKETS bounds or no memory. */
+int tel_ladder_log(double lo_ms, double hi_ms, int per_doubling, double **bounds, size_t *n);
+/* h as one classic histogram series in the Prometheus text format, in
+ * seconds: HELP, TYPE, cumulative _bucket{labels,le} lines, _sum, _count.
+ * Label names must be valid Prometheus names; values are escaped. */
+void tel_prom_write(FILE *f, const char *metric, const char *help, const char *const *names,
+                    const char *const *values, size_t nlabels, const tel_hist *h);
+
 #endif
