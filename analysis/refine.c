@@ -108,8 +108,7 @@ static int evaluate(evaluation *e, const char *path, const swp_sweep *sw,
  * error bound). Options not given take the file's values. The record is
  * checked against the runs first (refine_eval.h): a damaged one is refused,
  * not continued. */
-static int design_reconcile(ana_refine_opts *o, int64_t r0, int64_t *pending, char *err,
-                            size_t errlen) {
+static int design_reconcile(ana_refine_opts *o, int64_t r0, char *err, size_t errlen) {
   eng_slo terms;
   int rc = ana_refined_user_slo(o->path, &terms, err, errlen);
   if (rc < 0) return -1;
@@ -134,7 +133,6 @@ static int design_reconcile(ana_refine_opts *o, int64_t r0, int64_t *pending, ch
     fmt_results_free(&r);
     return -1;
   }
-  *pending = (int64_t)r.n_skipped;
   ana_refined v;
   rc = ana_refined_load(&v, &r, err, errlen);
   fmt_results_free(&r);
@@ -426,8 +424,7 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
     return 1;
   }
   /* Under the lock: the record checked is the one this session continues. */
-  int64_t pending = 0;
-  if (design_reconcile(o, sw.replicates, &pending, err, sizeof err)) {
+  if (design_reconcile(o, sw.replicates, err, sizeof err)) {
     say(o, "%s", err);
     fmt_lock_release(ss.lock);
     swp_sweep_free(&sw);
@@ -435,9 +432,8 @@ int ana_refine_file(ana_refine_opts *o, int *stopped) {
   }
   double t0 = omp_get_wtime();
   int rc = 0, round = 0;
-  /* Rows of an interrupted round first (opening for append copies the file
-   * into a journal: not done when there is nothing to run). */
-  if (pending > 0) rc = run_rows(&ss, 0, NULL, NULL);
+  /* Rows of an interrupted round first. */
+  rc = run_rows(&ss, 0, NULL, NULL);
   while (!rc && !ss.stopped) {
     evaluation e;
     if (evaluate(&e, o->path, &sw, o, err, sizeof err)) {
