@@ -326,10 +326,12 @@ static void record_compare(mismatch *m, const fmt_refine_info *ri, const ana_rf_
   differ_int(m, "", "runs_appended", ri->runs_appended, e->appended);
 }
 
-/* The stored design as the sequential test's, checked: a design the tests
+/* The stored design as the sequential test's (and its SLO terms, *terms),
+ * checked: a design the tests
  * would refuse (or silently default) is damage, not a question. */
 static int design_of(const fmt_refine_info *ri, const fmt_results *r, ana_seq_design *d,
-                     char *why, size_t len) {
+                     eng_slo *terms, char *why, size_t len) {
+  memset(terms, 0, sizeof *terms);
   const fmt_refine_design *s = &ri->d;
   *d = (ana_seq_design){s->min_pass, s->max_meta, s->alpha, s->beta, s->ratio};
   char err[256];
@@ -356,12 +358,9 @@ static int design_of(const fmt_refine_info *ri, const fmt_results *r, ana_seq_de
     snprintf(why, len, "its design has slo_ms %g, the sweep %g", s->slo_ms, r->slo_ms);
     return -1;
   }
-  if (s->user_slo[0]) {
-    eng_slo terms;
-    if (ana_slo_parse(s->user_slo, &terms, err, sizeof err)) {
-      snprintf(why, len, "its design's user_slo '%s' is not SLO terms: %s", s->user_slo, err);
-      return -1;
-    }
+  if (s->user_slo[0] && ana_slo_parse(s->user_slo, terms, err, sizeof err)) {
+    snprintf(why, len, "its design's user_slo '%s' is not SLO terms: %s", s->user_slo, err);
+    return -1;
   }
   if (ri->rounds < 0 || ri->rounds > (int64_t)r->n_rounds) {
     snprintf(why, len, "it records %lld rounds, the file holds %zu", (long long)ri->rounds,
@@ -448,7 +447,7 @@ int ana_refined_load(ana_refined *v, const fmt_results *r, char *err, size_t err
     return -1;
   }
   ana_seq_design d;
-  if (design_of(&ri, r, &d, why, sizeof why)) {
+  if (design_of(&ri, r, &d, &v->user_slo, why, sizeof why)) {
     fmt_refine_info_free(&ri);
     return damaged(r, why, err, errlen);
   }
@@ -456,7 +455,6 @@ int ana_refined_load(ana_refined *v, const fmt_results *r, char *err, size_t err
   /* A file refined before the SLO was recorded: its runs were judged by the
    * sweep's own (their passed_slo), so that is the SLO of its proofs. */
   if (isnan(v->design.slo_ms)) v->design.slo_ms = r->slo_ms;
-  design_terms(&ri.d, &v->user_slo, why, sizeof why); /* checked by design_of */
   /* The proofs judged the runs by the design's terms: r judged by others
    * (recommend --slo asking another question) is evaluated from a copy
    * judged by the design's. */

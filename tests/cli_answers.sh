@@ -74,21 +74,7 @@ PYEOF
 fi
 
 # ---- (2) the counts of a refined file agree ----
-cat >ref.ini <<'INI'
-[sweep]
-replicates = 10
-seed = 3
-[scenario]
-shards = 4
-horizon_ms = 2000
-surge = 800+300
-brownout = 800+300
-deadline_drop = on
-backoff = full
-[grid]
-load = 0.5, 0.8
-budget_ratio = 0.1, inf
-INI
+tiny_sweep "" "load = 0.5, 0.8" "budget_ratio = 0.1, inf" >ref.ini
 expect_exit 0 "$BIN" run ref.ini -o ref.h5 -q
 "$BIN" refine ref.h5 --min-pass 0.9 --max-metastable 0.1 -q >refine.txt 2>&1
 expect_exit 0 "$BIN" recommend ref.h5

@@ -18,24 +18,7 @@ trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 failures=0
 
-cat >tiny.ini <<'INI'
-[sweep]
-name = recommend-test
-replicates = 10
-seed = 3
-
-[scenario]
-shards = 4
-horizon_ms = 2000
-surge = 800+300
-brownout = 800+300
-deadline_drop = on
-backoff = full
-
-[grid]
-budget_ratio = 0.1, inf
-backoff_cap_ms = 0, 1000
-INI
+tiny_sweep "recommend-test" "budget_ratio = 0.1, inf" "backoff_cap_ms = 0, 1000" >tiny.ini
 # Claims "proven" anywhere but in "not proven".
 claims_proof() { sed 's/[Nn][Oo][Tt] [Pp][Rr][Oo][Vv][Ee][Nn]//g' "$1" | grep -i "proven"; }
 

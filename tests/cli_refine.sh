@@ -36,24 +36,7 @@ same_results() {
 
 size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
-cat >tiny.ini <<'EOF'
-[sweep]
-name = refine-test
-replicates = 10
-seed = 3
-
-[scenario]
-shards = 4
-horizon_ms = 2000
-surge = 800+300
-brownout = 800+300
-deadline_drop = on
-backoff = full
-
-[grid]
-load = 0.5, 0.8
-budget_ratio = 0.1, inf
-EOF
+tiny_sweep "refine-test" "load = 0.5, 0.8" "budget_ratio = 0.1, inf" >tiny.ini
 LOOSE=(--min-pass 0.9 --max-metastable 0.1)
 
 # ---- thread count, slices + merge, run --refine ----

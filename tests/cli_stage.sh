@@ -21,24 +21,7 @@ if ! "$py" -c 'import h5py' 2>/dev/null; then
   exit 0
 fi
 
-cat >tiny.ini <<'EOF'
-[sweep]
-name = stage-test
-replicates = 10
-seed = 3
-
-[scenario]
-shards = 4
-horizon_ms = 2000
-surge = 800+300
-brownout = 800+300
-deadline_drop = on
-backoff = full
-
-[grid]
-load = 0.5, 0.8
-budget_ratio = 0.1, inf
-EOF
+tiny_sweep "stage-test" "load = 0.5, 0.8" "budget_ratio = 0.1, inf" >tiny.ini
 LOOSE=(--min-pass 0.9 --max-metastable 0.1)
 
 expect_exit 0 "$BIN" run tiny.ini -o s.h5 -j 2 -q

@@ -81,24 +81,7 @@ fi
 
 # refine --slo: the proofs judge runs by the terms, the design keeps them,
 # recommend answers from them and calls another question not proven.
-cat >tiny.ini <<'EOF2'
-[sweep]
-name = user-slo-refine
-replicates = 10
-seed = 3
-
-[scenario]
-shards = 4
-horizon_ms = 2000
-surge = 800+300
-brownout = 800+300
-deadline_drop = on
-backoff = full
-
-[grid]
-load = 0.5
-budget_ratio = 0.1, inf
-EOF2
+tiny_sweep "user-slo-refine" "load = 0.5" "budget_ratio = 0.1, inf" >tiny.ini
 LOOSE=(--min-pass 0.9 --max-metastable 0.1)
 EASY="p99<=2s,errors<=50%"
 HARD="p50<=1us"

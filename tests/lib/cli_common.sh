@@ -28,3 +28,16 @@ expect_in() {
 is_sanitized() {
   ldd "$1" 2>/dev/null | grep -qE 'lib[at]san'
 }
+
+# The small sweep the refine tests share (4 shards, 2 s, a surge and a
+# brownout, 10 replicates, seed 3): tiny_sweep NAME GRID_LINE... prints it,
+# named NAME ("" = unnamed), with those [grid] lines.
+tiny_sweep() {
+  local name=$1
+  shift
+  printf '[sweep]\n'
+  [ -z "$name" ] || printf 'name = %s\n' "$name"
+  printf 'replicates = 10\nseed = 3\n\n[scenario]\nshards = 4\nhorizon_ms = 2000\n'
+  printf 'surge = 800+300\nbrownout = 800+300\ndeadline_drop = on\nbackoff = full\n\n[grid]\n'
+  printf '%s\n' "$@"
+}
