@@ -46,12 +46,28 @@ int cli_axis_config(const eng_config *base, const char *key, int is_int, double 
                     eng_config *cfg, char *msg, size_t msglen);
 int cmd_refine(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 /* A grid axis no value of which changes a run (its setting is dead under
  * the others at every point, swp_sweep_dead_axes) only repeats runs: list,
  * run and boundary refuse it with the reason, or with allow
  * (--allow-dead-axes) warn. Returns 0 or 2 (cmd_run.c). */
 struct swp_sweep;
 int cli_dead_axes(const char *cmd, const struct swp_sweep *sw, int allow);
+
+/* What a command was told to build its sweep from (sweep_load.c): the file
+ * (NULL: the built-in seed study), a policy preset (NULL: none), the
+ * --client file (its mapping printed when loud), then overrides —
+ * "--set", VALUE, "--grid", VALUE, ... in command-line order. */
+typedef struct cli_sweep_spec {
+  const char *path, *policy, *client;
+  unsigned client_flags; /* SWP_CLIENT_LENIENT */
+  int loud;
+  const char *const *overrides;
+  int n_overrides;
+  int allow_dead; /* --allow-dead-axes: a dead axis is a warning */
+} cli_sweep_spec;
+/* Builds and checks sw as spec says; 0, or 2 after printing the reason. */
+int cli_sweep_load(const char *cmd, const cli_sweep_spec *spec, struct swp_sweep *sw);
 
 /* ---- the refine options refine and run --refine share (cmd_refine.c) ---- */
 

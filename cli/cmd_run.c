@@ -192,33 +192,16 @@ int cli_dead_axes(const char *cmd, const swp_sweep *sw, int allow) {
   return 2;
 }
 
-/* Loads the sweep, applies --client (printing its mapping when loud), then
- * the overrides, validates. Returns 0 or 2. */
+/* The sweep of run or list (cli_sweep_load). */
 static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *sw) {
-  char err[1024];
-  swp_sweep_init(sw);
-  int rc = ra->sweep_path ? swp_sweep_parse_file(sw, ra->sweep_path, err, sizeof err)
-                          : swp_sweep_parse_seed_study(sw, err, sizeof err);
-  if (!rc && ra->client) {
-    swp_client_map map;
-    rc = swp_client_load_opts(ra->client, ra->client_flags, &map, err, sizeof err);
-    if (!rc && loud) swp_client_print(&map, ra->client, stderr, ana_term_fputs);
-    if (!rc) rc = swp_client_apply_sweep(&map, ra->client, sw, err, sizeof err);
-    if (rc) {
-      cli_error(cmd, "--client %s", err);
-      return 2;
-    }
-  }
-  for (int i = 0; !rc && i < ra->n_overrides; i += 2)
-    rc = !strcmp(ra->overrides[i], "--set")
-             ? swp_sweep_override_set(sw, ra->overrides[i + 1], err, sizeof err)
-             : swp_sweep_override_grid(sw, ra->overrides[i + 1], err, sizeof err);
-  if (!rc) rc = swp_sweep_check(sw, err, sizeof err);
-  if (rc) {
-    fprintf(stderr, "stormsweep %s: %s\n", cmd, err);
-    return 2;
-  }
-  return cli_dead_axes(cmd, sw, ra->allow_dead);
+  cli_sweep_spec spec = {.path = ra->sweep_path,
+                         .client = ra->client,
+                         .client_flags = ra->client_flags,
+                         .loud = loud,
+                         .overrides = ra->overrides,
+                         .n_overrides = ra->n_overrides,
+                         .allow_dead = ra->allow_dead};
+  return cli_sweep_load(cmd, &spec, sw);
 }
 
 /* ---- run ---- */

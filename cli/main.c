@@ -27,6 +27,7 @@ static const command commands[] = {
     {"verify", cmd_verify, "prove one configuration meets the targets (or not): a CI gate"},
     {"bench", cmd_bench, "measure engine and sweep speed on this machine"},
     {"export", cmd_export, "write a run's request-latency histogram (Prometheus text format)"},
+    {"replay", cmd_replay, "replay an incident under today's client and candidates"},
     {"boundary", cmd_boundary, "locate where P(metastable) / P(pass) cross a level along one axis"},
 };
 

@@ -103,6 +103,10 @@ class Sources:
                 extra = ["--client", os.path.join(ROOT, "sweeps", "clients", client)] if client else []
                 v.append((self.sweep("clients_as_shipped_" + (client or "today").split(".")[0], ini, extra),
                           {"client": label}))
+        elif src == "replay":
+            v = json.loads(self.sh(["replay", os.path.join(ROOT, "examples", "telemetry", "incident.ini"),
+                                    "--compare-policy", "guarded", "--slo", REPLAY_SLO, "--json",
+                                    "-j", str(THREADS)], cwd=ROOT))
         elif src == "sim":
             v = self.sim_cases()
         elif src == "boundary":
@@ -765,6 +769,40 @@ def b_limiters_table(S):
     return analyze_table(S, "limiters")
 
 
+REPLAY_SLO = "p99<=200ms,errors<=1%"
+
+
+def b_incident_replay(S):
+    """stormsweep replay of examples/telemetry/incident.ini: today's client
+    against guarded, means over replicates with 95% intervals."""
+    d = S.get("replay")
+
+    def mean(m, pct=False, unit=" ms"):
+        if m["mean"] is None:
+            return "—"
+        f = 100 if pct else 1
+        lo, hi = m["ci95"]
+        txt = f"{f * m['mean']:.1f}%" if pct else f"{m['mean']:.0f}{unit}"
+        if lo is None or hi is None or m["n"] < 2:
+            return txt
+        return txt + (f" [{f * lo:.1f}, {f * hi:.1f}]" if pct else f" [{lo:.0f}, {hi:.0f}]")
+
+    names = {"today": "today's: 2 retries, no budget", "guarded": "`guarded`: 10% budget, full-jitter backoff"}
+    out = [f"| client ({d['replicates']} replicates) | recovered | p99 during / after the surge "
+           f"| errors during / after | user recovery ({REPLAY_SLO}) | attempts per request after |",
+           "|---|---|---|---|---|---|"]
+    for c in d["candidates"]:
+        rec = f"{c['recovered']['runs']}/{c['recovered']['of']}"
+        p99 = " / ".join(mean(c[ph]["p99_ms"]) for ph in ("during", "after"))
+        err = " / ".join(mean(c[ph]["error_rate"], pct=True) for ph in ("during", "after"))
+        u = c["user_recovery_ms"]
+        urec = "never, in any run" if u["n"] == 0 else mean(u) + (
+            f" ({u['n']} of {c['recovered']['of']} runs)" if u["n"] < c["recovered"]["of"] else "")
+        out.append(f"| {names.get(c['client'], c['client'])} | {rec} | {p99} | {err} | {urec} "
+                   f"| {c['amplification_after']['mean']:.2f} |")
+    return "\n".join(out)
+
+
 def b_clients_as_shipped_table(S):
     return analyze_table(S, "clients_as_shipped")
 
@@ -788,6 +826,7 @@ BLOCKS = {
     "closed-loop-table": ("closed_loop", b_closed_loop_table),
     "limiters-table": ("limiters", b_limiters_table),
     "clients-as-shipped-table": ("clients_as_shipped", b_clients_as_shipped_table),
+    "incident-replay": ("replay", b_incident_replay),
 }
 
 MARK = re.compile(r"<!-- generated:([a-z0-9-]+) begin -->\n(.*?)<!-- generated:\1 end -->", re.S)

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Runs `program script` (program NULL: "gnuplot") with dir as its working
  * directory — a private directory holding only files stormsweep created
@@ -17,5 +18,12 @@
  * reaped). */
 int ana_gnuplot_run(const char *program, const char *dir, const char *script,
                     const volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/* The head of a script stormsweep writes (names the command, so a later
+ * run knows the directory is its own): the PNG and SVG terminals at
+ * width x height, NaN as missing data, a light grid. */
+void ana_gp_preamble(FILE *f, const char *command, const char *script, int width, int height);
+/* The commands that draw one image, body, as name.png and name.svg. */
+void ana_gp_both(FILE *f, const char *name, const char *body);
 
 #endif
