@@ -61,24 +61,28 @@ enum { MAX_CURVE_POINTS = 8, BAND_BINS = 1000 };
 
 typedef struct band_metric {
   const char *metric, *file, *title, *ylabel;
+  int overlay_input; /* the input rate (new requests/s) on the right axis */
 } band_metric;
 
 static const band_metric band_metrics[] = {
     {"queue_depth", "queue_depth", "Total queue depth across replicates (median, 5-95% band)",
-     "attempts queued (bin mean)"},
+     "attempts queued (bin mean)", 0},
     {"open_breakers", "open_breakers",
      "Open circuit breakers across replicates (median, 5-95% band)",
-     "open or half-open breakers (bin mean)"},
+     "open or half-open breakers (bin mean)", 0},
     {"successes", "goodput", "Goodput across replicates (median, 5-95% band)",
-     "successes per tick (bin mean)"},
+     "successes per tick (bin mean)", 0},
     /* what users see: the latency windows' values (files from before them
      * have none: the plot is left out) */
     {"latency_p99_us", "latency_p99",
      "p99 request latency across replicates (median, 5-95% band)",
-     "p99 latency of the window, us (bin mean)"},
+     "p99 latency of the window, us (bin mean)", 1},
     {"error_rate_ppm", "error_rate", "Request error rate across replicates (median, 5-95% band)",
-     "failed / ended requests, ppm (bin mean)"},
+     "failed / ended requests, ppm (bin mean)", 1},
 };
+/* What the user-view plots overlay: the offered traffic, so a reader sees
+ * which part of it the errors and the latency came with. */
+static const band_metric input_band = {"new_requests", "input", "", "", 0};
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
@@ -490,7 +494,8 @@ static int script_recovery(FILE *f, const fmt_results *r, const ana_summary *s, 
 }
 
 /* The per-tick bands of each metric. */
-static int script_bands(FILE *f, const fmt_results *r, const size_t *curve, size_t n_curve, const int *band_ok) {
+static int script_bands(FILE *f, const fmt_results *r, const size_t *curve, size_t n_curve,
+                        const int *band_ok, int input_ok) {
   char *body = NULL;
   size_t blen = 0;
   /* Per-tick bands. */
@@ -507,6 +512,9 @@ static int script_bands(FILE *f, const fmt_results *r, const size_t *curve, size
                "set key outside below Left reverse\nset grid\nset style fill transparent solid "
                "0.2 noborder\n",
             title, xlabel, ylabel);
+    if (input_ok && band_metrics[m].overlay_input)
+      fprintf(b, "set y2label 'input rate (requests/s)'\nset y2range [0:*]\nset y2tics\n"
+                 "set ytics nomirror\n");
     if (isfinite(pt->fault_start_ms) && isfinite(pt->fault_clear_ms) && pt->fault_clear_ms > 0)
       fprintf(b,
               "set object 1 rect from %g, graph 0 to %g, graph 1 fc rgb '#bbbbbb' fs solid 0.25 "
@@ -522,6 +530,12 @@ static int script_bands(FILE *f, const fmt_results *r, const size_t *curve, size
               "     '' using 1:3 with lines lw 2 lc rgb '%s' title '%s'",
               i ? ", \\\n     " : "", band_metrics[m].file, id, colours[i % 8], colours[i % 8], t);
     }
+    if (input_ok && band_metrics[m].overlay_input)
+      fprintf(b,
+              ", \\\n     'band_input_%lld.dat' using 1:($3*%.17g) axes x1y2 with lines lw 1 dt 2 "
+              "lc rgb '#666666' title 'input rate, requests/s (right axis; median, point %lld)'",
+              (long long)r->point_ids[curve[0]], 1000.0 / r->tick_ms,
+              (long long)r->point_ids[curve[0]]);
     fprintf(b, "\n");
     fclose(b);
     ana_gp_both(f, band_metrics[m].file, body);
@@ -533,14 +547,14 @@ static int script_bands(FILE *f, const fmt_results *r, const size_t *curve, size
 
 static int script_write(const fmt_results *r, const ana_summary *s, const char *dir, long ax,
                         long ay, const ana_grid2 *g, const size_t *curve, size_t n_curve,
-                        const size_t *rpts, size_t n_rpts, const int *band_ok, char *err,
-                        size_t errlen) {
+                        const size_t *rpts, size_t n_rpts, const int *band_ok, int input_ok,
+                        char *err, size_t errlen) {
   FILE *f = fmt_dir_file_create(dir, "plots.gp", err, errlen);
   if (!f) return -1;
   ana_gp_preamble(f, "report", "plots.gp", 1000, 650);
 
   if (script_heatmaps(f, r, ax, ay, g) || script_recovery(f, r, s, rpts, n_rpts) ||
-      script_bands(f, r, curve, n_curve, band_ok)) {
+      script_bands(f, r, curve, n_curve, band_ok, input_ok)) {
     fclose(f);
     snprintf(err, errlen, "out of memory writing plots.gp");
     return -1;
@@ -869,7 +883,10 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
       rc = -1;
     }
   }
-  if (script_write(r, s, dir, ax, ay, &g, curve, n_curve, rpts, n_rpts, band_ok, err,
+  /* The input rate under the user-view plots: the first curve point's. */
+  int input_ok = n_curve && fmt_metric_exists(r, input_band.metric) == 1 && isfinite(r->tick_ms);
+  if (input_ok && band_write(r, &input_band, curve[0], dir, err, errlen) < 0) goto done;
+  if (script_write(r, s, dir, ax, ay, &g, curve, n_curve, rpts, n_rpts, band_ok, input_ok, err,
                    errlen) != 0)
     goto done;
   if (effects_plot_write(r, s, dir, err, errlen) != 0) goto done;

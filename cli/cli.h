@@ -50,7 +50,7 @@ int cmd_replay(int argc, char **argv);
 /* A grid axis no value of which changes a run (its setting is dead under
  * the others at every point, swp_sweep_dead_axes) only repeats runs: list,
  * run and boundary refuse it with the reason, or with allow
- * (--allow-dead-axes) warn. Returns 0 or 2 (cmd_run.c). */
+ * (--allow-dead-axes) warn. Returns 0 or 2 (sweep_load.c). */
 struct swp_sweep;
 int cli_dead_axes(const char *cmd, const struct swp_sweep *sw, int allow);
 

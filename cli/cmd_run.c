@@ -175,23 +175,6 @@ static int args_parse(int argc, char **argv, int is_run, run_args *ra) {
   return 0;
 }
 
-int cli_dead_axes(const char *cmd, const swp_sweep *sw, int allow) {
-  char msg[4096];
-  int dead = swp_sweep_dead_axes(sw, msg, sizeof msg);
-  if (!dead) return 0;
-  for (char *line = msg, *next; line; line = next) {
-    next = strchr(line, '\n');
-    if (next) *next++ = 0;
-    fprintf(stderr, "stormsweep %s: %s%s\n", cmd, allow ? "warning: " : "", line);
-  }
-  if (allow) return 0;
-  fprintf(stderr,
-          "stormsweep %s: %s: drop %s, change the setting that makes %s dead, or pass "
-          "--allow-dead-axes to %s anyway (its runs would repeat each other)\n",
-          cmd, sw->source, dead > 1 ? "those axes" : "the axis", dead > 1 ? "them" : "it", cmd);
-  return 2;
-}
-
 /* The sweep of run or list (cli_sweep_load). */
 static int sweep_load(const run_args *ra, const char *cmd, int loud, swp_sweep *sw) {
   cli_sweep_spec spec = {.path = ra->sweep_path,

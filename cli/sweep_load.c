@@ -5,6 +5,7 @@
  * and refused with its reason when an axis cannot change any run. run,
  * list and replay share it, so an override means the same in each.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ana.h"
@@ -12,6 +13,23 @@
 #include "client_import.h"
 #include "swp.h"
 #include "textsafe.h"
+
+int cli_dead_axes(const char *cmd, const swp_sweep *sw, int allow) {
+  char msg[4096];
+  int dead = swp_sweep_dead_axes(sw, msg, sizeof msg);
+  if (!dead) return 0;
+  for (char *line = msg, *next; line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    fprintf(stderr, "stormsweep %s: %s%s\n", cmd, allow ? "warning: " : "", line);
+  }
+  if (allow) return 0;
+  fprintf(stderr,
+          "stormsweep %s: %s: drop %s, change the setting that makes %s dead, or pass "
+          "--allow-dead-axes to %s anyway (its runs would repeat each other)\n",
+          cmd, sw->source, dead > 1 ? "those axes" : "the axis", dead > 1 ? "them" : "it", cmd);
+  return 2;
+}
 
 int cli_sweep_load(const char *cmd, const cli_sweep_spec *spec, swp_sweep *sw) {
   char err[1024];
