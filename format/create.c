@@ -86,6 +86,7 @@ typedef struct points_ctx {
   const swp_sweep *sw;
   size_t rowsize, *text_off, text_width;
   int text;
+  const double *numbers; /* fmt__points_numbers */
 } points_ctx;
 
 static void fill_points(const void *user, hsize_t i0, hsize_t n, void *buf) {
@@ -104,12 +105,8 @@ static void fill_points(const void *user, hsize_t i0, hsize_t n, void *buf) {
         memcpy(dst, sw->axes[a].values[idx[a]], strlen(sw->axes[a].values[idx[a]]));
       }
     } else {
-      eng_config cfg;
-      if (swp_sweep_point_config(sw, p, &cfg, NULL, 0)) memset(&cfg, 0, sizeof cfg);
-      for (size_t a = 0; a < sw->n_axes; a++) {
-        double v = eng_config_get_number(&cfg, sw->axes[a].key);
-        memcpy(row + 8 + 8 * a, &v, 8);
-      }
+      const double *v = pc->numbers + (size_t)p * (sw->n_axes ? sw->n_axes : 1);
+      for (size_t a = 0; a < sw->n_axes; a++) memcpy(row + 8 + 8 * a, &v[a], 8);
     }
   }
 }
@@ -122,8 +119,12 @@ static int write_points(hid_t file, const swp_sweep *sw) {
   for (size_t a = 0; a < sw->n_axes; a++) H5Tinsert(t, sw->axes[a].key, 8 + 8 * a, H5T_NATIVE_DOUBLE);
   hsize_t chunk = (hsize_t)(sw->n_points < 4096 ? sw->n_points : 4096);
   hid_t ds = fmt__dataset_1d(file, "points", t, (hsize_t)sw->n_points, chunk, NULL, 0, 0);
-  points_ctx pc = {sw, rowsize, NULL, 0, 0};
-  int rc = ds < 0 ? -1 : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
+  double *numbers = fmt__points_numbers(sw);
+  points_ctx pc = {sw, rowsize, NULL, 0, 0, numbers};
+  int rc = ds < 0 || !numbers
+               ? -1
+               : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
+  free(numbers);
   if (ds >= 0) H5Dclose(ds);
   H5Tclose(t);
   if (rc) return -1;
@@ -149,7 +150,7 @@ static int write_points(hid_t file, const swp_sweep *sw) {
     H5Tclose(s);
   }
   ds = fmt__dataset_1d(file, "points_text", t, (hsize_t)sw->n_points, chunk, NULL, 0, 0);
-  pc = (points_ctx){sw, rowsize, off, 0, 1};
+  pc = (points_ctx){sw, rowsize, off, 0, 1, NULL};
   rc = ds < 0 ? -1 : write_blocks(ds, t, rowsize, (hsize_t)sw->n_points, fill_points, &pc);
   if (ds >= 0) H5Dclose(ds);
   H5Tclose(t);
@@ -167,14 +168,11 @@ static int write_points(hid_t file, const swp_sweep *sw) {
     double *nums = malloc(ax->count * sizeof *nums);
     if (d < 0 || !nums || H5Dwrite(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, ax->values) < 0)
       rc = -1;
-    for (size_t v = 0; nums && v < ax->count; v++) {
-      eng_config cfg = sw->base;
-      nums[v] = eng_config_set(&cfg, ax->key, ax->values[v], NULL, 0)
-                    ? NAN
-                    : eng_config_get_number(&cfg, ax->key);
-    }
+    int by_index = nums ? swp_axis_numbers(sw, a, nums) : 0;
     if (!rc) rc = fmt_attr_put_nums(d, "numbers", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, nums, ax->count);
     if (!rc) rc = fmt_attr_put_i32(d, "position", (int32_t)a);
+    /* Only where it applies, so files of numeric axes stay as they were. */
+    if (!rc && by_index) rc = fmt_attr_put_i32(d, FMT_ATTR_NUMBERS_ARE_INDEXES, 1);
     free(nums);
     if (d >= 0) H5Dclose(d);
     H5Sclose(sp);
@@ -315,15 +313,31 @@ static void fill_coord(const void *user, hsize_t i0, hsize_t n, void *buf) {
   }
 }
 
-/* Every point's axis values as /points stores them. */
+/* Every point's axis values as /points stores them: the point's setting as
+ * a number, or the value's index on an axis whose numbers do not tell its
+ * values apart (swp_axis_numbers). */
 double *fmt__points_numbers(const swp_sweep *sw) {
   size_t na = sw->n_axes ? sw->n_axes : 1;
   double *v = malloc((size_t)sw->n_points * na * sizeof *v);
+  uint8_t by_index[SWP_MAX_AXES] = {0};
+  for (size_t a = 0; v && a < sw->n_axes && a < SWP_MAX_AXES; a++) {
+    double *nums = malloc(sw->axes[a].count * sizeof *nums);
+    if (!nums) {
+      free(v);
+      return NULL;
+    }
+    by_index[a] = (uint8_t)swp_axis_numbers(sw, a, nums);
+    free(nums);
+  }
+  size_t ix[SWP_MAX_AXES];
   for (int64_t p = 0; v && p < sw->n_points; p++) {
     eng_config cfg;
     if (swp_sweep_point_config(sw, p, &cfg, NULL, 0)) memset(&cfg, 0, sizeof cfg);
+    if (sw->n_axes <= SWP_MAX_AXES) swp_sweep_point_indexes(sw, p, ix);
     for (size_t a = 0; a < sw->n_axes; a++)
-      v[(size_t)p * na + a] = eng_config_get_number(&cfg, sw->axes[a].key);
+      v[(size_t)p * na + a] = a < SWP_MAX_AXES && by_index[a]
+                                  ? (double)ix[a]
+                                  : eng_config_get_number(&cfg, sw->axes[a].key);
   }
   return v;
 }

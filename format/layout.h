@@ -112,6 +112,9 @@
 #define FMT_ATTR_TICKS "ticks"
 #define FMT_ATTR_REPLICATES "replicates"
 #define FMT_ATTR_INSTANCE "instance"
+/* On /axes/<key>: 1 when its numbers (and /points') are the values'
+ * indexes, the settings' numbers not telling them apart (swp_axis_numbers). */
+#define FMT_ATTR_NUMBERS_ARE_INDEXES "numbers_are_indexes"
 
 /* Objects (paths from the root). */
 #define FMT_DSET_POINTS "/points"

@@ -179,12 +179,13 @@ void fmt__rr_labels_free(fmt_results *r) {
  * a column that is no setting, as a plain number). A NaN value (a preset
  * the point's other settings changed) only needs a label that parses. */
 static int label_matches(const eng_config *defaults, const char *axis, const char *label,
-                         double v) {
+                         double v, int by_index) {
   if (swp_text_problem(label, MAX_LABEL_BYTES, 0) || !label[0]) return 0;
   double got;
   if (eng_settings_find(axis)) {
     eng_config cfg = *defaults;
     if (eng_config_set(&cfg, axis, label, NULL, 0) != 0) return 0;
+    if (by_index) return 1; /* the number is the value's index: nothing to compare */
     got = eng_config_get_number(&cfg, axis);
   } else {
     char *end;
@@ -235,10 +236,15 @@ void fmt__rr_labels_read(fmt_results *r, hid_t fid) {
     H5Tclose(mt);
     if (!got) continue;
     r->labels[a] = calloc(r->n_points, sizeof *r->labels[a]);
+    char axis_path[600];
+    snprintf(axis_path, sizeof axis_path, "/axes/%s", r->axes[a]);
+    int by_index = H5Lexists(fid, "/axes", H5P_DEFAULT) > 0 &&
+                   H5Lexists(fid, axis_path, H5P_DEFAULT) > 0 &&
+                   H5Aexists_by_name(fid, axis_path, FMT_ATTR_NUMBERS_ARE_INDEXES, H5P_DEFAULT) > 0;
     for (size_t p = 0; r->labels[a] && p < r->n_points; p++) {
       char *label = buf + p * (LABEL_LEN + 1);
       label[LABEL_LEN] = '\0';
-      if (label_matches(&defaults, r->axes[a], label, r->values[p * r->n_axes + a]))
+      if (label_matches(&defaults, r->axes[a], label, r->values[p * r->n_axes + a], by_index))
         r->labels[a][p] = strdup(label);
     }
   }
@@ -287,7 +293,13 @@ void fmt__rr_sweep_apply(fmt_results *r, const char *text) {
   int make_labels = same_axes && !r->labels; /* /points_text wins */
   eng_config defaults;
   eng_config_defaults(&defaults);
+  uint8_t by_index[SWP_MAX_AXES + 1] = {0};
   if (make_labels) {
+    for (size_t a = 0; a < r->n_axes && a < SWP_MAX_AXES; a++) {
+      double *nums = malloc(sw.axes[a].count * sizeof *nums);
+      by_index[a] = nums ? (uint8_t)swp_axis_numbers(&sw, a, nums) : 0;
+      free(nums);
+    }
     r->labels = calloc(r->n_axes ? r->n_axes : 1, sizeof *r->labels);
     for (size_t a = 0; r->labels && a < r->n_axes; a++)
       r->labels[a] = calloc(r->n_points ? r->n_points : 1, sizeof *r->labels[a]);
@@ -306,7 +318,7 @@ void fmt__rr_sweep_apply(fmt_results *r, const char *text) {
       swp_sweep_point_indexes(&sw, id, idx);
       for (size_t a = 0; a < r->n_axes; a++)
         if (r->labels[a] && label_matches(&defaults, r->axes[a], sw.axes[a].values[idx[a]],
-                                          r->values[p * r->n_axes + a]))
+                                          r->values[p * r->n_axes + a], by_index[a]))
           r->labels[a][p] = strdup(sw.axes[a].values[idx[a]]);
     }
   }

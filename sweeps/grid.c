@@ -405,6 +405,23 @@ int swp_sweep_point_config(const swp_sweep *sw, int64_t point, eng_config *cfg, 
   return rc;
 }
 
+int swp_axis_numbers(const swp_sweep *sw, size_t a, double *out) {
+  const swp_axis *ax = &sw->axes[a];
+  int distinct = 1;
+  for (size_t v = 0; v < ax->count; v++) {
+    eng_config cfg = sw->base;
+    out[v] = eng_config_set(&cfg, ax->key, ax->values[v], NULL, 0)
+                 ? NAN
+                 : eng_config_get_number(&cfg, ax->key);
+    if (isnan(out[v])) distinct = 0;
+    for (size_t u = 0; u < v && distinct; u++)
+      if (out[u] == out[v]) distinct = 0;
+  }
+  if (distinct) return 0;
+  for (size_t v = 0; v < ax->count; v++) out[v] = (double)v;
+  return 1;
+}
+
 void swp_sweep_point_describe(const swp_sweep *sw, int64_t point, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = 0;

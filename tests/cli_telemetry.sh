@@ -122,5 +122,30 @@ done
 expect_exit 2 "$BIN" sim --set "rate_profile=$G/rate.csv" --set client_model=closed
 expect_in "$T/err" "rate_profile: a measured rate drives the open model only"
 
+# A text setting as a grid axis (a series selector; a file name alike) and
+# a windows axis whose values share their start: each value is its own
+# level. Their settings' numbers (NaN; the start) do not tell the values
+# apart, so the file numbers them by index (numbers_are_indexes) and the
+# labels still show the values.
+# (the example names its files from the source directory)
+(cd "$SRC" && "$BIN" run examples/telemetry/incident.ini -q -o "$T/axes.h5" \
+  --grid 'service_histogram_series=handler="/get",handler="/health"' \
+  --grid 'surge=70000+100000,70000+120000' --set replicates=1 --set horizon_ms=260000) ||
+  fail "run over a text and a windows axis"
+expect_exit 0 "$BIN" analyze "$T/axes.h5"
+for want in 'handler="/get" runs      2' 'handler="/health" runs      2' \
+  '70000+100000   runs      2' '70000+120000   runs      2'; do
+  expect_in "$T/out" "$want"
+done
+/usr/bin/python3 - "$T/axes.h5" <<'PY' || fail "text and windows axes: /axes numbers are not the indexes"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    for k in ("service_histogram_series", "surge"):
+        a = f["axes"][k]
+        assert list(a.attrs["numbers"]) == [0.0, 1.0], (k, a.attrs["numbers"])
+        assert a.attrs["numbers_are_indexes"] == 1, k
+    assert sorted(set(f["points"]["surge"])) == [0.0, 1.0]
+PY
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "cli_telemetry: all passed ($n hostile files)"

@@ -198,6 +198,13 @@ void swp_sweep_point_indexes(const swp_sweep *sw, int64_t point, size_t *idx);
 /* The configuration of point: base plus the point's axis values. */
 int swp_sweep_point_config(const swp_sweep *sw, int64_t point, eng_config *cfg, char *err,
                            size_t errlen);
+/* The numbers /axes and /points store for axis a's values (out: its count
+ * entries): each value's setting as a number, or, when those numbers do not
+ * tell the values apart (a text setting such as a file name or a series
+ * selector, windows with one start), each value's index, so that analyses
+ * grouping points by number still see one level per value. Returns 1 when
+ * the indexes were stored, else 0. */
+int swp_axis_numbers(const swp_sweep *sw, size_t a, double *out);
 /* "vnodes=10 capacity_factor=inf" for messages. */
 void swp_sweep_point_describe(const swp_sweep *sw, int64_t point, char *buf, size_t len);
 
