@@ -428,6 +428,10 @@ eng_setting_role eng_setting_role_find(const char *key) {
   return eng_setting_role_of(eng_settings_find(key));
 }
 
+int eng_setting_names_file(const char *key) {
+  return !strcmp(key, "service_histogram") || !strcmp(key, "rate_profile");
+}
+
 const eng_setting *eng_settings_find(const char *key) {
   for (size_t i = 0; i < NSETTINGS; i++)
     if (!strcmp(settings[i].key, key)) return &settings[i];

@@ -119,8 +119,25 @@ int fmt_in_sweep(const fmt_in *in, swp_sweep *sw, char *err, size_t errlen) {
   swp_sweep_init(sw);
   char source[512], msg[1024];
   snprintf(source, sizeof source, "%s (its sweep_text)", in->path);
-  if (swp_sweep_parse_string(sw, info->sweep_text, source, msg, sizeof msg) ||
-      swp_sweep_check(sw, msg, sizeof msg)) {
+  char *stored_digests = NULL;
+  int bad = swp_sweep_parse_string(sw, info->sweep_text, source, msg, sizeof msg);
+  if (!bad && sw->telemetry_digests && !(stored_digests = strdup(sw->telemetry_digests))) {
+    snprintf(msg, sizeof msg, "out of memory");
+    bad = 1;
+  }
+  if (!bad) bad = swp_sweep_check(sw, msg, sizeof msg);
+  /* A telemetry file that changed since is no damage: say which. */
+  if (!bad && stored_digests && sw->telemetry_digests &&
+      strcmp(stored_digests, sw->telemetry_digests)) {
+    snprintf(msg, sizeof msg,
+             "%s: a telemetry file its sweep reads changed since its runs were made (the "
+             "file says telemetry_digests = %.300s; now %.300s): its runs are not what the "
+             "sweep makes now; restore the file",
+             in->path, stored_digests, sw->telemetry_digests);
+    bad = 1;
+  }
+  free(stored_digests);
+  if (bad) {
     swp_seterr(err, errlen, "%s", msg);
     swp_sweep_free(sw);
     swp_sweep_init(sw);

@@ -40,14 +40,6 @@
  * memory an axis list can ask for (lin(0, 1, 1000000) twice is refused). */
 #define SWP_AXIS_MAX_VALUES 1000000
 
-void swp_seterr(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-}
-
 void swp_axis_clear(swp_axis *ax) {
   for (size_t i = 0; i < ax->count; i++) free(ax->values[i]);
   free(ax->values);
@@ -644,6 +636,7 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
     if (ticks > sw->ticks) sw->ticks = ticks;
     if (cfg.record_shard_queues && cfg.shards > sw->shard_queues) sw->shard_queues = cfg.shards;
   }
+  if (swp__telemetry_digests(sw, err, errlen)) return -1;
   sw->checked = 1;
   return 0;
 }

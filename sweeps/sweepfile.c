@@ -50,6 +50,7 @@ void swp_sweep_free(swp_sweep *sw) {
   free(sw->name);
   free(sw->description);
   free(sw->scenario_axes);
+  free(sw->telemetry_digests);
   free(sw->tunable_axes);
   memset(sw, 0, sizeof *sw);
 }
@@ -60,7 +61,7 @@ enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
 static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
 static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "crn",
                                          "refine", "screen_up_to", "scenario_axes",
-                                         "tunable_axes", NULL};
+                                         "tunable_axes", "telemetry_digests", NULL};
 
 /* A raw entry as read: validated after the whole file is read. */
 typedef struct entry {
@@ -429,7 +430,10 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
   } else if (!strcmp(key, "scenario_axes") || !strcmp(key, "tunable_axes")) {
     return role_list_apply(sw, key, value, msg, len);
   } else {
-    char **dst = !strcmp(key, "name") ? &sw->name : &sw->description;
+    /* telemetry_digests as a stored text says it; swp_sweep_check recomputes it */
+    char **dst = !strcmp(key, "name")                ? &sw->name
+                 : !strcmp(key, "telemetry_digests") ? &sw->telemetry_digests
+                                                     : &sw->description;
     char *v = strdup(value);
     if (!v) {
       swp_seterr(msg, len, "out of memory");

@@ -144,6 +144,8 @@ char *swp_sweep_format(const swp_sweep *sw) {
   if (sw->refine) tb_str(&t, "refine = on\n"); /* only when set: older texts stay equal */
   if (sw->scenario_axes) tb_wrapped(&t, "scenario_axes", *sw->scenario_axes ? sw->scenario_axes : "none", 0);
   if (sw->tunable_axes) tb_wrapped(&t, "tunable_axes", *sw->tunable_axes ? sw->tunable_axes : "none", 0);
+  /* only with telemetry files: other texts stay equal */
+  if (sw->telemetry_digests) tb_wrapped(&t, "telemetry_digests", sw->telemetry_digests, 0);
   tb_str(&t, "\n[scenario]\n");
   for (size_t i = 0; i < sw->n_settings; i++)
     tb_wrapped(&t, sw->settings[i].key, sw->settings[i].value, 0);

@@ -32,4 +32,11 @@ int swp__looks_like_assignment(const char *v);
  * may wrap at the commas between them). */
 int swp__wrapped_fits(const char *key, const char *value, int list);
 
+/* ---- digest.c ---- */
+
+/* Hashes every telemetry file the sweep names (in [scenario] or as an
+ * axis's values) into sw->telemetry_digests, replacing what the text said.
+ * 0, or -1 with a message (a file that cannot be read). */
+int swp__telemetry_digests(swp_sweep *sw, char *err, size_t errlen);
+
 #endif

@@ -147,5 +147,24 @@ with h5py.File(sys.argv[1], "r") as f:
     assert sorted(set(f["points"]["surge"])) == [0.0, 1.0]
 PY
 
+# The files' content is part of the sweep (telemetry_digests in its text):
+# resuming after the rate series changed is refused; unchanged, it resumes.
+mkdir "$T/dg" && cp "$SRC"/examples/telemetry/* "$T/dg/" &&
+  sed -i 's|examples/telemetry/||' "$T/dg/incident.ini"
+dg_run() {
+  (cd "$T/dg" && "$BIN" run incident.ini -q -o r.h5 --slice 0/2 --set replicates=2 \
+    --set horizon_ms=200000 "$@")
+}
+dg_run >"$T/out" 2>"$T/err" || fail "slice 0/2 of the incident: $(head -c 300 "$T/err")"
+h5dump -a sweep_text "$T/dg/r.h5" 2>/dev/null | grep -q 'telemetry_digests = scrape.prom xxh3:' ||
+  fail "the stored sweep text has no telemetry_digests"
+cp "$T/dg/incident-rate.csv" "$T/dg/rate.orig"
+sed -i '$s/,.*$/,2001/' "$T/dg/incident-rate.csv"
+dg_run --resume >"$T/out" 2>"$T/err"
+[ $? = 2 ] && grep -q "telemetry_digests = .*incident-rate.csv xxh3:" "$T/err" ||
+  fail "resume after the rate series changed was not refused: $(head -c 300 "$T/err")"
+cp "$T/dg/rate.orig" "$T/dg/incident-rate.csv"
+dg_run --resume >"$T/out" 2>"$T/err" || fail "resume with the files as they were: $(head -c 300 "$T/err")"
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "cli_telemetry: all passed ($n hostile files)"

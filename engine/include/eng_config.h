@@ -232,6 +232,9 @@ eng_setting_role eng_setting_role_find(const char *key);
 size_t eng_settings_count(void);
 const eng_setting *eng_settings_at(size_t i);
 const eng_setting *eng_settings_find(const char *key);
+/* 1 when key's value names a file the run reads (service_histogram,
+ * rate_profile): its content is part of the configuration. */
+int eng_setting_names_file(const char *key);
 /* Closest known key by edit distance, for "did you mean" messages; NULL if none is close. */
 const char *eng_settings_suggest(const char *key);
 /* The one "did you mean" rule of stormsweep: the candidate among the first n

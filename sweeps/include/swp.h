@@ -123,6 +123,9 @@ typedef struct swp_sweep {
   int crn;           /* common random numbers: the seed ignores the point */
   int refine;        /* [sweep] refine = on: `run` refines the file when the sweep is done */
   char *scenario_axes, *tunable_axes; /* [sweep] role overrides, "a, b" ("" = none); NULL unset */
+  /* [sweep] telemetry_digests: "PATH xxh3:HEX; ..." of each telemetry file
+   * the sweep reads, as swp_sweep_check found them (NULL: none). */
+  char *telemetry_digests;
   int sweep_line;     /* line of the first [sweep] key in the file (0: none) */
   size_t n_settings;
   swp_setting *settings;
