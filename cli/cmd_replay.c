@@ -60,7 +60,7 @@ typedef struct candidate {
 
 typedef struct replay_state {
   replay_args a;
-  swp_sweep sw[1 + REPLAY_MAX_CANDIDATES];
+  swp_sweep *sw; /* today's, then one per --compare-* */
   size_t n_sweeps;
   candidate *cand;
   size_t n_cand;
@@ -272,16 +272,19 @@ static int build_one(replay_state *st, swp_sweep *sw, const char *policy, const 
 /* Builds every sweep and lists the candidates. Returns 0 or the exit status. */
 static int build(replay_state *st) {
   const replay_args *a = &st->a;
-  int rc = build_one(st, &st->sw[0], a->policy, a->client);
-  if (rc) return rc;
-  st->n_sweeps = 1;
-  for (int i = 0; i < a->n_compare; i++) {
-    const char *c = a->compare[i];
-    if ((rc = build_one(st, &st->sw[st->n_sweeps], a->compare_is_client[i] ? NULL : c,
-                        a->compare_is_client[i] ? c : NULL)))
-      return rc;
-    st->n_sweeps++;
+  if (!(st->sw = calloc((size_t)a->n_compare + 1, sizeof *st->sw))) {
+    cli_error("replay", "out of memory");
+    return 1;
   }
+  st->n_sweeps = 1; /* counted before it is built: state_free frees a half-built one */
+  int rc = build_one(st, &st->sw[0], a->policy, a->client);
+  for (int i = 0; !rc && i < a->n_compare; i++) {
+    const char *c = a->compare[i];
+    st->n_sweeps++;
+    rc = build_one(st, &st->sw[st->n_sweeps - 1], a->compare_is_client[i] ? NULL : c,
+                   a->compare_is_client[i] ? c : NULL);
+  }
+  if (rc) return rc;
   const eng_config *c = &st->sw[0].base;
   if (!(eng_config_fault_clear_ms(c) > 0)) {
     cli_error("replay", "%s has no fault: the incident window is the faults' span (mark it, "
@@ -636,6 +639,7 @@ static void state_free(replay_state *st) {
   }
   free(st->cand);
   for (size_t s = 0; s < st->n_sweeps; s++) swp_sweep_free(&st->sw[s]);
+  free(st->sw);
   free(st->a.overrides);
   free(st->a.compare);
   free(st->a.compare_is_client);
