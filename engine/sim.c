@@ -2260,12 +2260,12 @@ static inline int is_gauge(int m) {
  * grow on a tick where no shard's queue changes. */
 static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
   const size_t T = (size_t)r->ticks, n = (size_t)(t1 - t0);
+  /* Runs between events are a few ticks long: plain stores, not a memset
+   * call per metric. */
   for (int m = 0; m < ENG_M_USER_FIRST; m++) {
     if (!is_gauge(m)) r->cur[m] = 0;
     int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
-    if (!v) memset(row, 0, n * sizeof *row);
-    else
-      for (size_t k = 0; k < n; k++) row[k] = v;
+    for (size_t k = 0; k < n; k++) row[k] = v;
   }
   if (r->cfg->record_shard_queues) {
     const size_t S = (size_t)r->cfg->shards;
