@@ -2260,12 +2260,20 @@ static inline int is_gauge(int m) {
  * grow on a tick where no shard's queue changes. */
 static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
   const size_t T = (size_t)r->ticks, n = (size_t)(t1 - t0);
-  /* Runs between events are a few ticks long: plain stores, not a memset
-   * call per metric. */
+  /* Runs between events are a few ticks long: each row gets a fixed block
+   * of FILL_BLOCK stores (two vector stores) whenever the row has that many
+   * ticks left, and a loop only beyond it. Stores past t1 are harmless:
+   * every tick of these rows is written again, in order, by its own tick or
+   * a later fill, and nothing reads them before the run ends. */
+  enum { FILL_BLOCK = 8 };
+  const int whole = (size_t)t0 + FILL_BLOCK <= T;
   for (int m = 0; m < ENG_M_USER_FIRST; m++) {
     if (!is_gauge(m)) r->cur[m] = 0;
     int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
-    for (size_t k = 0; k < n; k++) row[k] = v;
+    size_t k = 0;
+    if (whole)
+      for (; k < FILL_BLOCK; k++) row[k] = v;
+    for (; k < n; k++) row[k] = v;
   }
   if (r->cfg->record_shard_queues) {
     const size_t S = (size_t)r->cfg->shards;
@@ -2284,10 +2292,9 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
  * uniform of the tick it stopped at when that tick has arrivals (the tick
  * then finishes the draw), else -1. The cost of an empty tick falls from
  * the whole tick to one uniform, one bucket load and its metric stores;
- * a tick with events costs one bucket load more. */
+ * a tick with events costs one bucket load more (in the caller). */
 static __attribute__((noinline)) double skip_empty(eng_run *r) {
-  const int32_t t0 = r->now;
-  if (r->wheel[(uint32_t)t0 & WHEEL_MASK] != NIL) return -1; /* the common busy tick */
+  const int32_t t0 = r->now; /* its bucket is empty (the caller looked) */
   int32_t limit = (r->lat_next < r->seg_next ? r->lat_next : r->seg_next) - 1;
   if (r->ticks < limit) limit = r->ticks;
   if (r->edge_pos < r->n_edges && r->edges[r->edge_pos].tick < limit)
@@ -2310,9 +2317,10 @@ static __attribute__((noinline)) double skip_empty(eng_run *r) {
   const int draws = r->arrivals.lam > 0;
   int32_t t = t0;
   double u = -1;
+  eng_rng g = r->r_arr; /* a local copy stays in registers */
   while (t < limit && r->wheel[(uint32_t)t & WHEEL_MASK] == NIL) {
     if (draws) {
-      double v = eng_rng_uniform(&r->r_arr);
+      double v = eng_rng_uniform(&g);
       if (v > e) { /* this tick has arrivals: it runs, from v */
         u = v;
         break;
@@ -2320,6 +2328,7 @@ static __attribute__((noinline)) double skip_empty(eng_run *r) {
     }
     t++;
   }
+  r->r_arr = g;
   if (t > t0) {
     r->tq_head = head;
     r->tq_len = len;
@@ -2436,7 +2445,7 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
     double u = -1;
     /* Skipping needs the tick's arrival count to be decided by its first
      * uniform (or to draw none), and the previous tick's metrics in cur. */
-    if (r->skip_ok && r->now > 0 &&
+    if (r->skip_ok && r->now > 0 && r->wheel[(uint32_t)r->now & WHEEL_MASK] == NIL &&
         (!(r->arrivals.lam > 0) || eng_poisson_by_inversion(&r->arrivals))) {
       u = skip_empty(r);
       if (r->now >= r->ticks) break;
