@@ -40,7 +40,7 @@ if [ -n "$build_dir" ]; then
   meson setup "$build_dir/build-compare" "$build_dir" --buildtype=release \
     -Denable_docs=false -Denable_cuda_tutorials=false \
     -Dc_args="-include assert.h -include stdbool.h" >/dev/null
-  ninja -C "$build_dir/build-compare" benchmark/MM1_single >/dev/null
+  ninja -j1 -C "$build_dir/build-compare" benchmark/MM1_single >/dev/null
   cimba="$build_dir/build-compare/benchmark/MM1_single"
 fi
 [ -x "$cimba" ] || { echo "cimba-compare.sh: no cimba binary (give its path or --build DIR)" >&2; exit 2; }
@@ -49,15 +49,16 @@ scen="$here/examples/mm1-cimba.ini"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# One timed run: appends "seconds max_rss_kb" to the file $1.
+# One timed run: appends "wall_us max_rss_kb cpu_s" to the file $1 (cpu:
+# user + system, which waiting for a shared core does not inflate).
 timed() {
   local out=$1; shift
   local t0 t1
   t0=$(date +%s%N)
-  /usr/bin/time -f "%M" -o "$tmp/rss" taskset -c "$cpu" "$@" >"$tmp/stdout" 2>&1 ||
+  /usr/bin/time -f "%M %U %S" -o "$tmp/rss" taskset -c "$cpu" "$@" >"$tmp/stdout" 2>&1 ||
     { cat "$tmp/stdout" >&2; echo "cimba-compare.sh: failed: $*" >&2; exit 1; }
   t1=$(date +%s%N)
-  echo "$(( (t1 - t0) / 1000 )) $(tail -1 "$tmp/rss")" >>"$out"
+  echo "$(( (t1 - t0) / 1000 )) $(tail -1 "$tmp/rss" | awk '{print $1, $2 + $3}')" >>"$out"
 }
 
 s2=(--set service_mean_ms=2 --set horizon_ms=2222223)
@@ -76,10 +77,11 @@ done
 
 # median of column $2 of file $1
 median() { sort -n -k"$2","$2" "$1" | awk -v k="$2" '{v[NR]=$k} END {print v[int((NR+1)/2)]}'; }
-declare -A T M
+declare -A T M C
 for s in "${sides[@]}"; do
   T[$s]=$(median "$tmp/$s" 1)
   M[$s]=$(median "$tmp/$s" 2)
+  C[$s]=$(median "$tmp/$s" 3)
 done
 label() {
   case $1 in
@@ -91,14 +93,17 @@ label() {
   esac
 }
 echo "M/M/1 rho 0.9, 10^6 customers, 1 ms ticks; medians of $rounds rounds pinned to core $cpu"
-printf '  %-28s %10s %12s %12s %12s\n' side "wall ms" "peak RSS MB" "time/cimba" "RSS/cimba"
+printf '  %-27s %8s %8s %11s %11s %11s %10s\n' side "wall ms" "cpu ms" "peak RSS MB" \
+  "wall/cimba" "cpu/cimba" "RSS/cimba"
 for s in "${sides[@]}"; do
-  awk -v l="$(label "$s")" -v t="${T[$s]}" -v m="${M[$s]}" -v tc="${T[cimba]}" -v mc="${M[cimba]}" \
-    'BEGIN {printf "  %-28s %10.1f %12.1f %11.2fx %11.1fx\n", l, t / 1000, m / 1024, t / tc, m / mc}'
+  awk -v l="$(label "$s")" -v t="${T[$s]}" -v m="${M[$s]}" -v c="${C[$s]}" -v tc="${T[cimba]}" \
+    -v mc="${M[cimba]}" -v cc="${C[cimba]}" 'BEGIN {
+      printf "  %-27s %8.1f %8.0f %11.1f %10.2fx %10.2fx %9.1fx\n", l, t / 1000, c * 1000, m / 1024,
+        t / tc, (cc > 0 ? c / cc : 0), m / mc }'
 done
 if [ -n "$before" ]; then
   for d in 10 2; do
-    awk -v d="$d" -v o="${T[old$d]}" -v n="${T[ss$d]}" \
-      'BEGIN {printf "  service %2s ms: before / now %.2fx wall time\n", d, o / n}'
+    awk -v d="$d" -v o="${T[old$d]}" -v n="${T[ss$d]}" -v oc="${C[old$d]}" -v nc="${C[ss$d]}" \
+      'BEGIN {printf "  service %2s ms: before / now %.2fx wall time, %.2fx cpu time\n", d, o / n, oc / nc}'
   done
 fi
