@@ -28,6 +28,11 @@
  * the tick it started. The wheel has WHEEL_SIZE buckets; an event further
  * ahead than that waits in its bucket for the right lap (the check is one
  * compare), so no horizon or queue depth makes an event cost more.
+ *
+ * Where nothing changes by itself between events (skip_ok), a run of empty
+ * ticks is passed over in one step (skip_empty): each still draws its
+ * arrival uniform, so the results are bit-identical to running every tick
+ * (tests/test_skip.c; eng_run_set_skipping turns it off).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -204,6 +209,8 @@ struct eng_run {
   double little_in_system;
 
   int64_t events, hops_total, admissions;
+  uint8_t skip_ok;     /* empty ticks may be skipped (skip_empty): nothing changes by itself */
+  uint8_t skip_off;    /* eng_run_set_skipping(r, 0): every tick runs (kept across runs) */
   double keys_remapped;
   int32_t succ_peak_load;
   eng_zig zig; /* exponential ziggurat tables, built once per context */
@@ -2102,6 +2109,8 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
   r->succ_peak_load = 0;
+  r->skip_ok = !r->skip_off && !r->reqs && !r->closed && !r->prof &&
+               r->lim_kind == ENG_LIMITER_TOKEN_BUCKET;
   if (r->closed && users_prepare(r, seed)) goto oom;
   return 0;
 oom:
@@ -2140,7 +2149,9 @@ static inline __attribute__((always_inline)) void arrivals_t(eng_run *r, int64_t
 
 static __attribute__((noinline)) void arrivals_req(eng_run *r, int64_t n) { arrivals_t(r, n, 1); }
 
-static void run_tick(eng_run *r) {
+/* run_tick's tick, with u >= 0 the first uniform of its arrival count
+ * (already drawn by skip_empty), else -1. */
+static void run_tick(eng_run *r, double u) {
   const eng_config *c = r->cfg;
   int32_t t = r->now;
   memset(r->cur, 0, sizeof r->cur);
@@ -2198,7 +2209,8 @@ static void run_tick(eng_run *r) {
   if (r->reqs && r->hedges > 1) req_hedges(r);
 
   if (__builtin_expect(r->prof != NULL, 0)) profile_rate(r, t);
-  int64_t n = eng_poisson_draw(&r->r_arr, &r->arrivals);
+  int64_t n = u < 0 ? eng_poisson_draw(&r->r_arr, &r->arrivals)
+                    : eng_poisson_finish(&r->r_arr, &r->arrivals, u);
   r->events += n;
   if (__builtin_expect(r->reqs, 0)) arrivals_req(r, n);
   else arrivals_t(r, n, 0);
@@ -2217,7 +2229,8 @@ static void run_tick(eng_run *r) {
                                             : (int32_t)floor(r->tokens_total + 1e-9);
   int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
   const size_t T = (size_t)r->ticks;
-  for (int m = 0; m < ENG_M_COUNT; m++) row[(size_t)m * T] = r->cur[m];
+  /* (the user-view rows are written when their latency window closes) */
+  for (int m = 0; m < ENG_M_USER_FIRST; m++) row[(size_t)m * T] = r->cur[m];
   if (c->record_shard_queues)
     for (int32_t k = 0; k < c->shards; k++)
       r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
@@ -2227,6 +2240,107 @@ static void run_tick(eng_run *r) {
       if (r->healthy[k] && r->sh[k].qlen + r->sh[k].busy > r->succ_peak_load)
         r->succ_peak_load = r->sh[k].qlen + r->sh[k].busy;
   if (t + 1 == r->lat_next || t + 1 == r->seg_next) latency_flush(r, t);
+}
+
+/* An empty tick: no fault edge, nothing in its wheel bucket (not even an
+ * event of a later lap, whose reinsertion order matters), no timeout due,
+ * no latency window or phase ending, and no arrival. In an open-model run
+ * without a rate profile, request records or a limiter other than the token
+ * bucket, nothing changes by itself between events (breakers, CoDel, the
+ * brownout profile and the bucket look at the time only when an event calls
+ * them; closed users, hedges, deadlines and profiles are what skip_ok rules
+ * out), so such a tick's metrics are the previous tick's gauges and zero
+ * counters, and its only effects are one arrival uniform and dropping stale
+ * timeout heads. */
+static inline int is_gauge(int m) {
+  return m == ENG_M_QUEUE_DEPTH || m == ENG_M_MAX_SHARD_QUEUE || m == ENG_M_IN_FLIGHT ||
+         m == ENG_M_OPEN_BREAKERS || m == ENG_M_BUDGET_TOKENS;
+}
+
+/* The metrics of the empty ticks [t0, t1), written per metric as constant
+ * runs; r->cur still holds tick t0 - 1's. The user-view rows are left to
+ * latency_window_close, which writes every tick of a window when it closes
+ * (and windows tile the run). Little's sum adds whole numbers, so one
+ * product equals the per-tick sum exactly; the peak successor load cannot
+ * grow on a tick where no shard's queue changes. */
+static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
+  const size_t T = (size_t)r->ticks, n = (size_t)(t1 - t0);
+  /* Runs between events are a few ticks long: each row gets a fixed block
+   * of FILL_BLOCK stores (two vector stores) whenever the row has that many
+   * ticks left, and a loop only beyond it. Stores past t1 are harmless:
+   * every tick of these rows is written again, in order, by its own tick or
+   * a later fill, and nothing reads them before the run ends. */
+  enum { FILL_BLOCK = 8 };
+  const int whole = (size_t)t0 + FILL_BLOCK <= T;
+  for (int m = 0; m < ENG_M_USER_FIRST; m++) {
+    if (!is_gauge(m)) r->cur[m] = 0;
+    int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
+    size_t k = 0;
+    if (whole)
+      for (; k < FILL_BLOCK; k++) row[k] = v;
+    for (; k < n; k++) row[k] = v;
+  }
+  if (r->cfg->record_shard_queues) {
+    const size_t S = (size_t)r->cfg->shards;
+    const int32_t *prev = r->shard_queues + (size_t)(t0 - 1) * S;
+    for (int32_t t = t0; t < t1; t++)
+      memcpy(r->shard_queues + (size_t)t * S, prev, S * sizeof *prev);
+  }
+  int32_t a = t0 > r->little_begin ? t0 : r->little_begin;
+  int32_t b = t1 < r->little_end ? t1 : r->little_end;
+  if (b > a) r->little_in_system += (double)r->in_flight * (double)(b - a);
+}
+
+/* Advances r->now over empty ticks from r->now (> 0), drawing each one's
+ * first arrival uniform exactly as its tick would: the random streams,
+ * and so the results, are those of the tick-by-tick loop. Returns the
+ * uniform of the tick it stopped at when that tick has arrivals (the tick
+ * then finishes the draw), else -1. The cost of an empty tick falls from
+ * the whole tick to one uniform, one bucket load and its metric stores;
+ * a tick with events costs one bucket load more (in the caller). */
+static __attribute__((noinline)) double skip_empty(eng_run *r) {
+  const int32_t t0 = r->now; /* its bucket is empty (the caller looked) */
+  int32_t limit = (r->lat_next < r->seg_next ? r->lat_next : r->seg_next) - 1;
+  if (r->ticks < limit) limit = r->ticks;
+  if (r->edge_pos < r->n_edges && r->edges[r->edge_pos].tick < limit)
+    limit = r->edges[r->edge_pos].tick;
+  /* The first live timeout bounds the skip. The stale heads before it are
+   * dropped only if tick t0 is skipped: t0's own timeout pass would drop
+   * them then, after its events, and the FIFO's length decides when it
+   * grows (and so when a memory limit is hit). */
+  uint32_t head = r->tq_head, len = r->tq_len;
+  for (; len; len--, head = (head + 1) & (r->tq_cap - 1)) {
+    uint64_t e = r->tq[head];
+    const attempt *a = &r->at[(uint32_t)e];
+    if (a->gen == (uint32_t)(e >> 32) && !a->abandoned) {
+      int64_t due = (int64_t)a->sent + r->timeout_ticks;
+      if (due < limit) limit = (int32_t)due;
+      break;
+    }
+  }
+  const double e = r->arrivals.exp_neg_lam;
+  const int draws = r->arrivals.lam > 0;
+  int32_t t = t0;
+  double u = -1;
+  eng_rng g = r->r_arr; /* a local copy stays in registers */
+  while (t < limit && r->wheel[(uint32_t)t & WHEEL_MASK] == NIL) {
+    if (draws) {
+      double v = eng_rng_uniform(&g);
+      if (v > e) { /* this tick has arrivals: it runs, from v */
+        u = v;
+        break;
+      }
+    }
+    t++;
+  }
+  r->r_arr = g;
+  if (t > t0) {
+    r->tq_head = head;
+    r->tq_len = len;
+    fill_empty(r, t0, t);
+  }
+  r->now = t;
+  return u;
 }
 
 static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
@@ -2332,7 +2446,17 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
     return -1;
   }
   if (run_prepare(r, c, seed, err, errlen)) return -1;
-  for (r->now = 0; r->now < r->ticks; r->now++) run_tick(r);
+  for (r->now = 0; r->now < r->ticks; r->now++) {
+    double u = -1;
+    /* Skipping needs the tick's arrival count to be decided by its first
+     * uniform (or to draw none), and the previous tick's metrics in cur. */
+    if (r->skip_ok && r->now > 0 && r->wheel[(uint32_t)r->now & WHEEL_MASK] == NIL &&
+        (!(r->arrivals.lam > 0) || eng_poisson_by_inversion(&r->arrivals))) {
+      u = skip_empty(r);
+      if (r->now >= r->ticks) break;
+    }
+    run_tick(r, u);
+  }
   run_summarize(r, seed, out);
   latency_summarize(r, out);
   user_recovery(r, out);
@@ -2345,6 +2469,8 @@ const int32_t *eng_run_metric(const eng_run *r, eng_metric m) {
 }
 
 int32_t eng_run_ticks(const eng_run *r) { return r->ticks; }
+
+void eng_run_set_skipping(eng_run *r, int on) { r->skip_off = !on; }
 
 const int32_t *eng_run_shard_queues(const eng_run *r) {
   return r->cfg && r->cfg->record_shard_queues ? r->shard_queues : NULL;

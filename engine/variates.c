@@ -46,15 +46,7 @@ void eng_poisson_prep(eng_poisson_rate *p, double lam) {
 int64_t eng_poisson_draw(eng_rng *g, const eng_poisson_rate *p) {
   const double lam = p->lam;
   if (!(lam > 0)) return 0;
-  if (lam < 10) {
-    double u = eng_rng_uniform(g);
-    int64_t k = 0;
-    while (u > p->exp_neg_lam) {
-      u *= eng_rng_uniform(g);
-      k++;
-    }
-    return k;
-  }
+  if (eng_poisson_by_inversion(p)) return eng_poisson_finish(g, p, eng_rng_uniform(g));
   const double a = p->a, b = p->b;
   for (;;) {
     double U = eng_rng_uniform(g) - 0.5, V = eng_rng_uniform(g);

@@ -30,6 +30,24 @@ typedef struct eng_poisson_rate {
 void eng_poisson_prep(eng_poisson_rate *p, double lam);
 int64_t eng_poisson_draw(eng_rng *g, const eng_poisson_rate *p);
 
+/* Below a mean of 10 (inversion by multiplication) a draw begins with one
+ * uniform u, and the count is 0 exactly when u <= exp(-lam): a caller can
+ * recognise a draw of 0 from that first uniform alone and, when it is not
+ * one, finish the same draw from u (the engine's skip over empty ticks):
+ * eng_poisson_draw(g, p) == eng_poisson_finish(g, p, eng_rng_uniform(g))
+ * whenever eng_poisson_by_inversion(p). */
+static inline int eng_poisson_by_inversion(const eng_poisson_rate *p) {
+  return p->lam > 0 && p->lam < 10;
+}
+static inline int64_t eng_poisson_finish(eng_rng *g, const eng_poisson_rate *p, double u) {
+  int64_t k = 0;
+  while (u > p->exp_neg_lam) {
+    u *= eng_rng_uniform(g);
+    k++;
+  }
+  return k;
+}
+
 /* Zipf(s) over ranks 1..n by rejection-inversion: O(1) per draw for any n. */
 typedef struct eng_zipf {
   double s, n, hx1, hn, sv;

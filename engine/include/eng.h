@@ -188,6 +188,10 @@ void eng_run_destroy(eng_run *run);
  * all messages up front). Per-tick metrics stay readable until the next call. */
 int eng_run_simulate(eng_run *run, const eng_config *cfg, uint64_t seed,
                      eng_summary *out, char *err, size_t errlen);
+/* Whether runs on this context may skip empty ticks (on by default): the
+ * results are bit-identical either way; off runs every tick, which tests
+ * and the skip's own cost measurements compare against. */
+void eng_run_set_skipping(eng_run *run, int on);
 
 /* What one run of cfg holds at its peak, by part, in bytes: the settings
  * alone decide it, so it is known before anything runs (a sweep refuses
