@@ -190,8 +190,8 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   }
   const fmt_info *info = &in->info;
   fmt_record_rules k = {info->master_seed, info->crn, info->replicates,
-                        info->n_points * info->replicates, info->n_runs, info->rows,
-                        in->shardq >= 0 ? in->shards_n : 0, info->stored};
+                        info->n_points * info->replicates, info->n_runs, info->ticks,
+                        in->shardq >= 0 ? in->shards_n : 0, info->stored, info->rows};
   for (size_t i = 0; i < n && !rc; i++) {
     const run_row *row = &rows[i];
     fmt_run_record *rec = &recs[i];

@@ -138,8 +138,9 @@ typedef struct fmt_record_rules {
   uint64_t master_seed;
   int32_t crn;
   int64_t replicates, base_runs, rows;
-  int32_t ticks, shards; /* stored rows; shards 0: no per-shard queue chunk */
+  int32_t ticks, shards; /* the horizon; shards 0: no per-shard queue chunk */
   uint32_t stored;        /* metrics with a chunk (bit m) */
+  int32_t stored_rows;    /* values per chunk (sweeps/record.c; ticks at full) */
 } fmt_record_rules;
 
 fmt_record_rules fmt__out_rules(const fmt_out *o);

@@ -175,7 +175,7 @@ void swp_record_text(const swp_sweep *sw, char *buf, size_t len) {
     char num[40];
     for (int p = 1; p <= 17; p++) {
       snprintf(num, sizeof num, "%.*g", p, sw->record_every_ms);
-      if (strtod(num, NULL) == sw->record_every_ms) break;
+      if (strtod(num, NULL) == sw->record_every_ms && !strchr(num, 'e')) break;
     }
     snprintf(buf, len, "every=%sms", num);
   } else snprintf(buf, len, "full");
