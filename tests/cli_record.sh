@@ -138,6 +138,21 @@ cp full.h5 resumed.h5
 expect_exit 2 "$BIN" run summary.ini -o resumed.h5 --resume
 expect_in "$T/err" "record = summary"
 
+# ---- verify -o: summary rows unless --record asks ----
+printf '[scenario]\nshards = 4\nhorizon_ms = 3000\nsurge = 800+300\nbrownout = 800+300\n' >v.ini
+expect_exit 1 "$BIN" verify v.ini --max-runs 4 -o v-summary.h5 -q
+expect_exit 1 "$BIN" verify v.ini --max-runs 4 -o v-every.h5 -q --record every=10ms
+cat >vcheck.py <<'EOF'
+import sys, h5py
+s, e = h5py.File("v-summary.h5", "r"), h5py.File("v-every.h5", "r")
+ok = (s.attrs["record"] == "summary" and "queue_depth" not in s["ticks"] and
+      e.attrs["record"] == "every=10ms" and e["ticks/queue_depth"].shape[1] == 300)
+sys.exit(0 if ok else 1)
+EOF
+$PY vcheck.py || fail "verify -o: not summary by default, or --record every=10ms not stored"
+expect_exit 1 "$BIN" verify v.ini --max-runs 4 -o v-summary.h5 -q --resume --record full
+expect_in "$T/err" "record = summary"
+
 # ---- bad values: FILE:line, exit 2 ----
 for v in 'every=0' 'every=-5ms' 'every=abc' 'every=' 'sometimes'; do
   sweep bad.ini "record = $v"
