@@ -223,6 +223,17 @@ void fmt_bins_free(fmt_bins *b) {
   memset(b, 0, sizeof *b);
 }
 
+/* A decimated counter row is its window's sum (sweeps/record.c): made per
+ * tick, as at full, so curves mean the same whatever the record mode. */
+static void per_tick(const fmt_results *r, const char *metric, double *cell, size_t n) {
+  if (r->row_ticks <= 1) return;
+  int sums = 0;
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (!strcmp(metric, eng_metric_get_info((eng_metric)m)->name)) sums = swp_record_sums(m);
+  if (sums)
+    for (size_t k = 0; k < n; k++) cell[k] /= (double)r->row_ticks;
+}
+
 int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t point_index,
                   size_t max_bins, char *err, size_t errlen) {
   memset(b, 0, sizeof *b);
@@ -344,15 +355,7 @@ int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t 
       out[k] /= (double)(hi - lo);
     }
   }
-  /* A decimated counter row is its window's sum (sweeps/record.c): per
-   * tick, as at full, so curves mean the same whatever the record mode. */
-  if (r->row_ticks > 1) {
-    int sums = 0;
-    for (int m = 0; m < ENG_M_COUNT; m++)
-      if (!strcmp(metric, eng_metric_get_info((eng_metric)m)->name)) sums = swp_record_sums(m);
-    if (sums)
-      for (size_t k = 0; k < nrows * nbins; k++) cell[k] /= (double)r->row_ticks;
-  }
+  per_tick(r, metric, cell, nrows * nbins);
   double tick = isfinite(r->row_ms) && r->row_ms > 0 ? r->row_ms
                 : isfinite(r->tick_ms) && r->tick_ms > 0 ? r->tick_ms : 1.0;
   for (size_t k = 0; k < nbins; k++) {

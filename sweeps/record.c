@@ -67,7 +67,7 @@ static int apply_metrics(swp_sweep *sw, const char *value, char *msg, size_t len
       for (int k = 0; k < ENG_M_COUNT && used < sizeof names; k++)
         used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "",
                                  eng_metric_get_info((eng_metric)k)->name);
-      swp_seterr(msg, len, "record_metrics: unknown metric '%.*s' (the /ticks metrics: %s)",
+      snprintf(msg, len, "record_metrics: unknown metric '%.*s' (the /ticks metrics: %s)",
                  (int)(e - p) > 64 ? 64 : (int)(e - p), p, names);
       return -1;
     }
@@ -75,7 +75,7 @@ static int apply_metrics(swp_sweep *sw, const char *value, char *msg, size_t len
     p = e;
   }
   if (!mask) {
-    swp_seterr(msg, len, "record_metrics: expected all or a list of metric names, got '%s'",
+    snprintf(msg, len, "record_metrics: expected all or a list of metric names, got '%s'",
                value);
     return -1;
   }
@@ -95,7 +95,7 @@ int swp_record_apply(swp_sweep *sw, const char *key, const char *value, char *ms
     sw->record = SWP_RECORD_EVERY;
     sw->record_every_ms = ms;
   } else {
-    swp_seterr(msg, len, "record: expected full, every=MS (a window of MS > 0 milliseconds, "
+    snprintf(msg, len, "record: expected full, every=MS (a window of MS > 0 milliseconds, "
                "a whole number of ticks, e.g. every=10ms) or summary, got '%s'", value);
     return -1;
   }
@@ -113,7 +113,7 @@ int swp_record_check(swp_sweep *sw, char *msg, size_t len) {
     double k = sw->record_every_ms / sw->tick_ms;
     double kr = floor(k + 0.5);
     if (!(kr >= 1) || fabs(k - kr) > 1e-9 * kr || kr > 1e9) {
-      swp_seterr(msg, len, "record: every=%gms is not a whole number of ticks of %g ms",
+      snprintf(msg, len, "record: every=%gms is not a whole number of ticks of %g ms",
                  sw->record_every_ms, sw->tick_ms);
       return -1;
     }
