@@ -436,7 +436,9 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   if (!rc) rc = H5DSset_scale(run_ds, FMT_COORD_RUN) < 0 || H5DSset_scale(time_ds, FMT_COORD_TIME) < 0;
   if (!rc) rc = fmt_attr_put_str(run_ds, "units", "1") || fmt_attr_put_str(run_ds, "long_name", "run index (row of /runs)") ||
                 fmt_attr_put_str(time_ds, "units", "ms") ||
-                fmt_attr_put_str(time_ds, "long_name", "start of the tick");
+                fmt_attr_put_str(time_ds, "long_name",
+                                 sw->record_stride > 1 ? "start of the stored window (root attribute record)"
+                                                       : "start of the tick");
   /* Run-indexed coordinates: point, replicate, seed, outcome, the axes. */
   double *numbers = rc ? NULL : fmt__points_numbers(sw);
   if (!rc && !numbers) rc = -1;
