@@ -865,7 +865,14 @@ int ana_report_write(const fmt_results *r, const ana_summary *s, const ana_repor
   rc = -1;
 
   int band_ok[sizeof band_metrics / sizeof band_metrics[0]] = {0};
-  for (size_t m = 0; m < sizeof band_metrics / sizeof band_metrics[0]; m++) {
+  /* What /ticks stores (the sweep's record setting): said, never faked. */
+  if (log && r->row_ticks == 0)
+    fprintf(log, "note: %s stores no curves (record = %s: no per-tick rows); the time-series "
+            "plots are left out, everything else is reported\n", r->path, r->record);
+  else if (log && r->row_ticks > 1)
+    fprintf(log, "note: %s stores one row per %g ms (record = %s): curves at that "
+            "resolution\n", r->path, r->row_ms, r->record);
+  for (size_t m = 0; m < sizeof band_metrics / sizeof band_metrics[0] && r->row_ticks; m++) {
     int exists = fmt_metric_exists(r, band_metrics[m].metric);
     if (exists < 0) {
       snprintf(err, errlen, "%s: cannot open to read /ticks", r->path);

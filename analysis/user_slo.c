@@ -92,6 +92,13 @@ int ana_judge_user_slo(fmt_results *r, const eng_slo *slo, char *err, size_t err
     snprintf(err, errlen, "--slo: %s", why);
     return -1;
   }
+  if (r->row_ticks != 1) {
+    /* The rule reads every tick of the user-view windows (sweeps/record.c). */
+    snprintf(err, errlen, "%s: stores record = %s, not every tick: --slo judges runs by their "
+             "per-tick user-view rows; run the sweep with record = full to judge it by --slo",
+             r->path, r->record);
+    return -1;
+  }
   int has = fmt_metric_exists(r, eng_metric_get_info(ENG_M_USER_FIRST)->name);
   if (has <= 0) {
     snprintf(err, errlen,

@@ -239,6 +239,10 @@ static void file_header(FILE *out, const fmt_results *r) {
     fprintf(out, ", written by stormsweep ");
     ana_term_fputs(out, r->tool_version, 0);
   }
+  if (strcmp(r->record, "full") || r->row_ticks != 1) { /* what /ticks holds, when not every tick */
+    fprintf(out, "; record = ");
+    ana_term_fputs(out, r->record, 0);
+  }
   fprintf(out, "\n\n");
 }
 

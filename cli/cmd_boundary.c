@@ -413,7 +413,7 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
     eng_run_memory(&cfg, &one);
     eng_memory_max(&most, &one);
   }
-  drv_source src = {(int64_t)m, batch_job, batch_config, 0, 0, c, &most};
+  drv_source src = {(int64_t)m, batch_job, batch_config, 0, 0, c, &most, NULL};
   drv_sink sink = {batch_record, NULL, c};
   drv_options opt = {.threads = c->threads, .stop = c->stop};
   drv_result res;

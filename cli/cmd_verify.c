@@ -59,6 +59,7 @@ typedef struct verify_args {
   int64_t max_runs;
   int threads;
   const char *junit, *output;
+  const char *record; /* --record MODE: what -o FILE stores per run (default summary) */
   int resume, force, quiet, have_seed;
   uint64_t seed;
   eng_slo slo; /* --slo: terms on what users see (none: the queue-recovery check) */
@@ -132,6 +133,8 @@ static void usage(FILE *out) {
           "  -o, --output FILE     keep every run in a result file (as 'run' writes); an\n"
           "                        interrupted verify then continues with --resume\n"
           "  --resume              continue FILE (same arguments), rerunning nothing\n"
+          "  --record MODE         what -o FILE stores per run: summary (default: the\n"
+          "                        /runs rows, no per-tick rows), every=MS or full\n"
           "  -f, --force           replace an existing -o FILE or --junit FILE\n"
           "  --seed S              master seed (default: the file's, 1 for the seed study);\n"
           "                        run r has seed eng_seed_derive(S, 0, r), like 'run'\n"
@@ -144,7 +147,7 @@ static void usage(FILE *out) {
 /* Returns -1 to go on, or the exit status. */
 static int parse_args(verify_args *a, int argc, char **argv) {
   enum { O_POLICY = 256, O_CLIENT, O_SET, O_MIN_PASS, O_MAX_META, O_MAX_RUNS, O_ALPHA, O_JUNIT,
-         O_RESUME, O_SEED, O_GRID, O_LENIENT, O_SLO, O_ALLOW_DEAD };
+         O_RESUME, O_SEED, O_GRID, O_LENIENT, O_SLO, O_ALLOW_DEAD, O_RECORD };
   static const struct option longopts[] = {
       {"policy", required_argument, NULL, O_POLICY},
       {"client", required_argument, NULL, O_CLIENT},
@@ -161,6 +164,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
       {"junit", required_argument, NULL, O_JUNIT},
       {"output", required_argument, NULL, 'o'},
       {"resume", no_argument, NULL, O_RESUME},
+      {"record", required_argument, NULL, O_RECORD},
       {"force", no_argument, NULL, 'f'},
       {"seed", required_argument, NULL, O_SEED},
       {"quiet", no_argument, NULL, 'q'},
@@ -228,6 +232,7 @@ static int parse_args(verify_args *a, int argc, char **argv) {
     case O_JUNIT: a->junit = optarg; break;
     case 'o': a->output = optarg; break;
     case O_RESUME: a->resume = 1; break;
+    case O_RECORD: a->record = optarg; break;
     case 'f': a->force = 1; break;
     case O_SEED:
       if (cli_parse_seed("verify", "--seed", optarg, &a->seed)) return 2;
@@ -303,10 +308,18 @@ static int build_sweep(verify_state *v) {
     if (!a->quiet) swp_client_print(&map, a->client, stderr, ana_term_fputs);
     if (swp_client_apply_sweep(&map, a->client, &v->sw, err, sizeof err)) goto bad_client;
   }
+  /* The confirmation runs' verdict reads /runs only: their per-tick rows
+   * are stored only when asked (--record, or --set record=...). */
+  snprintf(kv, sizeof kv, "record=%s", a->record ? a->record : "summary");
+  if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
   for (int i = 0; i < a->n_sets; i++)
     if (swp_sweep_override_set(&v->sw, a->sets[i], err, sizeof err)) goto bad;
   for (int i = 0; i < a->n_grids; i++)
     if (swp_sweep_override_grid(&v->sw, a->grids[i], err, sizeof err)) goto bad;
+  if (a->record) {
+    snprintf(kv, sizeof kv, "record=%s", a->record);
+    if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
+  }
   snprintf(kv, sizeof kv, "replicates=%lld", (long long)a->max_runs);
   if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
   if (a->have_seed) {

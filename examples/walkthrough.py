@@ -36,10 +36,18 @@ figure = args[1] if len(args) > 1 else "walkthrough.png"
 
 # The five lines a user needs (docs/file-format.md):
 ds = xr.open_dataset(path, group="ticks")  # coords run, time_ms, point, budget_ratio(run), ...
+# record = summary stores no per-tick rows (docs/file-format.md, "the record
+# mode"): no variable names the run coordinates, so they are set here;
+# every=MS rows are k x MS apart on time_ms, queue_depth at each window's
+# end, so the band below reads them as it reads full rows.
+curves = "queue_depth" in ds
+if not curves:
+    ds = ds.set_coords(list(ds.data_vars))
 ds = ds.isel(run=(ds.outcome >= 0).values)  # finished runs (-1: not run yet)
 p_meta = (ds.outcome == 2).groupby("budget_ratio").mean()  # 2 = metastable (flag_meanings)
-band = ds.queue_depth.where(ds.queue_depth >= 0)  # -1: past a run's own horizon
-median = band.groupby("budget_ratio").median("run")
+if curves:
+    band = ds.queue_depth.where(ds.queue_depth >= 0)  # -1: past a run's own horizon
+    median = band.groupby("budget_ratio").median("run")
 
 # The outcome codes, by name, from the variable's CF flags.
 names = dict(zip(ds.outcome.attrs["flag_values"].tolist(), ds.outcome.attrs["flag_meanings"].split()))
@@ -57,6 +65,9 @@ if as_json:
 else:
     print(table.to_string(index=False))
 
+if not curves:
+    print(f"{path} stores no curves (record = summary): no queue-depth figure", file=sys.stderr)
+    sys.exit(0)
 # One figure: P(metastable) per budget_ratio, and the queue-depth bands.
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 labels = ["inf" if np.isinf(b) else f"{b:g}" for b in table.budget_ratio]

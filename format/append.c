@@ -139,7 +139,7 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
   int rc = H5Dset_extent(o->runs, &dim) < 0;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
     step = "extending /ticks";
-    rc = H5Dset_extent(o->ticks[m], dims2) < 0;
+    rc = o->ticks[m] >= 0 && H5Dset_extent(o->ticks[m], dims2) < 0;
   }
   if (!rc) step = "extending /timing", rc = H5Dset_extent(o->wall, &dim) < 0 ||
                                          H5Dset_extent(o->thread, &dim) < 0;

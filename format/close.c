@@ -190,7 +190,7 @@ int fmt__run_matches(fmt_out *o, int64_t r, const fmt_run_record *rec, uint8_t *
     }
   }
   for (int m = 0; m < ENG_M_COUNT; m++)
-    if (!chunk_matches(o->ticks[m], r, eng_metric_get_info((eng_metric)m)->name, rec->chunk[m],
+    if (o->ticks[m] >= 0 && !chunk_matches(o->ticks[m], r, eng_metric_get_info((eng_metric)m)->name, rec->chunk[m],
                        rec->chunk_size[m], buf, cap, why, whylen))
       return 0;
   if (o->shardq >= 0 && !chunk_matches(o->shardq, r, FMT_TICKS_SHARD_QUEUES, rec->shard_chunk,

@@ -204,8 +204,13 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
   size_t scen_len = 1;
   for (size_t a = 0; a < sw->n_axes; a++) scen_len += strlen(sw->axes[a].key) + 2;
   char *scen = calloc(scen_len, 1);
+  /* `metrics` lists the /ticks datasets: every metric unless record_metrics
+   * or summary says otherwise. */
   const char *metrics[ENG_M_COUNT];
-  for (int m = 0; m < ENG_M_COUNT; m++) metrics[m] = eng_metric_get_info((eng_metric)m)->name;
+  size_t n_metrics = 0;
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (swp_record_is_default(sw) || swp_record_stored(sw, m))
+      metrics[n_metrics++] = eng_metric_get_info((eng_metric)m)->name;
   int rc = -1;
   if (text && axes && scen) {
     for (size_t a = 0; a < sw->n_axes; a++) {
@@ -222,7 +227,7 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
          fmt_attr_put_i32(f, "crn", sw->crn) || fmt_attr_put_i64(f, "replicates", sw->replicates) || fmt_attr_put_i64(f, "n_points", sw->n_points) ||
          fmt_attr_put_i64(f, "n_runs", swp_sweep_runs(sw)) || fmt_attr_put_i32(f, "ticks", sw->ticks) ||
          fmt_attr_put_f64(f, "tick_ms", sw->tick_ms) || fmt_attr_put_strs(f, "axes", axes, sw->n_axes) ||
-         fmt_attr_put_str(f, "scenario_axes", scen) || fmt_attr_put_strs(f, "metrics", metrics, ENG_M_COUNT) ||
+         fmt_attr_put_str(f, "scenario_axes", scen) || fmt_attr_put_strs(f, "metrics", metrics, n_metrics) ||
          fmt_attr_put_str(f, "sweep_name", sw->name) || fmt_attr_put_str(f, "sweep_description", sw->description) ||
          fmt_attr_put_str(f, "sweep_text", text) || fmt_attr_put_str(f, "sweep_source", sw->source) ||
          fmt_attr_put_str(f, "sweep_source_text", sw->source_text) ||
@@ -230,6 +235,13 @@ static int write_root_attrs(hid_t f, const swp_sweep *sw, const char *command_li
          fmt_attr_put_i32(f, "complete", 0)
              ? -1
              : 0;
+  }
+  if (!rc && !swp_record_is_default(sw)) {
+    /* Only when not full with every metric: a default file stays as it was. */
+    char rec[64];
+    swp_record_text(sw, rec, sizeof rec);
+    rc = fmt_attr_put_str(f, FMT_ATTR_RECORD, rec) || fmt_attr_put_i32(f, FMT_ATTR_ROWS, sw->rows) ||
+         fmt_attr_put_f64(f, FMT_ATTR_ROW_MS, sw->rows ? swp_record_row_ms(sw) : NAN);
   }
   free(text);
   free(axes);
@@ -428,7 +440,7 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   hsize_t n = (hsize_t)o->n_runs, t = (hsize_t)o->ticks_n;
   hid_t g = H5Gcreate2(o->file, "ticks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
-  double tick_ms = sw->tick_ms;
+  double tick_ms = sw->rows ? swp_record_row_ms(sw) : sw->tick_ms; /* stored rows' spacing */
   hid_t run_ds = fmt__dataset_1d(g, FMT_COORD_RUN, H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
   hid_t time_ds = fmt__dataset_1d(g, FMT_COORD_TIME, H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
   hid_t shard_ds = -1;
@@ -438,7 +450,9 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   if (!rc) rc = H5DSset_scale(run_ds, FMT_COORD_RUN) < 0 || H5DSset_scale(time_ds, FMT_COORD_TIME) < 0;
   if (!rc) rc = fmt_attr_put_str(run_ds, "units", "1") || fmt_attr_put_str(run_ds, "long_name", "run index (row of /runs)") ||
                 fmt_attr_put_str(time_ds, "units", "ms") ||
-                fmt_attr_put_str(time_ds, "long_name", "start of the tick");
+                fmt_attr_put_str(time_ds, "long_name",
+                                 sw->record_stride > 1 ? "start of the stored window (root attribute record)"
+                                                       : "start of the tick");
   /* Run-indexed coordinates: point, replicate, seed, outcome, the axes. */
   double *numbers = rc ? NULL : fmt__points_numbers(sw);
   if (!rc && !numbers) rc = -1;
@@ -494,6 +508,7 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   int32_t fill = TICKS_FILL;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
     const eng_metric_info *info = eng_metric_get_info((eng_metric)m);
+    if (!swp_record_stored(sw, m)) continue; /* record_metrics, summary: no dataset */
     hid_t sp = H5Screate_simple(2, dims, maxdims);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 2, chunk);
@@ -569,7 +584,7 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
     swp_seterr(err, errlen, "%s: the sweep was not checked", path);
     return -1;
   }
-  fmt_out *o = fmt__out_alloc(path, swp_sweep_runs(sw), sw->ticks);
+  fmt_out *o = fmt__out_alloc(path, swp_sweep_runs(sw), sw->rows);
   if (!o) {
     swp_seterr(err, errlen, "%s: out of memory", path);
     return -1;
@@ -619,6 +634,7 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
     close(fd);
   }
   o->shards_n = sw->shard_queues;
+  o->stored = swp_record_mask(sw);
   o->sw = sw;
   hid_t fapl = fmt__file_access();
   o->file = H5Fcreate(in_place ? path : tmp, force || !in_place ? H5F_ACC_TRUNC : H5F_ACC_EXCL,

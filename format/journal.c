@@ -177,7 +177,7 @@ static fmt_journal *journal_alloc(const char *h5path) {
 /* The shapes the records are checked against: the sweep's (or, for a
  * journal opened without one, its own header's). */
 static int journal_shape(fmt_journal *j, int64_t n_runs, int32_t ticks, int32_t shards) {
-  if (n_runs < 0 || n_runs > SWP_MAX_RUNS || ticks <= 0 || ticks > FMT_MAX_TICKS ||
+  if (n_runs < 0 || n_runs > SWP_MAX_RUNS || ticks < 0 || ticks > FMT_MAX_TICKS ||
       shards < 0 || shards > ENG_MAX_SHARDS)
     return -1;
   j->n_runs = j->rows = n_runs;
@@ -388,7 +388,7 @@ static int64_t record_at(fmt_journal *j, int64_t off, int64_t size, uint32_t *ki
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs;
     memcpy(&cs, p + R_FIXED - 4 * ENG_M_COUNT + 4 * m, 4);
-    if (cs == 0 || cs > bound1) return 0;
+    if (cs > bound1) return 0; /* 0: a metric the sweep does not record */
     sum += cs;
   }
   uint32_t shard_cs; /* the per-shard queue chunk, 0: none */

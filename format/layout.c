@@ -216,6 +216,55 @@ void fmt_info_free(fmt_info *info) {
   memset(info, 0, sizeof *info);
 }
 
+/* What /ticks stores (layout.h: `record`, `rows`, `metrics`); a file
+ * without `record` stores every metric at every tick. */
+static int layout_read_record(hid_t f, const char *path, fmt_info *info, char *err,
+                              size_t errlen) {
+  char *rec = NULL;
+  int has = fmt_attr_get_str(f, FMT_ATTR_RECORD, 64, &rec);
+  snprintf(info->record, sizeof info->record, "full");
+  info->rows = info->ticks;
+  info->stored = (1u << ENG_M_COUNT) - 1;
+  if (has == 1) { /* absent */
+    free(rec);
+    return 0;
+  }
+  int bad = has < 0 || !rec || swp_text_problem(rec, 63, 0);
+  if (!bad) snprintf(info->record, sizeof info->record, "%s", rec);
+  free(rec);
+  if (!bad) bad = fmt_attr_get_num(f, FMT_ATTR_ROWS, H5T_NATIVE_INT32, &info->rows) != 0 ||
+                  info->rows < 0 || info->rows > info->ticks;
+  /* The stored metrics, by name, from `metrics`. */
+  hid_t a = bad ? -1 : H5Aopen(f, "metrics", H5P_DEFAULT);
+  hid_t sp = a < 0 ? -1 : H5Aget_space(a);
+  hssize_t n = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
+  if (!bad && (n < 0 || n > ENG_M_COUNT)) bad = 1;
+  char *names[ENG_M_COUNT] = {0};
+  hid_t st = H5Tcopy(H5T_C_S1);
+  H5Tset_size(st, H5T_VARIABLE);
+  if (!bad && n > 0 && H5Aread(a, st, names) < 0) bad = 1;
+  info->stored = 0;
+  for (hssize_t i = 0; !bad && i < n; i++) {
+    int found = 0;
+    for (int m = 0; m < ENG_M_COUNT && names[i]; m++)
+      if (!strcmp(names[i], eng_metric_get_info((eng_metric)m)->name)) {
+        info->stored |= 1u << m;
+        found = 1;
+      }
+    if (!found) bad = 1;
+  }
+  if (!bad && n > 0 && sp >= 0) H5Dvlen_reclaim(st, sp, H5P_DEFAULT, names);
+  H5Tclose(st);
+  if (sp >= 0) H5Sclose(sp);
+  if (a >= 0) H5Aclose(a);
+  if (!bad && info->rows == 0) info->stored = 0;
+  if (bad) {
+    swp_seterr(err, errlen, "%s: malformed root attributes 'record', 'rows' or 'metrics'", path);
+    return -1;
+  }
+  return 0;
+}
+
 /* Reads and checks the root attributes. */
 int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
                          size_t errlen) {
@@ -316,6 +365,7 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
                info->tick_ms);
     return -1;
   }
+  if (layout_read_record(f, path, info, err, errlen)) return -1;
   if (info->slice_count &&
       (info->slice_count < 1 || info->slice_index < 0 || info->slice_index >= info->slice_count)) {
     swp_seterr(err, errlen, "%s: impossible slice %lld/%lld", path,
@@ -360,7 +410,7 @@ static int layout_open_coords(hid_t f, const fmt_info *info, hid_t *outcome, hid
   size_t ncd = 8;
   int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
            H5Sget_simple_extent_ndims(sp) == 3 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 &&
-           dims[0] == (hsize_t)info->n_runs && dims[1] == (hsize_t)info->ticks && dims[2] >= 1 &&
+           dims[0] == (hsize_t)info->n_runs && dims[1] == (hsize_t)info->rows && dims[2] >= 1 &&
            dims[2] <= (hsize_t)ENG_MAX_SHARDS && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
            H5Pget_chunk(dcpl, 3, chunk) == 3 && chunk[0] == 1 && chunk[1] == dims[1] &&
            chunk[2] == dims[2] && H5Pget_nfilters(dcpl) == 2 &&
@@ -425,6 +475,8 @@ int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hi
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
     char name[96];
     snprintf(name, sizeof name, "ticks/%s", eng_metric_get_info((eng_metric)m)->name);
+    ticks[m] = -1;
+    if (!(info->stored >> m & 1u)) continue; /* not recorded (root `record`) */
     ticks[m] = H5Lexists(f, "ticks", H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0
                    ? H5Dopen2(f, name, H5P_DEFAULT)
                    : -1;
@@ -441,14 +493,14 @@ int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hi
     int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
              H5Sget_simple_extent_ndims(sp) == 2 &&
              H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] == (hsize_t)info->n_runs &&
-             dims[1] == (hsize_t)info->ticks;
+             dims[1] == (hsize_t)info->rows;
     if (!ok) {
       snprintf(what, sizeof what, "/%s is not int32 [n_runs = %lld, ticks = %d]", name,
-               (long long)info->n_runs, info->ticks);
+               (long long)info->n_runs, info->rows);
     } else {
       /* Chunks are copied raw, so the filter pipeline must be ours exactly. */
       ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 2, chunk) == 2 &&
-           chunk[0] == 1 && chunk[1] == (hsize_t)info->ticks && H5Pget_nfilters(dcpl) == 2 &&
+           chunk[0] == 1 && chunk[1] == (hsize_t)info->rows && H5Pget_nfilters(dcpl) == 2 &&
            H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
       ncd = 8;
       ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
@@ -456,7 +508,7 @@ int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hi
       if (!ok)
         snprintf(what, sizeof what,
                  "/%s is not stored as chunks of (1, %d) with shuffle + deflate %d", name,
-                 info->ticks, FMT_DEFLATE_LEVEL);
+                 info->rows, FMT_DEFLATE_LEVEL);
     }
     if (t >= 0) H5Tclose(t);
     if (sp >= 0) H5Sclose(sp);

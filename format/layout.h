@@ -115,6 +115,14 @@
 /* On /axes/<key>: 1 when its numbers (and /points') are the values'
  * indexes, the settings' numbers not telling them apart (swp_axis_numbers). */
 #define FMT_ATTR_NUMBERS_ARE_INDEXES "numbers_are_indexes"
+/* What /ticks stores (sweeps/record.c), only in files that are not full
+ * with every metric: `record` ("every=10ms", "summary", or "full" with a
+ * record_metrics list), `rows` (int32: stored rows per run, the /ticks
+ * width; 0 at summary), `row_ms` (float64: the spacing of stored rows, NaN
+ * at summary); `metrics` then lists the /ticks datasets there are. */
+#define FMT_ATTR_RECORD "record"
+#define FMT_ATTR_ROWS "rows"
+#define FMT_ATTR_ROW_MS "row_ms"
 
 /* Objects (paths from the root). */
 #define FMT_DSET_POINTS "/points"

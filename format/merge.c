@@ -114,6 +114,14 @@ static int parts_consistent(fmt_in **in, const fmt_merge_opts *o, int i) {
             x, y, (unsigned long long)a->master_seed, (unsigned long long)b->master_seed);
     return -1;
   }
+  if (strcmp(a->record, b->record) || a->stored != b->stored || a->rows != b->rows) {
+    /* Said before the sweep texts (which differ too): /ticks has another shape. */
+    say(o, "%s stores record = %s (%d rows per run) but %s stores record = %s (%d rows): "
+           "files of different record modes or metric lists cannot be merged (run every part "
+           "with the same record and record_metrics)",
+        x, a->record, a->rows, y, b->record, b->rows);
+    return -1;
+  }
   if (strcmp(a->sweep_text, b->sweep_text)) {
     /* First differing line, for the message. */
     const char *p = a->sweep_text, *q = b->sweep_text;

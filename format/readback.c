@@ -208,7 +208,7 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   const fmt_info *info = &in->info;
   fmt_record_rules k = {info->master_seed, info->crn, info->replicates,
                         info->n_points * info->replicates, info->n_runs, info->ticks,
-                        in->shardq >= 0 ? in->shards_n : 0};
+                        in->shardq >= 0 ? in->shards_n : 0, info->stored, info->rows};
   for (size_t i = 0; i < n && !rc; i++) {
     const run_row *row = &rows[i];
     fmt_run_record *rec = &recs[i];
@@ -248,6 +248,9 @@ int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t
   for (int m = 0; m < ENG_M_COUNT; m++) {
     const char *name = eng_metric_get_info((eng_metric)m)->name;
     hsize_t size = 0;
+    offset[m] = used;
+    rec->chunk_size[m] = 0;
+    if (ticks[m] < 0) continue; /* the metric is not recorded (sweeps/record.c) */
     if (fmt__chunk_size_at(ticks[m], r, &size)) {
       char why[256];
       fmt_h5_reason(why, sizeof why);
@@ -299,13 +302,14 @@ int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t
     rec->shard_chunk_size = (size_t)size;
     rec->shard_chunk = *buf + used; /* set after any realloc, like the metrics' below */
   }
-  for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = *buf + offset[m];
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    rec->chunk[m] = rec->chunk_size[m] ? *buf + offset[m] : NULL;
   return 0;
 }
 
 static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap,
                                 fmt_run_record *rec, char *err, size_t errlen) {
-  return fmt__chunks_read(in->path, in->ticks, in->shardq, in->info.ticks, in->shards_n, r, buf,
+  return fmt__chunks_read(in->path, in->ticks, in->shardq, in->info.rows, in->shards_n, r, buf,
                           cap, rec, err, errlen);
 }
 
@@ -363,7 +367,8 @@ int fmt_out_read_records(fmt_out *o, const int64_t *runs, size_t n, fmt_run_reco
 
 static double fmt_in_ticks_bytes_q(fmt_in *in) {
   double b = 0;
-  for (int m = 0; m < ENG_M_COUNT; m++) b += (double)H5Dget_storage_size(in->ticks[m]);
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (in->ticks[m] >= 0) b += (double)H5Dget_storage_size(in->ticks[m]);
   return b;
 }
 

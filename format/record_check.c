@@ -12,7 +12,8 @@
 
 fmt_record_rules fmt__out_rules(const fmt_out *o) {
   fmt_record_rules k = {o->master_seed, o->sw ? o->sw->crn : 0, o->replicates, o->base_runs,
-                        o->n_runs, o->ticks_n, o->shardq >= 0 ? o->shards_n : 0};
+                        o->n_runs, o->sw ? o->sw->ticks : o->ticks_n,
+                        o->shardq >= 0 ? o->shards_n : 0, o->stored, o->ticks_n};
   return k;
 }
 
@@ -50,16 +51,16 @@ int fmt__record_check(const fmt_record_rules *k, const fmt_run_record *rec, int6
   }
   if (!decode) return 0;
   for (int m = 0; m < ENG_M_COUNT; m++)
-    if (!rec->chunk[m] || fmt_chunk_check(rec->chunk[m], rec->chunk_size[m], (size_t)k->ticks)) {
+    if (!(k->stored >> m & 1u) ? rec->chunk_size[m] != 0 : !rec->chunk[m] || fmt_chunk_check(rec->chunk[m], rec->chunk_size[m], (size_t)k->stored_rows)) {
       snprintf(why, whylen, "run %lld's /ticks/%s chunk does not decode to %d ticks",
-               (long long)r, eng_metric_get_info((eng_metric)m)->name, k->ticks);
+               (long long)r, eng_metric_get_info((eng_metric)m)->name, k->stored_rows);
       return -1;
     }
   if ((rec->shard_chunk_size != 0) != (k->shards != 0) ||
       (k->shards && fmt_chunk_check(rec->shard_chunk, rec->shard_chunk_size,
-                                    (size_t)k->ticks * (size_t)k->shards))) {
+                                    (size_t)k->stored_rows * (size_t)k->shards))) {
     snprintf(why, whylen, "run %lld's /ticks/%s chunk does not decode to %d ticks x %d shards",
-             (long long)r, FMT_TICKS_SHARD_QUEUES, k->ticks, k->shards);
+             (long long)r, FMT_TICKS_SHARD_QUEUES, k->stored_rows, k->shards);
     return -1;
   }
   return 0;

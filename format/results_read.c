@@ -108,6 +108,26 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
   if (fmt__rr_attr_double(root, "crn", &crn) == 0) r->crn = crn == 1;
   if (fmt__rr_attr_double(root, ATTR_TICK_MS, &r->tick_ms) == 0 && !(r->tick_ms > 0 && isfinite(r->tick_ms)))
     r->tick_ms = NAN;
+  /* What /ticks stores (layout.h: record, rows, row_ms); absent: full. */
+  snprintf(r->record, sizeof r->record, "full");
+  r->row_ticks = 1;
+  r->row_ms = r->tick_ms;
+  char *rec = fmt__rr_attr_string(root, FMT_ATTR_RECORD, sizeof r->record - 1, 0, NULL);
+  if (rec) {
+    snprintf(r->record, sizeof r->record, "%s", rec);
+    free(rec);
+    double row_ms = NAN;
+    r->row_ticks = 0;
+    r->row_ms = NAN;
+    if (fmt__rr_attr_double(root, FMT_ATTR_ROW_MS, &row_ms) == 0 && row_ms > 0 &&
+        isfinite(row_ms) && r->tick_ms > 0) {
+      double k = floor(row_ms / r->tick_ms + 0.5);
+      if (k >= 1 && k <= (double)MAX_TICKS) {
+        r->row_ticks = (int64_t)k;
+        r->row_ms = row_ms;
+      }
+    }
+  }
   double complete = NAN;
   r->complete = fmt__rr_attr_double(root, ATTR_COMPLETE, &complete) == 0 ? complete != 0 : -1;
   sweep_text = fmt__rr_attr_string(root, ATTR_SWEEP_TEXT, SWP_MAX_TEXT, 1, NULL);
@@ -138,8 +158,13 @@ int fmt_results_read(fmt_results *r, const char *path, char *err, size_t errlen)
       fmt__rr_attr_agrees(r, root, ATTR_N_RUNS, (double)(r->n_runs + r->n_skipped), DSET_RUNS, err,
                   errlen) != 0 ||
       fmt__rr_ticks_read(r, fid, &chunk_bytes, &chunk_ticks, err, errlen) != 0 ||
-      (r->n_ticks > 0 && fmt__rr_attr_agrees(r, root, ATTR_TICKS, (double)r->n_ticks, "/ticks", err,
-                                     errlen) != 0) ||
+      (r->n_ticks > 0 && r->row_ticks == 1 &&
+       fmt__rr_attr_agrees(r, root, ATTR_TICKS, (double)r->n_ticks, "/ticks", err, errlen) != 0) ||
+      (r->n_ticks > 0 && r->row_ticks > 1 &&
+       fmt__rr_attr_agrees(r, root, FMT_ATTR_ROWS, (double)r->n_ticks, "/ticks", err, errlen) != 0) ||
+      (r->n_ticks > 0 && r->row_ticks < 1 &&
+       (snprintf(err, errlen, "%s: /ticks has %lld rows but the file records %s", path,
+                 (long long)r->n_ticks, r->record), 1)) ||
       (replicates && !refined &&
        fmt__rr_attr_agrees(r, root, ATTR_N_RUNS, (double)r->n_points * (double)replicates,
                    "n_points x replicates", err, errlen) != 0) ||

@@ -147,13 +147,15 @@ int fmt__rr_ticks_read(fmt_results *r, hid_t fid, double *chunk_bytes, hsize_t *
   return 0;
 }
 
-/* The ticks a band of point p uses: its runs' own tick count, else its
- * horizon, else the file's (ticks, the /ticks width). */
+/* The stored rows a band of point p uses: its runs' own tick count, else
+ * its horizon, else the file's (ticks, the /ticks width), in rows of
+ * row_ticks ticks (record = every=MS). */
 static int64_t point_band_ticks(const fmt_results *r, size_t p, int64_t own, int64_t ticks) {
   const fmt_point_times *pt = &r->times[p];
   if (own < 0 && isfinite(pt->horizon_ms) && isfinite(r->tick_ms) && r->tick_ms > 0 &&
       pt->horizon_ms / r->tick_ms < (double)MAX_TICKS)
     own = (int64_t)ceil(pt->horizon_ms / r->tick_ms - 1e-9);
+  if (own > 0 && r->row_ticks > 1) own = (own + r->row_ticks - 1) / r->row_ticks;
   return own > 0 && own < ticks ? own : ticks;
 }
 
@@ -219,6 +221,17 @@ void fmt_bins_free(fmt_bins *b) {
   free(b->t_ms);
   free(b->cell);
   memset(b, 0, sizeof *b);
+}
+
+/* A decimated counter row is its window's sum (sweeps/record.c): made per
+ * tick, as at full, so curves mean the same whatever the record mode. */
+static void per_tick(const fmt_results *r, const char *metric, double *cell, size_t n) {
+  if (r->row_ticks <= 1) return;
+  int sums = 0;
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (!strcmp(metric, eng_metric_get_info((eng_metric)m)->name)) sums = swp_record_sums(m);
+  if (sums)
+    for (size_t k = 0; k < n; k++) cell[k] /= (double)r->row_ticks;
 }
 
 int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t point_index,
@@ -342,7 +355,9 @@ int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t 
       out[k] /= (double)(hi - lo);
     }
   }
-  double tick = isfinite(r->tick_ms) && r->tick_ms > 0 ? r->tick_ms : 1.0;
+  per_tick(r, metric, cell, nrows * nbins);
+  double tick = isfinite(r->row_ms) && r->row_ms > 0 ? r->row_ms
+                : isfinite(r->tick_ms) && r->tick_ms > 0 ? r->tick_ms : 1.0;
   for (size_t k = 0; k < nbins; k++) {
     int64_t lo = (int64_t)k * per, hi = lo + per < ticks ? lo + per : ticks;
     b->t_ms[k] = 0.5 * (double)(lo + hi) * tick;

@@ -75,6 +75,7 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
     if (!o->done[r]) continue;
     for (int m = 0; m < ENG_M_COUNT; m++) {
       hsize_t size = 0;
+      if (o->ticks[m] < 0) continue; /* not recorded */
       if (fmt__chunk_size_at(o->ticks[m], r, &size)) {
         char h5[256];
         fmt_h5_reason(h5, sizeof h5);
@@ -139,7 +140,7 @@ static int resume_same_sweep(fmt_out *o, const char *path, const fmt_info *info,
                path, why);
     return -1;
   }
-  if (append && info->n_runs > o->n_runs && info->ticks == o->ticks_n) {
+  if (append && info->n_runs > o->n_runs && info->rows == o->ticks_n) {
     /* Rows appended by an earlier refine: the file is longer than the sweep. */
     uint8_t *d = realloc(o->done, (size_t)info->n_runs);
     if (!d) {
@@ -150,15 +151,16 @@ static int resume_same_sweep(fmt_out *o, const char *path, const fmt_info *info,
     o->done = d;
     o->n_runs = info->n_runs;
   }
-  if (!append && info->n_runs > o->n_runs && info->ticks == o->ticks_n) {
+  if (!append && info->n_runs > o->n_runs && info->rows == o->ticks_n) {
     swp_seterr(err, errlen, "%s: holds %lld runs, more than this sweep's %lld: runs were "
                "appended by refine; continue it with 'stormsweep refine %s'", path,
                (long long)info->n_runs, (long long)o->n_runs, path);
     return -1;
   }
-  if (info->n_runs != o->n_runs || info->ticks != o->ticks_n) {
-    swp_seterr(err, errlen, "%s: holds %lld runs of %d ticks; this sweep has %lld of %d", path,
-               (long long)info->n_runs, info->ticks, (long long)o->n_runs, o->ticks_n);
+  if (info->n_runs != o->n_runs || info->rows != o->ticks_n || info->stored != o->stored) {
+    swp_seterr(err, errlen, "%s: holds %lld runs of %d stored rows (record = %s); this sweep has "
+               "%lld of %d", path, (long long)info->n_runs, info->rows, info->record,
+               (long long)o->n_runs, o->ticks_n);
     return -1;
   }
   if (info->slice_count != slice_count || info->slice_index != slice_index) {
@@ -203,7 +205,7 @@ static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw
     swp_seterr(err, errlen, "%s: not a regular file (expected a stormsweep result file)", path);
     return OPEN_REFUSED;
   }
-  fmt_out *o = fmt__out_alloc(path, swp_sweep_runs(sw), sw->ticks);
+  fmt_out *o = fmt__out_alloc(path, swp_sweep_runs(sw), sw->rows);
   char *text = swp_sweep_format(sw);
   if (!o || !text) {
     swp_seterr(err, errlen, "%s: out of memory", path);
@@ -212,6 +214,7 @@ static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw
     return OPEN_REFUSED;
   }
   o->resumed = 1;
+  o->stored = swp_record_mask(sw);
   o->master_seed = sw->seed;
   o->replicates = sw->replicates;
   o->sw = sw;

@@ -102,6 +102,7 @@ fmt_out *fmt__out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
   o->n_runs = o->base_runs = o->finish_runs = n_runs;
   o->ticks_n = ticks;
+  o->stored = (1u << ENG_M_COUNT) - 1;
   o->path = strdup(path);
   o->done = calloc((size_t)(n_runs > 0 ? n_runs : 1), 1);
   o->pend = malloc(PEND_MAX * sizeof *o->pend);
@@ -133,7 +134,7 @@ int fmt__journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_coun
   memset(id, 0, sizeof *id);
   id->master_seed = sw->seed;
   id->n_runs = swp_sweep_runs(sw);
-  id->ticks = sw->ticks;
+  id->ticks = sw->rows;
   id->shard_queues = sw->shard_queues;
   id->slice_index = slice_count > 1 ? slice_index : 0;
   id->slice_count = slice_count > 1 ? slice_count : 0;
@@ -285,6 +286,7 @@ static int out_evict(fmt_out *o, char *err, size_t errlen) {
   hid_t g = H5Gopen2(o->file, "ticks", H5P_DEFAULT);
   int rc = g < 0;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
+    if (!(o->stored >> m & 1u)) continue;
     H5Dclose(o->ticks[m]);
     o->ticks[m] = H5Dopen2(g, eng_metric_get_info((eng_metric)m)->name, H5P_DEFAULT);
     rc = o->ticks[m] < 0;
@@ -392,6 +394,7 @@ int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err,
   if (o->n_pend == PEND_MAX && fmt__out_commit(o, err, errlen)) return -1;
   hsize_t offset[2] = {(hsize_t)rec->run, 0};
   for (int m = 0; m < ENG_M_COUNT; m++) {
+    if (!(o->stored >> m & 1u)) continue; /* not recorded (record_metrics, summary) */
     if (H5Dwrite_chunk(o->ticks[m], H5P_DEFAULT, 0, offset, rec->chunk_size[m], rec->chunk[m]) <
         0) {
       char why[256];

@@ -81,7 +81,8 @@ struct fmt_out {
   int64_t committed;      /* ... of which rows are on disk */
   int64_t reserved_to;    /* file bytes [0, reserved_to) known to have disk blocks */
   int64_t done_before;    /* runs the file held when opened */
-  int32_t ticks_n;
+  int32_t ticks_n;        /* stored /ticks rows per run (sw->rows; 0: summary) */
+  uint32_t stored;        /* bit m: metric m has a /ticks dataset (sweeps/record.c) */
   int64_t base_runs;      /* the sweep's own runs: points x replicates */
   uint64_t master_seed;
   int64_t replicates;
@@ -137,7 +138,9 @@ typedef struct fmt_record_rules {
   uint64_t master_seed;
   int32_t crn;
   int64_t replicates, base_runs, rows;
-  int32_t ticks, shards; /* shards 0: no per-shard queue chunk */
+  int32_t ticks, shards; /* the horizon; shards 0: no per-shard queue chunk */
+  uint32_t stored;        /* metrics with a chunk (bit m) */
+  int32_t stored_rows;    /* values per chunk (sweeps/record.c; ticks at full) */
 } fmt_record_rules;
 
 fmt_record_rules fmt__out_rules(const fmt_out *o);

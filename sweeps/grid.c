@@ -636,6 +636,13 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
     if (ticks > sw->ticks) sw->ticks = ticks;
     if (cfg.record_shard_queues && cfg.shards > sw->shard_queues) sw->shard_queues = cfg.shards;
   }
+  /* Summary files store no per-tick rows, so no per-shard ones either. */
+  if (sw->record == SWP_RECORD_SUMMARY) sw->shard_queues = 0;
+  if (points && swp_record_check(sw, msg, sizeof msg)) {
+    if (sw->record_line) swp_seterr(err, errlen, "%s:%d: %s", sw->source, sw->record_line, msg);
+    else swp_seterr(err, errlen, "%s: %s", sw->source, msg);
+    return -1;
+  }
   if (swp__telemetry_digests(sw, err, errlen)) return -1;
   sw->checked = 1;
   return 0;

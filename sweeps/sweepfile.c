@@ -61,7 +61,8 @@ enum { SEC_NONE, SEC_SWEEP, SEC_SCENARIO, SEC_GRID, SEC_UNKNOWN };
 static const char *const section_names[] = {"", "sweep", "scenario", "grid"};
 static const char *const sweep_keys[] = {"name", "description", "replicates", "seed", "crn",
                                          "refine", "screen_up_to", "scenario_axes",
-                                         "tunable_axes", "telemetry_digests", NULL};
+                                         "tunable_axes", "telemetry_digests", "record",
+                                         "record_metrics", NULL};
 
 /* A raw entry as read: validated after the whole file is read. */
 typedef struct entry {
@@ -429,6 +430,8 @@ static int sweep_key_apply(swp_sweep *sw, const char *key, const char *value, ch
     }
   } else if (!strcmp(key, "scenario_axes") || !strcmp(key, "tunable_axes")) {
     return role_list_apply(sw, key, value, msg, len);
+  } else if (!strcmp(key, "record") || !strcmp(key, "record_metrics")) {
+    return swp_record_apply(sw, key, value, msg, len);
   } else {
     /* telemetry_digests as a stored text says it; swp_sweep_check recomputes it */
     char **dst = !strcmp(key, "name")                ? &sw->name
@@ -502,6 +505,7 @@ static int entries_apply(swp_sweep *sw, parse_ctx *c, char *err, size_t errlen) 
     int rc = 0;
     if (e->section == SEC_SWEEP) {
       if (!sw->sweep_line) sw->sweep_line = e->line;
+      if (!strcmp(e->key, "record")) sw->record_line = e->line;
       rc = sweep_key_apply(sw, e->key, e->value, msg, sizeof msg);
     } else if (e->section == SEC_SCENARIO) {
       rc = eng_config_set(&scratch, e->key, e->value, msg, sizeof msg);

@@ -142,6 +142,18 @@ char *swp_sweep_format(const swp_sweep *sw) {
   tb_str(&t, num);
   if (sw->crn) tb_str(&t, "crn = on\n"); /* off is left out: older files' text is unchanged */
   if (sw->refine) tb_str(&t, "refine = on\n"); /* only when set: older texts stay equal */
+  if (sw->record != SWP_RECORD_FULL) { /* full is left out: older texts stay equal */
+    char rec[64];
+    swp_record_text(sw, rec, sizeof rec);
+    tb_str(&t, "record = ");
+    tb_str(&t, rec);
+    tb_str(&t, "\n");
+  }
+  if (sw->record_metrics) {
+    char list[1024];
+    swp_record_metrics_text(sw, list, sizeof list);
+    tb_wrapped(&t, "record_metrics", list, 1);
+  }
   if (sw->scenario_axes) tb_wrapped(&t, "scenario_axes", *sw->scenario_axes ? sw->scenario_axes : "none", 0);
   if (sw->tunable_axes) tb_wrapped(&t, "tunable_axes", *sw->tunable_axes ? sw->tunable_axes : "none", 0);
   /* only with telemetry files: other texts stay equal */

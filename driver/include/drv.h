@@ -53,13 +53,17 @@ typedef struct drv_source {
    * with a message in msg. */
   int (*config)(void *user, int64_t j, const drv_job *job, eng_config *cfg, char *msg,
                 size_t msglen);
-  int32_t ticks;        /* > 0: encode each run's /ticks chunks padded to this many ticks */
+  int32_t ticks;        /* > 0: encode each run's /ticks chunks padded to this many stored
+                           rows (the sweep's rows: ticks at record = full) */
   int32_t shard_queues; /* > 0: also its per-shard queue depths, this many shards wide */
   void *user;
   /* The most one job's engine run holds (eng_run_memory, each part at its
    * largest over the jobs): drv_execute refuses to start threads that
    * would not fit (drv_memory_check). NULL: no check. */
   const eng_memory *run_memory;
+  /* What a run stores (sweeps/record.c: metrics and their rows); NULL:
+   * every metric at every tick. */
+  const swp_sweep *record;
 } drv_source;
 
 /* Where finished runs go. */

@@ -203,6 +203,11 @@ typedef struct fmt_info {
   int64_t n_runs, n_points, replicates;
   int32_t ticks;
   double tick_ms;
+  /* What /ticks stores (sweeps/record.c): root attributes `record`, `rows`,
+   * `metrics`; a file without `record` is full: every metric, rows = ticks. */
+  char record[64];  /* "full", "every=10ms", "summary" */
+  int32_t rows;     /* stored rows per run (the /ticks width), 0 at summary */
+  uint32_t stored;  /* bit m: /ticks/<metric m> exists */
   int32_t complete;
   int64_t slice_index, slice_count; /* slice_count 0: the whole sweep */
   char *sweep_text, *sweep_source, *sweep_source_text, *command_line;

@@ -68,7 +68,10 @@ typedef struct fmt_results {
   int crn;                 /* root attribute "crn" (0 when absent) */
   double tick_ms;          /* NaN when unknown (plots then use ticks) */
   double slo_ms;           /* the sweep's own SLO; NaN when unknown */
-  int64_t n_ticks;         /* columns of the /ticks datasets (0 when none) */
+  int64_t n_ticks;         /* columns of the /ticks datasets, the stored rows (0 when none) */
+  char record[64];         /* root `record`: "full" (also when absent), "every=10ms", "summary" */
+  int64_t row_ticks;       /* ticks per stored /ticks row: 1 at full, 0 at summary */
+  double row_ms;           /* their spacing: tick_ms at full (NaN when unknown or summary) */
   size_t n_axes;
   char **axes;             /* axis (setting key) names, in /points column order */
   char ***labels;          /* labels[axis][point]: value as the sweep wrote it, or NULL */

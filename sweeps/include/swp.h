@@ -31,6 +31,10 @@
  *   refine      = off         ; on: `run` then refines the file (stormsweep refine)
  *   scenario_axes = load, ... ; axes that are the world's, not a choice (default: traffic,
  *   tunable_axes  = ...       ; faults, time, measurement settings; docs/decisions.md)
+ *   record      = full        ; what /ticks stores per run: full (every tick), every=MS
+ *                             ; (one row per MS window: counters summed, levels at the
+ *                             ; window's end) or summary (no per-tick rows); record.c
+ *   record_metrics = all      ; or the /ticks metrics to store: queue_depth, successes, ...
  *
  *   [scenario]                ; fixed settings: any key of the engine
  *   load        = 0.7         ; settings table ('stormsweep sim --list-settings')
@@ -127,6 +131,11 @@ typedef struct swp_sweep {
    * the sweep reads, as swp_sweep_check found them (NULL: none). */
   char *telemetry_digests;
   int sweep_line;     /* line of the first [sweep] key in the file (0: none) */
+  /* [sweep] record / record_metrics (record.c): what /ticks stores per run. */
+  int record;              /* SWP_RECORD_FULL (default), _EVERY, _SUMMARY */
+  double record_every_ms;  /* every=MS: the window */
+  uint32_t record_metrics; /* bit m: metric m is stored; 0: unset (all) */
+  int record_line;         /* line of `record` in the file (0: none, or --set) */
   size_t n_settings;
   swp_setting *settings;
   size_t n_axes;
@@ -140,6 +149,8 @@ typedef struct swp_sweep {
                            0: no point does. The width of /ticks/shard_queue_depth */
   eng_memory run_memory; /* the most one thread's engine run holds over the points: each
                             part's largest (eng_run_memory), for the driver's check */
+  int32_t record_stride; /* ticks per stored /ticks row: 1 at full, 0 at summary */
+  int32_t rows;          /* stored /ticks rows per run: ceil(ticks / record_stride); 0: none */
   uint8_t axis_live[SWP_MAX_AXES]; /* 1: axis a's setting is live at some grid point
                                       (eng_setting_live); 0: no value of it changes a run */
   int checked;
@@ -188,6 +199,35 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen);
  * a result file's sweep is read back whatever its axes. After
  * swp_sweep_check. */
 int swp_sweep_dead_axes(const swp_sweep *sw, char *err, size_t errlen);
+
+/* ---- what /ticks stores (record.c) ---- */
+
+enum { SWP_RECORD_FULL = 0, SWP_RECORD_EVERY = 1, SWP_RECORD_SUMMARY = 2 };
+/* [sweep] key record or record_metrics = value; msg gets "key: problem". */
+int swp_record_apply(swp_sweep *sw, const char *key, const char *value, char *msg,
+                     size_t len);
+/* After tick_ms and ticks are known (swp_sweep_check): record_stride and
+ * rows; -1 when every=MS is not a whole number of ticks. */
+int swp_record_check(swp_sweep *sw, char *msg, size_t len);
+/* 1 when metric m has a /ticks dataset in this sweep's file. */
+int swp_record_stored(const swp_sweep *sw, int m);
+/* The stored metrics as bits (bit m: metric m). */
+uint32_t swp_record_mask(const swp_sweep *sw);
+/* 1 at full with every metric: the file carries no record attributes. */
+int swp_record_is_default(const swp_sweep *sw);
+/* 1 when a stored row of metric m is the sum of its window's ticks
+ * (counters); 0 when it is the value at the window's last tick (levels). */
+int swp_record_sums(int m);
+/* The stored rows (sw->rows values into out) of metric m from a run's
+ * ticks per-tick values in: the one place rows are decided. Rows past the
+ * run's own horizon are -1. */
+void swp_record_rows(const swp_sweep *sw, int m, const int32_t *in, int32_t ticks,
+                     int32_t *out);
+/* The spacing of stored rows in ms (tick_ms at full; NaN at summary). */
+double swp_record_row_ms(const swp_sweep *sw);
+/* "full", "every=10ms", "summary"; the listed metrics joined by ", ". */
+void swp_record_text(const swp_sweep *sw, char *buf, size_t len);
+void swp_record_metrics_text(const swp_sweep *sw, char *buf, size_t len);
 
 static inline int64_t swp_sweep_runs(const swp_sweep *sw) { return sw->n_points * sw->replicates; }
 
