@@ -123,7 +123,8 @@ static void test_unknown_keys(void **state) {
   expect_error("[sweep]\nnmae = x\n", "t.ini:2: unknown key 'nmae' in [sweep] (did you mean 'name'?)");
   expect_error("[sweep]\ncolour = red\n",
                "t.ini:2: unknown key 'colour' in [sweep] (expected name, description, replicates, "
-               "seed, crn, refine, screen_up_to, scenario_axes or tunable_axes)");
+               "seed, crn, refine, screen_up_to, scenario_axes, tunable_axes, telemetry_digests, "
+               "record or record_metrics)");
   expect_error("[sweep]\ncrn = yes\n", "t.ini:2: crn: expected on or off, got 'yes'");
   expect_error("[sweep]\nscreen_up_to = 1\n",
                "t.ini:2: screen_up_to: expected off or a whole number from 2 to 1000000000 "
