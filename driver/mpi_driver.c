@@ -364,7 +364,7 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
       h.summary = rec.summary;
       for (int m = 0; m < ENG_M_COUNT; m++) {
         h.chunk_size[m] = rec.chunk_size[m];
-        memcpy(buf + len, rec.chunk[m], rec.chunk_size[m]);
+        if (rec.chunk_size[m]) memcpy(buf + len, rec.chunk[m], rec.chunk_size[m]);
         len += rec.chunk_size[m];
       }
       h.shard_chunk_size = rec.shard_chunk_size;

@@ -747,7 +747,7 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs = (uint32_t)rec->chunk_size[m];
     PUT(p, R_FIXED - 4 * ENG_M_COUNT + 4 * (size_t)m, cs);
-    memcpy(p + at, rec->chunk[m], rec->chunk_size[m]);
+    if (cs) memcpy(p + at, rec->chunk[m], rec->chunk_size[m]); /* none stored: NULL */
     at += rec->chunk_size[m];
   }
   if (rec->shard_chunk_size) memcpy(p + at, rec->shard_chunk, rec->shard_chunk_size);
