@@ -3,7 +3,8 @@
  * (--slo "p99<=200ms,errors<=0.1%"): each run's user recovery time is
  * recomputed from its stored user-view /ticks rows (latency_*_us,
  * error_rate_ppm) by the engine's own rule, eng_user_recovery_ms, so a file
- * judged later gives the answer its runs would have given under those terms.
+ * judged later gives the answer its runs would have given under those terms
+ * (a file of record = every=MS too, when its windows are whole rows).
  */
 #include <math.h>
 #include <stdio.h>
@@ -50,7 +51,11 @@ static int judge_point(fmt_results *r, size_t p, const eng_slo *slo, run_ref *re
       goto done;
     }
   }
-  size_t T = b[0].nbins;
+  /* Stored rows (every=MS: one per row_ticks ticks, each holding its last
+   * tick's value) widen back to ticks; exact when every latency window is
+   * whole rows (checked per run below), since a row's ticks then share one
+   * window and so one value. */
+  const size_t R = b[0].nbins, step = (size_t)r->row_ticks, T = R * step;
   if (T > *rows_cap) {
     for (int k = 0; k < ENG_M_USER_COUNT; k++) {
       int32_t *v = realloc(rows[k], T * sizeof *v);
@@ -70,9 +75,18 @@ static int judge_point(fmt_results *r, size_t p, const eng_slo *slo, run_ref *re
                r->path, (long long)run->run);
       goto done;
     }
+    if (step > 1 && ms_ticks(w, r->tick_ms) % (int32_t)step) {
+      snprintf(err, errlen,
+               "%s: run %lld: its latency window (%g ms) is not a whole number of the stored "
+               "rows (record = %s), so its per-tick user view cannot be read back exactly: "
+               "judge --slo on a file with record = full, or every= a divisor of the window",
+               r->path, (long long)run->run, w, r->record);
+      goto done;
+    }
     int32_t ticks = run->ticks > 0 && (size_t)run->ticks < T ? (int32_t)run->ticks : (int32_t)T;
     for (int k = 0; k < ENG_M_USER_COUNT; k++)
-      for (int32_t t = 0; t < ticks; t++) rows[k][t] = (int32_t)b[k].cell[i * T + (size_t)t];
+      for (int32_t t = 0; t < ticks; t++)
+        rows[k][t] = (int32_t)b[k].cell[i * R + (size_t)t / step];
     const int32_t *const *cr = (const int32_t *const *)rows;
     run->user_recovery_ms =
         eng_user_recovery_ms(slo, cr, ticks, ms_ticks(w, r->tick_ms), ms_ticks(clear, r->tick_ms),
@@ -92,10 +106,10 @@ int ana_judge_user_slo(fmt_results *r, const eng_slo *slo, char *err, size_t err
     snprintf(err, errlen, "--slo: %s", why);
     return -1;
   }
-  if (r->row_ticks != 1) {
-    /* The rule reads every tick of the user-view windows (sweeps/record.c). */
-    snprintf(err, errlen, "%s: stores record = %s, not every tick: --slo judges runs by their "
-             "per-tick user-view rows; run the sweep with record = full to judge it by --slo",
+  if (r->row_ticks < 1) {
+    /* The rule reads the user-view windows' rows (sweeps/record.c). */
+    snprintf(err, errlen, "%s: stores record = %s, no per-tick rows: --slo judges runs by their "
+             "user-view rows; run the sweep with record = full or every=MS to judge it by --slo",
              r->path, r->record);
     return -1;
   }

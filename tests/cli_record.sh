@@ -121,8 +121,45 @@ expect_in "$T/out" "stores no curves"
 [ -e rep-summary/heatmap_pass.png ] || fail "report on a summary file lacks its heatmap"
 expect_exit 0 "$BIN" report every.h5 -o rep-every
 [ -e rep-every/queue_depth.png ] || fail "report on an every=10ms file lacks queue_depth"
-expect_exit 2 "$BIN" analyze every.h5 --slo "p99<=200ms"
-expect_in "$T/err" "record = full"
+# --slo on stored rows: every=10ms rows widen back to ticks exactly (the
+# 100 ms latency windows are whole rows): the same pass shares as full's,
+# on a grid where they lie between 0 and 1; a window that is not whole rows
+# (every=30ms) and a summary file are refused.
+slo_sweep() { # NAME RECORD
+  printf '[sweep]
+replicates = 8
+seed = 5
+record = %s
+
+[scenario]
+shards = 4
+' "$2" >"$1"
+  printf 'surge = 800+300
+deadline_drop = on
+
+[grid]
+budget_ratio = 0.3, 0.5, 0.7
+' >>"$1"
+}
+slo_sweep slo-full.ini full
+slo_sweep slo-every.ini every=10ms
+slo_sweep slo-30.ini every=30ms
+for m in full every 30; do expect_exit 0 "$BIN" run "slo-$m.ini" -o "slo-$m.h5" -q; done
+for m in full every; do
+  "$BIN" analyze "slo-$m.h5" --slo "p99<=20ms" --json >"slo-$m.json" 2>"$T/err" ||
+    fail "analyze slo-$m.h5 --slo: $(head -c 300 "$T/err")"
+done
+$PY - <<'EOF2' || fail "--slo on every=10ms rows differs from full rows"
+import json
+f, e = (json.load(open("slo-%s.json" % m))["points"] for m in ("full", "every"))
+pf = [p["p_pass"] for p in f]
+assert [p["p_pass"] for p in e] == pf, ([p["p_pass"] for p in e], pf)
+assert any(0 < x < 1 for x in pf), pf   # the check can tell a difference
+EOF2
+expect_exit 2 "$BIN" analyze slo-30.h5 --slo "p99<=20ms"
+expect_in "$T/err" "is not a whole number of the stored rows"
+expect_exit 2 "$BIN" analyze summary.h5 --slo "p99<=200ms"
+expect_in "$T/err" "no per-tick rows"
 
 # ---- merge and resume refuse another mode ----
 expect_exit 0 "$BIN" run summary.ini --slice 0/2 -o part-s.h5 -q
