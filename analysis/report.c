@@ -330,8 +330,10 @@ static int band_write(const fmt_results *r, const band_metric *m, size_t p, cons
     ana_band_free(&b);
     return -1;
   }
+  /* A bin holds stored rows; a decimated file's row spans row_ticks ticks. */
+  long long per_bin = (long long)b.ticks_per_bin * (r->row_ticks > 1 ? r->row_ticks : 1);
   fprintf(f, "# %s of point %lld over %zu runs, %lld ticks per bin\n# t_ms p05 p50 p95 mean\n",
-          m->metric, (long long)r->point_ids[p], b.n_runs, (long long)b.ticks_per_bin);
+          m->metric, (long long)r->point_ids[p], b.n_runs, per_bin);
   for (size_t k = 0; k < b.nbins; k++)
     fprintf(f, "%.6g %.6g %.6g %.6g %.6g\n", b.t_ms[k], b.p05[k], b.p50[k], b.p95[k], b.mean[k]);
   ana_band_free(&b);

@@ -310,15 +310,15 @@ static int build_sweep(verify_state *v) {
   }
   /* The confirmation runs' verdict reads /runs only: their per-tick rows
    * are stored only when asked (--record, or --set record=...). */
-  snprintf(kv, sizeof kv, "record=%s", a->record ? a->record : "summary");
-  if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
+  if (swp_sweep_override_set(&v->sw, "record=summary", err, sizeof err)) goto bad;
   for (int i = 0; i < a->n_sets; i++)
     if (swp_sweep_override_set(&v->sw, a->sets[i], err, sizeof err)) goto bad;
   for (int i = 0; i < a->n_grids; i++)
     if (swp_sweep_override_grid(&v->sw, a->grids[i], err, sizeof err)) goto bad;
-  if (a->record) {
-    snprintf(kv, sizeof kv, "record=%s", a->record);
-    if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
+  if (a->record && swp_record_apply(&v->sw, "record", a->record, err, sizeof err)) {
+    /* Named as the option typed, not as an override. */
+    cli_error("verify", "--record: %s", strncmp(err, "record: ", 8) ? err : err + 8);
+    return 2;
   }
   snprintf(kv, sizeof kv, "replicates=%lld", (long long)a->max_runs);
   if (swp_sweep_override_set(&v->sw, kv, err, sizeof err)) goto bad;
