@@ -171,6 +171,59 @@ static void test_km_rmst_coverage(void **state) {
   }
 }
 
+/* A standard normal by Box-Muller from the same stream. */
+static double normal01(uint64_t *seed) {
+  double u = unif01(seed), v = unif01(seed);
+  return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+/* The Student t interval of ana_mean_compute, as replay states it for a
+ * candidate's mean and for its paired difference from today's client:
+ * over 4000 samples with known truth it must cover in 94-96% (3 standard
+ * errors of a 4000-sample proportion), at n = 4 (where a normal quantile
+ * would cover only ~86%) and n = 20. The paired case draws replicate r of
+ * both clients with a shared term (common random numbers): the difference's
+ * interval must cover the true shift and be narrower than one client's mean
+ * interval (the shared term cancels). */
+static void test_mean_t_coverage(void **state) {
+  (void)state;
+  const int trials = 4000;
+  const size_t ns[] = {4, 20};
+  uint64_t seed = 7;
+  for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+    size_t n = ns[c];
+    double x[20], d[20];
+    int cov_mean = 0, cov_diff = 0;
+    double w_diff = 0, w_plain = 0;
+    for (int k = 0; k < trials; k++) {
+      for (size_t i = 0; i < n; i++) {
+        double shared = 3.0 * normal01(&seed);
+        double today = 10.0 + shared + normal01(&seed);
+        double cand = 10.0 - 2.0 + shared + normal01(&seed); /* true shift -2 */
+        x[i] = today;
+        d[i] = cand - today;
+      }
+      ana_mean m = ana_mean_compute(x, n), dm = ana_mean_compute(d, n);
+      cov_mean += m.ci.lo <= 10.0 && 10.0 <= m.ci.hi;
+      cov_diff += dm.ci.lo <= -2.0 && -2.0 <= dm.ci.hi;
+      w_diff += dm.ci.hi - dm.ci.lo;
+      w_plain += m.ci.hi - m.ci.lo;
+    }
+    double a = (double)cov_mean / trials, b = (double)cov_diff / trials;
+    print_message("t interval, n = %zu: coverage %.4f (mean), %.4f (paired difference)\n", n, a,
+                  b);
+    if (!(a >= 0.94 && a <= 0.96) || !(b >= 0.94 && b <= 0.96)) {
+      print_error("n = %zu: t interval coverage %.4f / %.4f, expected 0.95\n", n, a, b);
+      fail();
+    }
+    if (!(w_diff < 0.6 * w_plain)) {
+      print_error("n = %zu: the paired interval is not narrower (%.3f vs %.3f)\n", n,
+                  w_diff / trials, w_plain / trials);
+      fail();
+    }
+  }
+}
+
 static void test_km_censored_middle(void **state) {
   (void)state;
   /* Times 1,2,3,4 with 3 censored: S(1) = 3/4, S(2) = 3/4 * 2/3 = 1/2,
@@ -346,6 +399,7 @@ int main(void) {
       cmocka_unit_test(test_km_not_reached),
       cmocka_unit_test(test_km_rmst_exact),
       cmocka_unit_test(test_km_rmst_coverage),
+      cmocka_unit_test(test_mean_t_coverage),
       cmocka_unit_test(test_km_ties),
       cmocka_unit_test(test_km_no_censoring_is_empirical),
       cmocka_unit_test(test_histogram),
