@@ -23,6 +23,10 @@ int ana_gnuplot_run(const char *program, const char *dir, const char *script,
  * run knows the directory is its own): the PNG and SVG terminals at
  * width x height, NaN as missing data, a light grid. */
 void ana_gp_preamble(FILE *f, const char *command, const char *script, int width, int height);
+/* Whether dir holds an earlier output of stormsweep COMMAND: its script, a
+ * regular file opened without following links, starts with the line
+ * ana_gp_preamble wrote. What fmt_outdir_begin asks before replacing dir. */
+int ana_gp_dir_is_ours(const char *dir, const char *script, const char *command);
 /* The commands that draw one image, body, as name.png and name.svg. */
 void ana_gp_both(FILE *f, const char *name, const char *body);
 
