@@ -40,53 +40,15 @@
 
 #include "recovery.h"
 
-static int64_t wsum(const int32_t *x, int32_t a, int32_t b) {
-  int64_t s = 0;
-  for (int32_t t = a; t < b; t++) s += x[t];
-  return s;
-}
-
-static double window_mean(const int32_t *x, int32_t a, int32_t b) {
+static double mean_of(int64_t sum, int32_t a, int32_t b) {
   if (b <= a) return NAN;
-  return (double)wsum(x, a, b) / (b - a);
-}
-
-/* 99th percentile by counting: queue depths are small integers in a
- * baseline, and a histogram avoids sorting a copy. */
-static double window_p99(const int32_t *x, int32_t a, int32_t b) {
-  int32_t n = b - a;
-  if (n <= 0) return 0;
-  int32_t maxv = 0;
-  for (int32_t t = a; t < b; t++) maxv = x[t] > maxv ? x[t] : maxv;
-  if (maxv > 1 << 20) maxv = 1 << 20;
-  int32_t *hist = calloc((size_t)maxv + 1, sizeof *hist);
-  if (!hist) return maxv;
-  for (int32_t t = a; t < b; t++) hist[x[t] < maxv ? x[t] : maxv]++;
-  int32_t need = (int32_t)ceil(0.99 * n), seen = 0, v = 0;
-  for (v = 0; v <= maxv; v++) {
-    seen += hist[v];
-    if (seen >= need) break;
-  }
-  free(hist);
-  return v;
+  return (double)sum / (b - a);
 }
 
 /* Sums of the four rate traces over one window. */
 typedef struct wsums {
   int64_t nw, good, att, waste;
 } wsums;
-
-static wsums sums_over(const eng_recovery_traces *tr, int32_t a, int32_t b) {
-  return (wsums){wsum(tr->new_requests, a, b), wsum(tr->successes, a, b),
-                 wsum(tr->attempts, a, b), wsum(tr->wasted, a, b)};
-}
-
-static void sums_slide(wsums *s, const eng_recovery_traces *tr, int32_t out, int32_t in) {
-  s->nw += tr->new_requests[in] - tr->new_requests[out];
-  s->good += tr->successes[in] - tr->successes[out];
-  s->att += tr->attempts[in] - tr->attempts[out];
-  s->waste += tr->wasted[in] - tr->wasted[out];
-}
 
 /* Retries or abandoned work keep the load up by themselves. */
 static int sustaining(const wsums *s, const eng_recovery_params *p) {
@@ -99,56 +61,27 @@ static int sustaining(const wsums *s, const eng_recovery_params *p) {
  * itself when the offered load fits (and when it does not, the baseline is
  * unhealthy anyway). Without this, one long queue excursion of a healthy
  * M/M/1 at rho = 0.8 with no retries read as a collapse (README). */
-static int collapsed_window(const wsums *s, const eng_recovery_params *p) {
-  return s->nw > 0 && (double)s->good < p->metastable_goodput * (double)s->nw &&
-         (double)s->att > p->health_amplification * (double)s->nw;
+static int collapsed_window(int64_t nw, int64_t good, int64_t att, const eng_recovery_params *p) {
+  return nw > 0 && (double)good < p->metastable_goodput * (double)nw &&
+         (double)att > p->health_amplification * (double)nw;
 }
 
-static int healthy_window(const wsums *s, const eng_recovery_params *p) {
-  return s->nw > 0 && (double)s->good >= p->health_goodput * (double)s->nw &&
-         (double)s->att <= p->health_amplification * (double)s->nw;
-}
-
-/* First collapsed window in [0, watch_end) and the first healthy one after
- * it (anywhere before the horizon). */
-static void find_collapse(const eng_recovery_traces *tr, const eng_recovery_params *p,
-                          int32_t watch_end, eng_summary *out) {
-  int32_t W = p->collapse_window > 0 ? p->collapse_window : 1, T = p->ticks;
-  out->collapse_ms = out->return_ms = NAN;
-  if (W > watch_end) return;
-  wsums s = sums_over(tr, 0, W);
-  int32_t at = -1;
-  for (int32_t a = 0;; a++) {
-    if (collapsed_window(&s, p)) {
-      at = a;
-      break;
-    }
-    if (a + W >= watch_end) break;
-    sums_slide(&s, tr, a, a + W);
-  }
-  if (at < 0) return;
-  out->collapse_ms = (at + W / 2.0) * p->tick_ms;
-  int32_t b0 = at + W;
-  if (b0 + W > T) return;
-  s = sums_over(tr, b0, b0 + W);
-  for (int32_t a = b0;; a++) {
-    if (healthy_window(&s, p)) {
-      out->return_ms = (a + W / 2.0) * p->tick_ms - out->collapse_ms;
-      return;
-    }
-    if (a + W >= T) return;
-    sums_slide(&s, tr, a, a + W);
-  }
+static int healthy_window(int64_t nw, int64_t good, int64_t att, const eng_recovery_params *p) {
+  return nw > 0 && (double)good >= p->health_goodput * (double)nw &&
+         (double)att <= p->health_amplification * (double)nw;
 }
 
 /* Projected ticks from the end of [a, b) until a least-squares line through
- * the queue reaches thr: 0 when already there, inf when not shrinking. */
+ * the queue (q[0] is tick a) reaches thr: 0 when already there, inf when not
+ * shrinking. */
 static double drain_ticks(const int32_t *q, int32_t a, int32_t b, double thr) {
   int32_t n = b - a;
   if (n < 2) return INFINITY;
-  double tm = (a + b - 1) / 2.0, qm = window_mean(q, a, b), sxy = 0, sxx = 0;
+  int64_t sum = 0;
+  for (int32_t t = a; t < b; t++) sum += q[t - a];
+  double tm = (a + b - 1) / 2.0, qm = mean_of(sum, a, b), sxy = 0, sxx = 0;
   for (int32_t t = a; t < b; t++) {
-    sxy += (t - tm) * (q[t] - qm);
+    sxy += (t - tm) * (q[t - a] - qm);
     sxx += (t - tm) * (t - tm);
   }
   double slope = sxy / sxx;
@@ -157,54 +90,218 @@ static double drain_ticks(const int32_t *q, int32_t a, int32_t b, double thr) {
   return slope < 0 ? (q_end - thr) / -slope : INFINITY;
 }
 
-void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_params *p,
-                         eng_summary *out) {
-  int32_t T = p->ticks;
-  const int32_t *queue = tr->queue, *successes = tr->successes;
-  out->baseline_queue = window_mean(queue, p->base_begin, p->base_end);
-  double q99 = window_p99(queue, p->base_begin, p->base_end);
-  double threshold = (1 + p->tolerance) * q99 + 1;
-  if (threshold > p->queue_cap) threshold = p->queue_cap;
-  out->recovery_threshold = threshold;
-  out->goodput_baseline = window_mean(successes, p->base_begin, p->base_end);
-  int32_t peak = 0;
-  for (int32_t t = 0; t < T; t++) peak = queue[t] > peak ? queue[t] : peak;
-  out->peak_queue = peak;
+static int grow(int32_t **buf, size_t *cap, size_t n) {
+  if (n <= *cap) return 0;
+  int32_t *b = realloc(*buf, n * sizeof *b);
+  if (!b) return -1;
+  *buf = b;
+  *cap = n;
+  return 0;
+}
 
-  double gb = out->goodput_baseline > 0 ? out->goodput_baseline : NAN;
-  out->goodput_during =
-      p->has_fault ? window_mean(successes, p->fault_start, p->clear) / gb : NAN;
-  out->goodput_after = window_mean(successes, p->clear, T) / gb;
+enum { HIST_CLAMP = 1 << 20 };
+
+int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p) {
+  s->p = *p;
+  int32_t T = p->ticks;
+  s->t = 0;
+  s->W = p->collapse_window > 0 ? p->collapse_window : 1;
+  s->watch_end = p->has_fault ? p->fault_start : T;
+  if (s->watch_end > T) s->watch_end = T;
+  s->hb = p->warmup < s->watch_end ? p->warmup : 0;
+  int32_t late_a = T - p->trend < p->clear ? p->clear : T - p->trend;
+  if (late_a >= T) late_a = T - 1 > 0 ? T - 1 : 0;
+  s->late_a = late_a;
+  s->prev_a = late_a - (T - late_a) < p->clear ? p->clear : late_a - (T - late_a);
+  s->hold = p->hold > 0 ? p->hold : 1;
+  int32_t span = (T - p->clear) / 2 > p->trend ? (T - p->clear) / 2 : p->trend;
+  s->drain_a = T - span < p->clear ? p->clear : T - span;
+  s->base_q = s->base_good = s->base_n = 0;
+  s->hist_len = 0;
+  s->hist_max = 0;
+  s->peak = 0;
+  s->good_during = s->good_after = s->late_q = s->prev_q = 0;
+  s->h_nw = s->h_good = s->h_att = s->h_waste = 0;
+  s->l_nw = s->l_good = s->l_att = s->l_waste = 0;
+  s->w_nw = s->w_good = s->w_att = 0;
+  s->collapse_at = s->return_at = -1;
+  s->threshold = s->need = s->gb = NAN;
+  s->baseline_done = 0;
+  s->r_good = 0;
+  s->r_run = 0;
+  s->recovered_start = -1;
+  if (grow(&s->ring, &s->ring_cap, 3 * (size_t)s->W) ||
+      grow(&s->hring, &s->hring_cap, (size_t)s->hold) ||
+      (p->has_fault && T > s->drain_a && grow(&s->dq, &s->dq_cap, (size_t)(T - s->drain_a))))
+    return -1;
+  /* the baseline's queue histogram grows with the deepest queue seen; a
+   * start of 4096 entries covers every healthy baseline without a resize */
+  if (grow(&s->hist, &s->hist_cap, 4096)) return -1;
+  return 0;
+}
+
+void eng_recovery_free(eng_recovery_stream *s) {
+  free(s->ring);
+  free(s->hring);
+  free(s->dq);
+  free(s->hist);
+  memset(s, 0, sizeof *s);
+}
+
+/* The threshold and the goodput the recovery search needs, once the
+ * baseline has ended (before clearance: the baseline ends at the first
+ * fault). */
+static void baseline_end(eng_recovery_stream *s) {
+  s->baseline_done = 1;
+  int32_t n = s->p.base_end - s->p.base_begin;
+  double q99 = 0;
+  if (n > 0) {
+    int32_t need = (int32_t)ceil(0.99 * n), seen = 0, v = 0;
+    for (v = 0; v <= s->hist_max; v++) {
+      seen += s->hist[v];
+      if (seen >= need) break;
+    }
+    q99 = v;
+  }
+  double threshold = (1 + s->p.tolerance) * q99 + 1;
+  if (threshold > s->p.queue_cap) threshold = s->p.queue_cap;
+  s->threshold = threshold;
+  double goodput_baseline = mean_of(s->base_good, s->p.base_begin, s->p.base_end);
+  s->gb = goodput_baseline > 0 ? goodput_baseline : NAN;
+  s->need = s->p.recovery_goodput * s->gb * s->hold;
+}
+
+static void hist_add(eng_recovery_stream *s, int32_t q, int32_t n) {
+  int32_t v = q < HIST_CLAMP ? (q < 0 ? 0 : q) : HIST_CLAMP;
+  if ((size_t)v >= s->hist_len) {
+    size_t want = (size_t)v + 1;
+    if (want > s->hist_cap) {
+      size_t cap = s->hist_cap;
+      while (cap < want) cap *= 2;
+      if (grow(&s->hist, &s->hist_cap, cap)) v = (int32_t)s->hist_len - 1; /* keeps the max */
+    }
+    if ((size_t)v >= s->hist_len) {
+      memset(s->hist + s->hist_len, 0, ((size_t)v + 1 - s->hist_len) * sizeof *s->hist);
+      s->hist_len = (size_t)v + 1;
+    }
+  }
+  s->hist[v] += n;
+  if (v > s->hist_max) s->hist_max = v;
+}
+
+void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t nw, int32_t att,
+                       int32_t waste) {
+  const eng_recovery_params *p = &s->p;
+  const int32_t t = s->t++;
+  if (t == p->base_end) baseline_end(s);
+  if (t >= p->base_begin && t < p->base_end) {
+    s->base_q += q;
+    s->base_good += good;
+    hist_add(s, q, 1);
+  }
+  if (q > s->peak) s->peak = q;
+  if (t >= p->fault_start && t < p->clear) s->good_during += good;
+  if (t >= p->clear) s->good_after += good;
+  if (t >= s->hb && t < s->watch_end) {
+    s->h_nw += nw;
+    s->h_good += good;
+    s->h_att += att;
+    s->h_waste += waste;
+  }
+  if (t >= s->late_a) {
+    s->l_nw += nw;
+    s->l_good += good;
+    s->l_att += att;
+    s->l_waste += waste;
+    s->late_q += q;
+  } else if (t >= s->prev_a) {
+    s->prev_q += q;
+  }
+
+  /* 2. the sliding collapse window [t - W + 1, t] and, after a collapse,
+   * the first healthy window that starts a window's length later */
+  if (s->return_at < 0 && s->W <= s->watch_end) {
+    int32_t *slot = s->ring + 3 * (size_t)(t % s->W);
+    if (t >= s->W) {
+      s->w_nw -= slot[0];
+      s->w_good -= slot[1];
+      s->w_att -= slot[2];
+    }
+    slot[0] = nw;
+    slot[1] = good;
+    slot[2] = att;
+    s->w_nw += nw;
+    s->w_good += good;
+    s->w_att += att;
+    int32_t a = t - s->W + 1;
+    if (a >= 0) {
+      if (s->collapse_at < 0) {
+        if (t < s->watch_end && collapsed_window(s->w_nw, s->w_good, s->w_att, p))
+          s->collapse_at = a;
+      } else if (a >= s->collapse_at + s->W && healthy_window(s->w_nw, s->w_good, s->w_att, p)) {
+        s->return_at = a;
+      }
+    }
+  }
+
+  if (!p->has_fault || t < p->clear) return;
+  /* 3. queue back and goodput back, both for `hold` ticks */
+  if (s->recovered_start < 0 && s->baseline_done) {
+    int32_t *slot = s->hring + (t - p->clear) % s->hold;
+    s->r_good += good;
+    if (t - s->hold >= p->clear) s->r_good -= *slot;
+    *slot = good;
+    s->r_run = q <= s->threshold ? s->r_run + 1 : 0;
+    if (s->r_run >= s->hold && (double)s->r_good >= s->need) s->recovered_start = t - s->hold + 1;
+  }
+  if (t >= s->drain_a) s->dq[t - s->drain_a] = q;
+}
+
+void eng_recovery_idle(eng_recovery_stream *s, int32_t queue, int32_t n) {
+  for (int32_t k = 0; k < n; k++) eng_recovery_tick(s, queue, 0, 0, 0, 0);
+}
+
+void eng_recovery_end(eng_recovery_stream *s, eng_summary *out) {
+  const eng_recovery_params *p = &s->p;
+  int32_t T = p->ticks;
+  if (!s->baseline_done) baseline_end(s);
+  out->baseline_queue = mean_of(s->base_q, p->base_begin, p->base_end);
+  out->recovery_threshold = s->threshold;
+  out->goodput_baseline = mean_of(s->base_good, p->base_begin, p->base_end);
+  out->peak_queue = s->peak;
+
+  double gb = s->gb;
+  out->goodput_during = p->has_fault ? mean_of(s->good_during, p->fault_start, p->clear) / gb : NAN;
+  out->goodput_after = mean_of(s->good_after, p->clear, T) / gb;
 
   /* 1. health over [warmup, first fault), 2. collapse before the first fault */
-  int32_t watch_end = p->has_fault ? p->fault_start : T;
-  if (watch_end > T) watch_end = T;
-  int32_t hb = p->warmup < watch_end ? p->warmup : 0;
-  wsums h = sums_over(tr, hb, watch_end);
+  wsums h = {s->h_nw, s->h_good, s->h_att, s->h_waste};
   out->baseline_goodput_ratio = h.nw ? (double)h.good / (double)h.nw : NAN;
   out->baseline_amplification = h.nw ? (double)h.att / (double)h.nw : NAN;
-  int healthy = healthy_window(&h, p) && out->goodput_baseline > 0;
-  out->collapse_watch_ms = watch_end * p->tick_ms;
-  find_collapse(tr, p, watch_end, out);
+  int healthy = healthy_window(h.nw, h.good, h.att, p) && out->goodput_baseline > 0;
+  out->collapse_watch_ms = s->watch_end * p->tick_ms;
+  out->collapse_ms = out->return_ms = NAN;
+  if (s->collapse_at >= 0) {
+    out->collapse_ms = (s->collapse_at + s->W / 2.0) * p->tick_ms;
+    if (s->return_at >= 0)
+      out->return_ms = (s->return_at + s->W / 2.0) * p->tick_ms - out->collapse_ms;
+  }
   if (!healthy && isnan(out->collapse_ms)) out->collapse_ms = 0;
 
   /* late figures, reported for every run so a reader can see the why */
-  int32_t late_a = T - p->trend < p->clear ? p->clear : T - p->trend;
-  if (late_a >= T) late_a = T - 1 > 0 ? T - 1 : 0;
-  wsums late = sums_over(tr, late_a, T);
-  out->late_goodput = window_mean(successes, late_a, T) / gb;
+  int32_t late_a = s->late_a, prev_a = s->prev_a;
+  wsums late = {s->l_nw, s->l_good, s->l_att, s->l_waste};
+  out->late_goodput = mean_of(s->l_good, late_a, T) / gb;
   out->late_amplification = late.nw ? (double)late.att / (double)late.nw : NAN;
   out->late_wasted_share =
       late.waste + late.good ? (double)late.waste / (double)(late.waste + late.good) : NAN;
-  int32_t prev_a = late_a - (T - late_a);
-  if (prev_a < p->clear) prev_a = p->clear;
-  out->late_queue_trend = window_mean(queue, late_a, T) / window_mean(queue, prev_a, late_a);
+  out->late_queue_trend = mean_of(s->late_q, late_a, T) / mean_of(s->prev_q, prev_a, late_a);
   out->late_load = p->capacity > 0 && T > late_a ? (double)late.att / (T - late_a) / p->capacity : NAN;
   out->drain_ms = NAN;
   out->recovery_ms = NAN;
   out->passed_slo = 0;
 
-  if (p->has_fault && watch_end <= 0) {
+  if (p->has_fault && s->watch_end <= 0) {
     /* A fault from tick 0 leaves no baseline to judge health or recovery
      * against: say so rather than call the run collapsed. */
     out->collapse_ms = NAN;
@@ -221,39 +318,41 @@ void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_param
     out->passed_slo = 1;
     return;
   }
-
-  /* 3. queue back and goodput back, both for `hold` ticks */
-  int32_t hold = p->hold > 0 ? p->hold : 1;
-  double need = p->recovery_goodput * gb * hold;
-  int32_t run = 0;
-  int64_t good = 0;
-  for (int32_t t = p->clear; t < T; t++) {
-    good += successes[t];
-    if (t - hold >= p->clear) good -= successes[t - hold];
-    run = queue[t] <= threshold ? run + 1 : 0;
-    if (run >= hold && (double)good >= need) {
-      int32_t start = t - hold + 1;
-      out->outcome = ENG_OUTCOME_RECOVERED;
-      out->recovery_ms = (start - p->clear) * p->tick_ms;
-      out->passed_slo = out->recovery_ms <= p->slo_ms;
-      return;
-    }
+  if (s->recovered_start >= 0) {
+    out->outcome = ENG_OUTCOME_RECOVERED;
+    out->recovery_ms = (s->recovered_start - p->clear) * p->tick_ms;
+    out->passed_slo = out->recovery_ms <= p->slo_ms;
+    return;
   }
 
   /* 4. metastable or slow — or, with less than hold + trend ticks after
    * clearance, no answer: the late window would still hold the fault's
    * aftermath, and a guess would be counted as a finding. */
-  if (T - p->clear < hold + p->trend) {
+  if (T - p->clear < s->hold + p->trend) {
     out->outcome = ENG_OUTCOME_UNDETERMINED;
     return;
   }
-  int32_t span = (T - p->clear) / 2 > p->trend ? (T - p->clear) / 2 : p->trend;
-  int32_t drain_a = T - span < p->clear ? p->clear : T - span;
-  out->drain_ms = drain_ticks(queue, drain_a, T, threshold) * p->tick_ms;
+  out->drain_ms = drain_ticks(s->dq, s->drain_a, T, s->threshold) * p->tick_ms;
   int far_below = !(out->late_goodput >= p->metastable_goodput);
   int draining = out->drain_ms <= p->drain_bound_ms && !(out->late_load >= 1);
   out->outcome = far_below && sustaining(&late, p) && !draining ? ENG_OUTCOME_METASTABLE
                                                                  : ENG_OUTCOME_SLOW;
+}
+
+void eng_recovery_assess(const eng_recovery_traces *tr, const eng_recovery_params *p,
+                         eng_summary *out) {
+  eng_recovery_stream s;
+  memset(&s, 0, sizeof s);
+  if (eng_recovery_begin(&s, p)) {
+    out->outcome = ENG_OUTCOME_UNDETERMINED;
+    eng_recovery_free(&s);
+    return;
+  }
+  for (int32_t t = 0; t < p->ticks; t++)
+    eng_recovery_tick(&s, tr->queue[t], tr->successes[t], tr->new_requests[t], tr->attempts[t],
+                      tr->wasted[t]);
+  eng_recovery_end(&s, out);
+  eng_recovery_free(&s);
 }
 
 /* ---- user recovery (eng.h) ---- */
@@ -305,9 +404,10 @@ int eng_slo_window_holds(const eng_slo *slo, const int32_t *v) {
   return 1;
 }
 
-double eng_user_recovery_ms(const eng_slo *slo, const int32_t *const *rows, int32_t ticks,
-                            int32_t window_ticks, int32_t clear, int32_t hold_ticks,
-                            double tick_ms) {
+/* rows[k][w * stride] is window w's value of user-view metric k. */
+static double user_recovery(const eng_slo *slo, const int32_t *const *rows, size_t stride,
+                            int32_t ticks, int32_t window_ticks, int32_t clear,
+                            int32_t hold_ticks, double tick_ms) {
   if (!slo->n || window_ticks < 1 || ticks < 1) return NAN;
   if (clear > ticks) clear = ticks;
   if (clear < 0) clear = 0;
@@ -318,10 +418,22 @@ double eng_user_recovery_ms(const eng_slo *slo, const int32_t *const *rows, int3
   int32_t run = 0;
   for (int32_t w = w0; w < windows; w++) {
     int32_t v[ENG_M_USER_COUNT];
-    size_t t = (size_t)w * (size_t)window_ticks;
-    for (int k = 0; k < ENG_M_USER_COUNT; k++) v[k] = rows[k][t];
+    for (int k = 0; k < ENG_M_USER_COUNT; k++) v[k] = rows[k][(size_t)w * stride];
     run = eng_slo_window_holds(slo, v) ? run + 1 : 0;
     if (run == hold) return ((double)(w - hold + 1) * window_ticks - clear) * tick_ms;
   }
   return NAN;
+}
+
+double eng_user_recovery_ms(const eng_slo *slo, const int32_t *const *rows, int32_t ticks,
+                            int32_t window_ticks, int32_t clear, int32_t hold_ticks,
+                            double tick_ms) {
+  return user_recovery(slo, rows, window_ticks > 0 ? (size_t)window_ticks : 1, ticks,
+                       window_ticks, clear, hold_ticks, tick_ms);
+}
+
+double eng_user_recovery_windows(const eng_slo *slo, const int32_t *const *rows, int32_t ticks,
+                                 int32_t window_ticks, int32_t clear, int32_t hold_ticks,
+                                 double tick_ms) {
+  return user_recovery(slo, rows, 1, ticks, window_ticks, clear, hold_ticks, tick_ms);
 }

@@ -130,6 +130,13 @@ typedef struct edge {
 
 enum { F_SURGE, F_BROWNOUT, F_CRASH, F_DETECT, F_OUTAGE, F_HOT, F_KINDS };
 
+/* The summary's totals over a run's ticks (run_summarize): fed from the
+ * per-tick rows after the run, or tick by tick when it keeps none. */
+typedef struct run_totals {
+  int64_t newr, att, succ, fail, newr_after, att_after;
+  double base_in_flight; /* in flight summed over the baseline window */
+} run_totals;
+
 struct eng_run {
   const eng_config *cfg;
   int32_t ticks, now;
@@ -195,8 +202,17 @@ struct eng_run {
   } cap_memo[CAP_MEMO];   /* direct-mapped by route_load */
 
   /* metrics */
-  int32_t *metrics;      /* ENG_M_COUNT x ticks */
+  int32_t *metrics;      /* ENG_M_COUNT x ticks; NULL-free but unused without keep_ticks */
   size_t metrics_cap;
+  /* eng_run_set_keep_ticks(r, 0): the run keeps no per-tick rows; the
+   * outcome rule and the summary's totals are fed tick by tick instead, so
+   * memory does not grow with the horizon */
+  uint8_t ticks_off;
+  eng_recovery_stream rs;
+  run_totals tot;
+  int32_t tot_clear;     /* the totals' "after" starts here */
+  int32_t *win_user;     /* ENG_M_USER_COUNT x lat_windows: each window's user view */
+  size_t win_user_cap;
   int32_t *shard_queues; /* ticks x shards, optional */
   size_t shard_queues_cap;
   int32_t cur[ENG_M_COUNT];
@@ -298,6 +314,8 @@ void eng_run_destroy(eng_run *r) {
   free(r->users);
   free(r->edges);
   free(r->metrics);
+  free(r->win_user);
+  eng_recovery_free(&r->rs);
   free(r->shard_queues);
   free(r->folly);
   eng_request_pool_free(&r->rp);
@@ -1828,7 +1846,9 @@ static int latency_prepare(eng_run *r, int has_fault, int32_t fault_start) {
   if (r->lat_wticks < 1) r->lat_wticks = 1;
   r->lat_windows = (int32_t)(((int64_t)r->ticks + r->lat_wticks - 1) / r->lat_wticks);
   if (ensure((void **)&r->lat_series, &r->lat_series_cap,
-             (size_t)ENG_L_COUNT * (size_t)r->lat_windows, sizeof *r->lat_series))
+             (size_t)ENG_L_COUNT * (size_t)r->lat_windows, sizeof *r->lat_series) ||
+      ensure((void **)&r->win_user, &r->win_user_cap,
+             (size_t)ENG_M_USER_COUNT * (size_t)r->lat_windows, sizeof *r->win_user))
     return -1;
   r->user_recovery_ms = NAN;
   r->lat_next = r->lat_wticks < r->ticks ? r->lat_wticks : r->ticks;
@@ -1881,6 +1901,8 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
   const size_t T = (size_t)r->ticks;
   size_t t0 = (size_t)w * (size_t)r->lat_wticks, t1 = (size_t)r->now + 1;
   for (int k = 0; k < ENG_M_USER_COUNT; k++) {
+    r->win_user[(size_t)k * W + (size_t)w] = u[k];
+    if (r->ticks_off) continue;
     int32_t *row = r->metrics + (size_t)(ENG_M_USER_FIRST + k) * T;
     for (size_t t = t0; t < t1; t++) row[t] = u[k];
   }
@@ -1919,9 +1941,9 @@ static void user_recovery(eng_run *r, eng_summary *out) {
   out->clear_ms = clear * c->tick_ms;
   const int32_t *rows[ENG_M_USER_COUNT];
   for (int k = 0; k < ENG_M_USER_COUNT; k++)
-    rows[k] = r->metrics + (size_t)(ENG_M_USER_FIRST + k) * (size_t)r->ticks;
-  r->user_recovery_ms =
-      eng_user_recovery_ms(&c->user_slo, rows, r->ticks, r->lat_wticks, clear, hold, c->tick_ms);
+    rows[k] = r->win_user + (size_t)k * (size_t)r->lat_windows;
+  r->user_recovery_ms = eng_user_recovery_windows(&c->user_slo, rows, r->ticks, r->lat_wticks,
+                                                  clear, hold, c->tick_ms);
   out->user_recovery_ms = r->user_recovery_ms;
   if (c->user_slo.n)
     out->passed_slo = eng_user_slo_passes(out->outcome, r->user_recovery_ms, c->slo_ms);
@@ -1995,6 +2017,60 @@ static int clients_prepare(eng_run *r, const eng_config *c, uint64_t seed) {
     for (int32_t k = 0; k < c->clients; k++) eng_limiter_reset(&r->lim[k], &r->lim_params);
   }
   return 0;
+}
+
+/* The outcome rule's windows and thresholds for this run. */
+static void recovery_params(const eng_run *r, eng_recovery_params *out) {
+  const eng_config *c = r->cfg;
+  /* The collapse window must hold enough requests for its goodput share to
+   * mean something: trend_ms, or longer at low request rates. */
+  double rate_per_tick = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
+  double cw = rate_per_tick > 0 ? ceil(c->collapse_requests / rate_per_tick) : (double)r->ticks;
+  int32_t trend = ms_to_tick(c, c->trend_ms);
+  *out = (eng_recovery_params){
+      .ticks = r->ticks,
+      .base_begin = r->base_begin,
+      .base_end = r->base_end,
+      .warmup = ms_to_tick(c, c->warmup_ms),
+      .fault_start = ms_to_tick(c, eng_config_fault_start_ms(c)),
+      .clear = ms_to_tick(c, eng_config_fault_clear_ms(c)),
+      .hold = ms_to_tick(c, c->recovery_hold_ms),
+      .trend = trend,
+      .collapse_window = cw > trend ? (cw < r->ticks ? (int32_t)cw : r->ticks) : trend,
+      .tolerance = c->recovery_tolerance,
+      .queue_cap = isinf(c->queue_capacity) ? INFINITY : 0.5 * c->shards * c->queue_capacity,
+      .recovery_goodput = c->recovery_goodput,
+      .metastable_goodput = c->metastable_goodput,
+      .health_goodput = c->health_goodput,
+      .health_amplification = c->health_amplification,
+      .wasted_share = c->wasted_share,
+      .drain_bound_ms = c->drain_bound_ms,
+      .capacity = eng_config_capacity_rps(c) * c->tick_ms / 1000.0,
+      .tick_ms = c->tick_ms,
+      .slo_ms = c->slo_ms,
+      .has_fault = eng_config_fault_clear_ms(c) > 0,
+  };
+  if (out->clear > r->ticks) out->clear = r->ticks;
+  if (out->fault_start > r->ticks) out->fault_start = r->ticks;
+}
+
+/* n ticks from t with the values v (n > 1: an empty run, every counter 0)
+ * into the summary's totals. */
+static inline void totals_add(eng_run *r, int32_t t, int32_t n, const int32_t *v) {
+  run_totals *s = &r->tot;
+  int64_t k = n;
+  s->newr += k * v[ENG_M_NEW_REQUESTS];
+  s->att += k * v[ENG_M_ATTEMPTS];
+  s->succ += k * v[ENG_M_SUCCESSES];
+  s->fail += k * v[ENG_M_FAILED];
+  int32_t from = t > r->tot_clear ? t : r->tot_clear;
+  if (t + n > from) {
+    s->newr_after += (int64_t)(t + n - from) * v[ENG_M_NEW_REQUESTS];
+    s->att_after += (int64_t)(t + n - from) * v[ENG_M_ATTEMPTS];
+  }
+  int32_t a = t > r->base_begin ? t : r->base_begin;
+  int32_t b = t + n < r->base_end ? t + n : r->base_end;
+  if (b > a) s->base_in_flight += (double)v[ENG_M_IN_FLIGHT] * (double)(b - a);
 }
 
 /* run_prepare's measuring windows: the baseline before the fault (or over most of a run
@@ -2094,7 +2170,8 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   if (edges_build(r)) goto oom;
   profile_build(r);
 
-  if (ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->ticks,
+  if (!r->ticks_off &&
+      ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->ticks,
              sizeof *r->metrics))
     goto oom;
   if (c->record_shard_queues &&
@@ -2106,6 +2183,14 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   int has_fault = eng_config_fault_clear_ms(c) > 0;
   windows_prepare(r, c, has_fault, fs);
   if (latency_prepare(r, has_fault, fs)) goto oom;
+  memset(&r->tot, 0, sizeof r->tot);
+  r->tot_clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
+  if (r->tot_clear > r->ticks) r->tot_clear = r->ticks;
+  if (r->ticks_off) {
+    eng_recovery_params rp;
+    recovery_params(r, &rp);
+    if (eng_recovery_begin(&r->rs, &rp)) goto oom;
+  }
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
   r->succ_peak_load = 0;
@@ -2227,10 +2312,17 @@ static void run_tick(eng_run *r, double u) {
   r->cur[ENG_M_BUDGET_TOKENS] = r->lim_kind ? limiter_level_sum(r)
                                 : !r->tb_on ? 0
                                             : (int32_t)floor(r->tokens_total + 1e-9);
-  int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
-  const size_t T = (size_t)r->ticks;
-  /* (the user-view rows are written when their latency window closes) */
-  for (int m = 0; m < ENG_M_USER_FIRST; m++) row[(size_t)m * T] = r->cur[m];
+  if (r->ticks_off) {
+    const int32_t *v = r->cur;
+    eng_recovery_tick(&r->rs, v[ENG_M_QUEUE_DEPTH], v[ENG_M_SUCCESSES], v[ENG_M_NEW_REQUESTS],
+                      v[ENG_M_ATTEMPTS], v[ENG_M_WASTED]);
+    totals_add(r, t, 1, v);
+  } else {
+    int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
+    const size_t T = (size_t)r->ticks;
+    /* (the user-view rows are written when their latency window closes) */
+    for (int m = 0; m < ENG_M_USER_FIRST; m++) row[(size_t)m * T] = r->cur[m];
+  }
   if (c->record_shard_queues)
     for (int32_t k = 0; k < c->shards; k++)
       r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
@@ -2272,7 +2364,13 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
    * a later fill, and nothing reads them before the run ends. */
   enum { FILL_BLOCK = 8 };
   const int whole = (size_t)t0 + FILL_BLOCK <= T;
-  for (int m = 0; m < ENG_M_USER_FIRST; m++) {
+  if (r->ticks_off) {
+    for (int m = 0; m < ENG_M_USER_FIRST; m++)
+      if (!is_gauge(m)) r->cur[m] = 0;
+    eng_recovery_idle(&r->rs, r->cur[ENG_M_QUEUE_DEPTH], t1 - t0);
+    totals_add(r, t0, t1 - t0, r->cur);
+  }
+  for (int m = 0; m < ENG_M_USER_FIRST && !r->ticks_off; m++) {
     if (!is_gauge(m)) r->cur[m] = 0;
     int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
     size_t k = 0;
@@ -2347,62 +2445,41 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
   const eng_config *c = r->cfg;
   memset(out, 0, sizeof *out);
   out->seed = seed;
-  const int32_t *m = r->metrics;
-  size_t T = (size_t)r->ticks;
-  /* The collapse window must hold enough requests for its goodput share to
-   * mean something: trend_ms, or longer at low request rates. */
-  double rate_per_tick = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
-  double cw = rate_per_tick > 0 ? ceil(c->collapse_requests / rate_per_tick) : (double)r->ticks;
-  int32_t trend = ms_to_tick(c, c->trend_ms);
-  eng_recovery_params p = {
-      .ticks = r->ticks,
-      .base_begin = r->base_begin,
-      .base_end = r->base_end,
-      .warmup = ms_to_tick(c, c->warmup_ms),
-      .fault_start = ms_to_tick(c, eng_config_fault_start_ms(c)),
-      .clear = ms_to_tick(c, eng_config_fault_clear_ms(c)),
-      .hold = ms_to_tick(c, c->recovery_hold_ms),
-      .trend = trend,
-      .collapse_window = cw > trend ? (cw < r->ticks ? (int32_t)cw : r->ticks) : trend,
-      .tolerance = c->recovery_tolerance,
-      .queue_cap = isinf(c->queue_capacity) ? INFINITY : 0.5 * c->shards * c->queue_capacity,
-      .recovery_goodput = c->recovery_goodput,
-      .metastable_goodput = c->metastable_goodput,
-      .health_goodput = c->health_goodput,
-      .health_amplification = c->health_amplification,
-      .wasted_share = c->wasted_share,
-      .drain_bound_ms = c->drain_bound_ms,
-      .capacity = eng_config_capacity_rps(c) * c->tick_ms / 1000.0,
-      .tick_ms = c->tick_ms,
-      .slo_ms = c->slo_ms,
-      .has_fault = eng_config_fault_clear_ms(c) > 0,
-  };
-  if (p.clear > r->ticks) p.clear = r->ticks;
-  if (p.fault_start > r->ticks) p.fault_start = r->ticks;
-  eng_recovery_traces tr = {
-      .queue = m + ENG_M_QUEUE_DEPTH * T,
-      .successes = m + ENG_M_SUCCESSES * T,
-      .new_requests = m + ENG_M_NEW_REQUESTS * T,
-      .attempts = m + ENG_M_ATTEMPTS * T,
-      .wasted = m + ENG_M_WASTED * T,
-  };
-  eng_recovery_assess(&tr, &p, out);
-
-  int64_t newr = 0, att = 0, succ = 0, fail = 0, newr_after = 0, att_after = 0;
-  for (size_t t = 0; t < T; t++) {
-    newr += m[ENG_M_NEW_REQUESTS * T + t];
-    att += m[ENG_M_ATTEMPTS * T + t];
-    succ += m[ENG_M_SUCCESSES * T + t];
-    fail += m[ENG_M_FAILED * T + t];
-    if ((int32_t)t >= p.clear) {
-      newr_after += m[ENG_M_NEW_REQUESTS * T + t];
-      att_after += m[ENG_M_ATTEMPTS * T + t];
+  eng_recovery_params p;
+  recovery_params(r, &p);
+  if (r->ticks_off) {
+    eng_recovery_end(&r->rs, out);
+  } else {
+    /* the rows are there: the rule and the totals read them now, through
+     * the same code a run without rows feeds as it goes */
+    const int32_t *m = r->metrics;
+    size_t T = (size_t)r->ticks;
+    eng_recovery_traces tr = {
+        .queue = m + ENG_M_QUEUE_DEPTH * T,
+        .successes = m + ENG_M_SUCCESSES * T,
+        .new_requests = m + ENG_M_NEW_REQUESTS * T,
+        .attempts = m + ENG_M_ATTEMPTS * T,
+        .wasted = m + ENG_M_WASTED * T,
+    };
+    eng_recovery_assess(&tr, &p, out);
+    memset(&r->tot, 0, sizeof r->tot);
+    for (size_t t = 0; t < T; t++) {
+      int32_t v[ENG_M_COUNT];
+      v[ENG_M_NEW_REQUESTS] = m[ENG_M_NEW_REQUESTS * T + t];
+      v[ENG_M_ATTEMPTS] = m[ENG_M_ATTEMPTS * T + t];
+      v[ENG_M_SUCCESSES] = m[ENG_M_SUCCESSES * T + t];
+      v[ENG_M_FAILED] = m[ENG_M_FAILED * T + t];
+      v[ENG_M_IN_FLIGHT] = m[ENG_M_IN_FLIGHT * T + t];
+      totals_add(r, (int32_t)t, 1, v);
     }
   }
+  const run_totals *tot = &r->tot;
+  int64_t newr = tot->newr, att = tot->att, newr_after = tot->newr_after,
+          att_after = tot->att_after;
   out->new_requests = newr;
   out->attempts = att;
-  out->successes = succ;
-  out->failed_requests = fail;
+  out->successes = tot->succ;
+  out->failed_requests = tot->fail;
   out->amplification = newr ? (double)att / (double)newr : NAN;
   out->amplification_after = newr_after ? (double)att_after / (double)newr_after : NAN;
 
@@ -2426,9 +2503,7 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
   out->little_rel_error = out->little_L > 0 ? fabs(out->little_L - out->little_lambda_w) / out->little_L : NAN;
 
   out->keys_remapped = r->keys_remapped;
-  double base_shard_load = 0;
-  for (int32_t t = r->base_begin; t < r->base_end; t++) base_shard_load += m[ENG_M_IN_FLIGHT * T + (size_t)t];
-  base_shard_load /= span * c->shards;
+  double base_shard_load = tot->base_in_flight / (span * c->shards);
   out->successor_peak_load =
       c->crash.count && base_shard_load > 0 ? r->succ_peak_load / base_shard_load : NAN;
   out->events = r->events;
@@ -2464,13 +2539,15 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
 }
 
 const int32_t *eng_run_metric(const eng_run *r, eng_metric m) {
-  if ((unsigned)m >= ENG_M_COUNT || !r->metrics) return NULL;
+  if ((unsigned)m >= ENG_M_COUNT || !r->metrics || r->ticks_off) return NULL;
   return r->metrics + (size_t)m * (size_t)r->ticks;
 }
 
 int32_t eng_run_ticks(const eng_run *r) { return r->ticks; }
 
 void eng_run_set_skipping(eng_run *r, int on) { r->skip_off = !on; }
+
+void eng_run_set_keep_ticks(eng_run *r, int on) { r->ticks_off = !on; }
 
 const int32_t *eng_run_shard_queues(const eng_run *r) {
   return r->cfg && r->cfg->record_shard_queues ? r->shard_queues : NULL;

@@ -192,6 +192,12 @@ int eng_run_simulate(eng_run *run, const eng_config *cfg, uint64_t seed,
  * results are bit-identical either way; off runs every tick, which tests
  * and the skip's own cost measurements compare against. */
 void eng_run_set_skipping(eng_run *run, int on);
+/* Whether runs on this context keep their per-tick rows (on by default).
+ * Off, a run keeps only what its summary, latency windows and phases need:
+ * memory no longer grows with the horizon (4 bytes x 24 metrics a tick),
+ * the summary is the same to the bit, and eng_run_metric returns NULL. A
+ * sweep that stores no rows (record = summary) runs this way. */
+void eng_run_set_keep_ticks(eng_run *run, int on);
 
 /* What one run of cfg holds at its peak, by part, in bytes: the settings
  * alone decide it, so it is known before anything runs (a sweep refuses
