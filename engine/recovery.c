@@ -220,7 +220,8 @@ void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t 
 
   /* 2. the sliding collapse window [t - W + 1, t] and, after a collapse,
    * the first healthy window that starts a window's length later */
-  if (s->return_at < 0 && s->W <= s->watch_end) {
+  /* (no collapse by the first fault: no window after it matters) */
+  if (s->return_at < 0 && s->W <= s->watch_end && (s->collapse_at >= 0 || t < s->watch_end)) {
     int32_t *slot = s->ring + 3 * (size_t)(t % s->W);
     if (t >= s->W) {
       s->w_nw -= slot[0];

@@ -202,7 +202,7 @@ struct eng_run {
   } cap_memo[CAP_MEMO];   /* direct-mapped by route_load */
 
   /* metrics */
-  int32_t *metrics;      /* ENG_M_COUNT x ticks; NULL-free but unused without keep_ticks */
+  int32_t *metrics;      /* ENG_M_COUNT x ticks; not allocated without keep_ticks */
   size_t metrics_cap;
   /* eng_run_set_keep_ticks(r, 0): the run keeps no per-tick rows; the
    * outcome rule and the summary's totals are fed tick by tick instead, so
@@ -210,7 +210,7 @@ struct eng_run {
   uint8_t ticks_off;
   eng_recovery_stream rs;
   run_totals tot;
-  int32_t tot_clear;     /* the totals' "after" starts here */
+  eng_recovery_params rule; /* the outcome rule's windows for this run */
   int32_t *win_user;     /* ENG_M_USER_COUNT x lat_windows: each window's user view */
   size_t win_user_cap;
   int32_t *shard_queues; /* ticks x shards, optional */
@@ -2063,7 +2063,7 @@ static inline void totals_add(eng_run *r, int32_t t, int32_t n, const int32_t *v
   s->att += k * v[ENG_M_ATTEMPTS];
   s->succ += k * v[ENG_M_SUCCESSES];
   s->fail += k * v[ENG_M_FAILED];
-  int32_t from = t > r->tot_clear ? t : r->tot_clear;
+  int32_t from = t > r->rule.clear ? t : r->rule.clear;
   if (t + n > from) {
     s->newr_after += (int64_t)(t + n - from) * v[ENG_M_NEW_REQUESTS];
     s->att_after += (int64_t)(t + n - from) * v[ENG_M_ATTEMPTS];
@@ -2184,13 +2184,8 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   windows_prepare(r, c, has_fault, fs);
   if (latency_prepare(r, has_fault, fs)) goto oom;
   memset(&r->tot, 0, sizeof r->tot);
-  r->tot_clear = ms_to_tick(c, eng_config_fault_clear_ms(c));
-  if (r->tot_clear > r->ticks) r->tot_clear = r->ticks;
-  if (r->ticks_off) {
-    eng_recovery_params rp;
-    recovery_params(r, &rp);
-    if (eng_recovery_begin(&r->rs, &rp)) goto oom;
-  }
+  recovery_params(r, &r->rule);
+  if (r->ticks_off && eng_recovery_begin(&r->rs, &r->rule)) goto oom;
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
   r->succ_peak_load = 0;
@@ -2364,14 +2359,13 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
    * a later fill, and nothing reads them before the run ends. */
   enum { FILL_BLOCK = 8 };
   const int whole = (size_t)t0 + FILL_BLOCK <= T;
+  for (int m = 0; m < ENG_M_USER_FIRST; m++)
+    if (!is_gauge(m)) r->cur[m] = 0;
   if (r->ticks_off) {
-    for (int m = 0; m < ENG_M_USER_FIRST; m++)
-      if (!is_gauge(m)) r->cur[m] = 0;
     eng_recovery_idle(&r->rs, r->cur[ENG_M_QUEUE_DEPTH], t1 - t0);
     totals_add(r, t0, t1 - t0, r->cur);
   }
   for (int m = 0; m < ENG_M_USER_FIRST && !r->ticks_off; m++) {
-    if (!is_gauge(m)) r->cur[m] = 0;
     int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
     size_t k = 0;
     if (whole)
@@ -2445,8 +2439,6 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
   const eng_config *c = r->cfg;
   memset(out, 0, sizeof *out);
   out->seed = seed;
-  eng_recovery_params p;
-  recovery_params(r, &p);
   if (r->ticks_off) {
     eng_recovery_end(&r->rs, out);
   } else {
@@ -2461,7 +2453,7 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
         .attempts = m + ENG_M_ATTEMPTS * T,
         .wasted = m + ENG_M_WASTED * T,
     };
-    eng_recovery_assess(&tr, &p, out);
+    eng_recovery_assess(&tr, &r->rule, out);
     memset(&r->tot, 0, sizeof r->tot);
     for (size_t t = 0; t < T; t++) {
       int32_t v[ENG_M_COUNT];
