@@ -234,7 +234,8 @@ static int run_row_check(const fmt_results *r, const run_row *b, unsigned long l
     return -1;
   }
   if (ids_are_rows && has[0] && has[2] && b->run < (long long)r->n_points * replicates &&
-      (b->run != b->point * replicates + b->replicate || b->replicate >= replicates)) {
+      (b->replicate < 0 || b->replicate >= replicates ||
+       b->run != b->point * replicates + b->replicate)) {
     snprintf(err, errlen, "%s: %s row %llu: run %lld is not point %lld replicate %lld of "
              "a sweep of %lld replicates", r->path, DSET_RUNS, row, (long long)b->run,
              (long long)b->point, (long long)b->replicate, (long long)replicates);

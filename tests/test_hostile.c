@@ -771,6 +771,43 @@ static void test_rows_out_of_range(void **state) {
            "%s: /points row 1: point id nan is not a whole number from 0 to 1000000000", path);
   expect_refused_exact(path, want);
 
+  /* A replicate far past any sweep, stored as a float (no master_seed to
+   * catch it first): rejected by range, not by an overflowing run id. */
+  f = damage_begin("run_replicate_huge", path, sizeof path);
+  {
+    hid_t ds = H5Dopen2(f, "/runs", H5P_DEFAULT);
+    hid_t rt = H5Dget_type(ds);
+    hid_t fs = H5Dget_space(ds);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(fs, &n, NULL);
+    int nm = H5Tget_nmembers(rt);
+    hid_t dt = H5Tcreate(H5T_COMPOUND, 8 * (size_t)nm);
+    int rep = -1;
+    for (int i = 0; i < nm; i++) {
+      char *name = H5Tget_member_name(rt, (unsigned)i);
+      H5Tinsert(dt, name, 8 * (size_t)i, H5T_NATIVE_DOUBLE);
+      if (strcmp(name, "replicate") == 0) rep = i;
+      H5free_memory(name);
+    }
+    assert_true(rep >= 0 && n >= 2);
+    double *flat = calloc(n * (size_t)nm, sizeof *flat);
+    assert_non_null(flat);
+    assert_true(H5Dread(ds, dt, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat) >= 0);
+    H5Sclose(fs);
+    H5Tclose(rt);
+    H5Dclose(ds);
+    flat[2 * (size_t)nm + (size_t)rep] = 1e30;
+    dataset_replace(f, "/runs", dt, 1, &n, flat);
+    free(flat);
+    H5Tclose(dt);
+    assert_true(H5Adelete(f, "master_seed") >= 0);
+  }
+  damage_end(f);
+  snprintf(want, sizeof want,
+           "%s: /runs row 2: run 2 is not point 1 replicate 9223372036854775807 of a sweep of "
+           "2 replicates", path);
+  expect_refused_exact(path, want);
+
   f = damage_begin("point_id_twice", path, sizeof path);
   v64 = 0;
   cell_write(f, "/points", 2, "point", H5T_NATIVE_INT64, &v64);
