@@ -323,7 +323,7 @@ static int load_sweep(const bargs *b, const eng_setting *st, const ana_bnd_opts 
       cli_error("boundary", "--range %s: %s", b->range, err);
       return CLI_EXIT_USAGE;
     }
-    eng_run_memory(&cfg, &m);
+    eng_run_memory(&cfg, 0, &m); /* boundary keeps no rows */
     eng_memory_max(&most, &m);
   }
   /* The estimate grows or shrinks with any one setting, so a run between
@@ -410,7 +410,7 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
     eng_config cfg;
     char msg[256];
     if (batch_config(c, (int64_t)i, NULL, &cfg, msg, sizeof msg)) continue; /* fails in its run */
-    eng_run_memory(&cfg, &one);
+    eng_run_memory(&cfg, 0, &one);
     eng_memory_max(&most, &one);
   }
   drv_source src = {(int64_t)m, batch_job, batch_config, 0, 0, c, &most, NULL};

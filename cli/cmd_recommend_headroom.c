@@ -77,7 +77,7 @@ static int h_oracle(void *user, int64_t first, size_t m, const double *x, uint8_
     eng_config cfg;
     char msg[256];
     if (h_config(c, (int64_t)i, NULL, &cfg, msg, sizeof msg)) continue;
-    eng_run_memory(&cfg, &one);
+    eng_run_memory(&cfg, 0, &one);
     eng_memory_max(&most, &one);
   }
   drv_source src = {(int64_t)m, h_job, h_config, 0, 0, c, &most, NULL};

@@ -99,13 +99,38 @@ static int grow(int32_t **buf, size_t *cap, size_t n) {
   return 0;
 }
 
-enum { HIST_CLAMP = 1 << 20 };
+enum { HIST_CLAMP = 1 << 20, HIST_START = 4096 };
+
+/* The stream's windows under p: the collapse window's ticks, the hold's
+ * and the drain window's start (begin and the memory estimate agree). */
+static void stream_spans(const eng_recovery_params *p, int32_t *W, int32_t *hold,
+                         int32_t *drain_a) {
+  int32_t T = p->ticks;
+  *W = p->collapse_window > 0 ? p->collapse_window : 1;
+  *hold = p->hold > 0 ? p->hold : 1;
+  int32_t span = (T - p->clear) / 2 > p->trend ? (T - p->clear) / 2 : p->trend;
+  *drain_a = T - span < p->clear ? p->clear : T - span;
+}
+
+/* The drain window's queue is kept only with a fault. */
+static size_t drain_len(const eng_recovery_params *p, int32_t drain_a) {
+  return p->has_fault && p->ticks > drain_a ? (size_t)(p->ticks - drain_a) : 0;
+}
+
+/* Bytes of the buffers eng_recovery_begin takes: the collapse window (4 W),
+ * the hold ring, the drain window's queue and the baseline histogram's
+ * start. */
+double eng_recovery_bytes(const eng_recovery_params *p) {
+  int32_t W, hold, drain_a;
+  stream_spans(p, &W, &hold, &drain_a);
+  return (4.0 * W + hold + (double)drain_len(p, drain_a) + HIST_START) * sizeof(int32_t);
+}
 
 int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p) {
   s->p = *p;
   int32_t T = p->ticks;
   s->t = 0;
-  s->W = p->collapse_window > 0 ? p->collapse_window : 1;
+  stream_spans(p, &s->W, &s->hold, &s->drain_a);
   s->watch_end = p->has_fault ? p->fault_start : T;
   if (s->watch_end > T) s->watch_end = T;
   s->hb = p->warmup < s->watch_end ? p->warmup : 0;
@@ -113,9 +138,6 @@ int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p) {
   if (late_a >= T) late_a = T - 1 > 0 ? T - 1 : 0;
   s->late_a = late_a;
   s->prev_a = late_a - (T - late_a) < p->clear ? p->clear : late_a - (T - late_a);
-  s->hold = p->hold > 0 ? p->hold : 1;
-  int32_t span = (T - p->clear) / 2 > p->trend ? (T - p->clear) / 2 : p->trend;
-  s->drain_a = T - span < p->clear ? p->clear : T - span;
   s->base_q = s->base_good = s->base_n = 0;
   s->hist_len = 0;
   s->hist_max = 0;
@@ -130,13 +152,15 @@ int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p) {
   s->r_good = 0;
   s->r_run = 0;
   s->recovered_start = -1;
-  if (grow(&s->ring, &s->ring_cap, 3 * (size_t)s->W) ||
+  s->rhead = s->rlen = s->hpos = 0;
+  s->w_fresh = 0;
+  if (grow(&s->ring, &s->ring_cap, 4 * (size_t)s->W) ||
       grow(&s->hring, &s->hring_cap, (size_t)s->hold) ||
-      (p->has_fault && T > s->drain_a && grow(&s->dq, &s->dq_cap, (size_t)(T - s->drain_a))))
+      grow(&s->dq, &s->dq_cap, drain_len(p, s->drain_a)))
     return -1;
   /* the baseline's queue histogram grows with the deepest queue seen; a
    * start of 4096 entries covers every healthy baseline without a resize */
-  if (grow(&s->hist, &s->hist_cap, 4096)) return -1;
+  if (grow(&s->hist, &s->hist_cap, HIST_START)) return -1;
   return 0;
 }
 
@@ -189,6 +213,51 @@ static void hist_add(eng_recovery_stream *s, int32_t q, int32_t n) {
   if (v > s->hist_max) s->hist_max = v;
 }
 
+/* Whether tick t still moves the collapse window; once not, never again
+ * (no collapse by the first fault: no window after it matters). */
+static inline int ring_on(const eng_recovery_stream *s, int32_t t) {
+  return s->return_at < 0 && s->W <= s->watch_end && (s->collapse_at >= 0 || t < s->watch_end);
+}
+
+/* The collapse window keeps only its ticks with something counted, oldest
+ * first, (tick, new, successes, attempts) each: a FIFO of at most W, so a
+ * run of empty ticks moves it without a step per tick. Entry i's slot: */
+static int32_t win_slot(const eng_recovery_stream *s, int32_t i) {
+  int32_t k = s->rhead + i;
+  return k >= s->W ? k - s->W : k;
+}
+
+/* Drops the ticks before `from`: whether any went. */
+static inline int win_drop(eng_recovery_stream *s, int32_t from) {
+  int dropped = 0;
+  while (s->rlen && s->ring[4 * (size_t)s->rhead] < from) {
+    const int32_t *e = s->ring + 4 * (size_t)s->rhead;
+    s->w_nw -= e[1];
+    s->w_good -= e[2];
+    s->w_att -= e[3];
+    s->rhead = win_slot(s, 1);
+    s->rlen--;
+    dropped = 1;
+    s->w_fresh = 0;
+  }
+  return dropped;
+}
+
+/* The window [t - W + 1, t]: the first collapsed one by the first fault,
+ * then the first healthy one that starts a window's length after it. */
+static inline __attribute__((always_inline)) void win_check(eng_recovery_stream *s, int32_t t) {
+  const eng_recovery_params *p = &s->p;
+  int32_t a = t - s->W + 1;
+  if (a < 0) return;
+  s->w_fresh = 1;
+  if (s->collapse_at < 0) {
+    if (t < s->watch_end && collapsed_window(s->w_nw, s->w_good, s->w_att, p))
+      s->collapse_at = a, s->w_fresh = 0;
+  } else if (a >= s->collapse_at + s->W && healthy_window(s->w_nw, s->w_good, s->w_att, p)) {
+    s->return_at = a;
+  }
+}
+
 void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t nw, int32_t att,
                        int32_t waste) {
   const eng_recovery_params *p = &s->p;
@@ -221,34 +290,38 @@ void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t 
   /* 2. the sliding collapse window [t - W + 1, t] and, after a collapse,
    * the first healthy window that starts a window's length later */
   /* (no collapse by the first fault: no window after it matters) */
-  if (s->return_at < 0 && s->W <= s->watch_end && (s->collapse_at >= 0 || t < s->watch_end)) {
-    int32_t *slot = s->ring + 3 * (size_t)(t % s->W);
-    if (t >= s->W) {
-      s->w_nw -= slot[0];
-      s->w_good -= slot[1];
-      s->w_att -= slot[2];
+  if (ring_on(s, t)) {
+    /* Only tick t - W can leave now (every tick before it has), and
+     * whether it does is a coin toss in a sparse run: no branch on it. */
+    if (s->rlen) {
+      const int32_t *e = s->ring + 4 * (size_t)s->rhead;
+      int32_t go = e[0] == t - s->W, m = -go;
+      s->w_nw -= e[1] & m;
+      s->w_good -= e[2] & m;
+      s->w_att -= e[3] & m;
+      s->rhead = go ? win_slot(s, 1) : s->rhead;
+      s->rlen -= go;
+      s->w_fresh &= !go;
     }
-    slot[0] = nw;
-    slot[1] = good;
-    slot[2] = att;
-    s->w_nw += nw;
-    s->w_good += good;
-    s->w_att += att;
-    int32_t a = t - s->W + 1;
-    if (a >= 0) {
-      if (s->collapse_at < 0) {
-        if (t < s->watch_end && collapsed_window(s->w_nw, s->w_good, s->w_att, p))
-          s->collapse_at = a;
-      } else if (a >= s->collapse_at + s->W && healthy_window(s->w_nw, s->w_good, s->w_att, p)) {
-        s->return_at = a;
-      }
+    if (nw | good | att) {
+      int32_t *e = s->ring + 4 * (size_t)win_slot(s, s->rlen++);
+      e[0] = t, e[1] = nw, e[2] = good, e[3] = att;
+      s->w_fresh = 0;
+      s->w_nw += nw;
+      s->w_good += good;
+      s->w_att += att;
     }
+    win_check(s, t);
   }
 
   if (!p->has_fault || t < p->clear) return;
+  /* (t - clear) % hold, kept as a counter: a division per tick would cost
+   * more than the rest of the tick */
+  const int32_t hpos = s->hpos;
+  if (++s->hpos == s->hold) s->hpos = 0;
   /* 3. queue back and goodput back, both for `hold` ticks */
   if (s->recovered_start < 0 && s->baseline_done) {
-    int32_t *slot = s->hring + (t - p->clear) % s->hold;
+    int32_t *slot = s->hring + hpos;
     s->r_good += good;
     if (t - s->hold >= p->clear) s->r_good -= *slot;
     *slot = good;
@@ -258,8 +331,85 @@ void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t 
   if (t >= s->drain_a) s->dq[t - s->drain_a] = q;
 }
 
+/* Ticks of [a, b) inside [lo, hi). */
+static int64_t overlap(int32_t a, int32_t b, int32_t lo, int32_t hi) {
+  int32_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+  return y > x ? (int64_t)y - x : 0;
+}
+
+/* The collapse window over [t0, t1) of empty ticks, from one tick that
+ * changes something to the next: a tick whose oldest counted tick leaves,
+ * the first full window, the first window a return may start, the first
+ * fault. Between them the sums, and so the answers, stay the same: a
+ * window is checked again only when its sums changed since it last was
+ * (w_fresh) or its place in the rule did. */
+static void ring_idle(eng_recovery_stream *s, int32_t t0, int32_t t1) {
+  int32_t t = t0;
+  /* the common span: checked sums, nothing leaving, no place crossed */
+  if (s->w_fresh && s->rlen && s->ring[4 * (size_t)s->rhead] + (int64_t)s->W >= t1 &&
+      t0 - s->W + 1 > 0 &&
+      (s->collapse_at < 0 ? s->watch_end >= t1
+                          : (int64_t)s->collapse_at + 2 * (int64_t)s->W - 1 < t0))
+    return;
+  while (t < t1 && ring_on(s, t)) {
+    win_drop(s, t - s->W + 1);
+    int32_t a = t - s->W + 1;
+    if (a >= 0 && (!s->w_fresh || a == 0 || (s->collapse_at >= 0 && a == s->collapse_at + s->W)))
+      win_check(s, t);
+    int64_t next = t1;
+    if (s->rlen && (int64_t)s->ring[4 * (size_t)s->rhead] + s->W < next)
+      next = (int64_t)s->ring[4 * (size_t)s->rhead] + s->W;
+    if (a < 0 && s->W - 1 < next) next = s->W - 1;
+    if (s->collapse_at >= 0) {
+      int64_t r = (int64_t)s->collapse_at + 2 * (int64_t)s->W - 1;
+      if (r > t && r < next) next = r;
+    } else if (s->watch_end > t && s->watch_end < next) {
+      next = s->watch_end;
+    }
+    t = next > t ? (int32_t)next : t + 1;
+  }
+}
+
+/* After clearance over [t0, t1) of empty ticks: the hold window (queue
+ * back, no goodput) and the drain window's queue. */
+static void after_idle(eng_recovery_stream *s, int32_t queue, int32_t t0, int32_t t1) {
+  const eng_recovery_params *p = &s->p;
+  int32_t t = t0 > p->clear ? t0 : p->clear, pos = s->hpos;
+  for (; t < t1; t++) {
+    if (t == p->base_end && !s->baseline_done) baseline_end(s);
+    if (s->recovered_start < 0 && s->baseline_done) {
+      int32_t *slot = s->hring + pos;
+      if (t - s->hold >= p->clear) s->r_good -= *slot;
+      *slot = 0;
+      s->r_run = queue <= s->threshold ? s->r_run + 1 : 0;
+      if (s->r_run >= s->hold && (double)s->r_good >= s->need) s->recovered_start = t - s->hold + 1;
+    }
+    if (++pos == s->hold) pos = 0;
+    if (t >= s->drain_a) s->dq[t - s->drain_a] = queue;
+  }
+  s->hpos = pos;
+}
+
+/* The same as n calls of eng_recovery_tick(s, queue, 0, 0, 0, 0), without
+ * one per tick: sums of nothing are skipped, sums of the queue added at
+ * once, and only the windows that move are walked. */
 void eng_recovery_idle(eng_recovery_stream *s, int32_t queue, int32_t n) {
-  for (int32_t k = 0; k < n; k++) eng_recovery_tick(s, queue, 0, 0, 0, 0);
+  const eng_recovery_params *p = &s->p;
+  if (n <= 0) return;
+  const int32_t t0 = s->t, t1 = t0 + n;
+  int64_t c = overlap(t0, t1, p->base_begin, p->base_end);
+  if (c) {
+    s->base_q += (int64_t)queue * c;
+    hist_add(s, queue, (int32_t)c);
+  }
+  if (queue > s->peak) s->peak = queue;
+  s->late_q += (int64_t)queue * overlap(t0, t1, s->late_a, INT32_MAX);
+  s->prev_q += (int64_t)queue * overlap(t0, t1, s->prev_a, s->late_a);
+  ring_idle(s, t0, t1);
+  if (p->has_fault && t1 > p->clear) after_idle(s, queue, t0, t1);
+  /* the baseline ends at tick base_end whatever else happens there */
+  if (p->base_end >= t0 && p->base_end < t1 && !s->baseline_done) baseline_end(s);
+  s->t = t1;
 }
 
 void eng_recovery_end(eng_recovery_stream *s, eng_summary *out) {

@@ -59,7 +59,7 @@ typedef struct eng_recovery_stream {
   int64_t h_nw, h_good, h_att, h_waste;          /* health window */
   int64_t l_nw, l_good, l_att, l_waste;          /* late window */
   int64_t w_nw, w_good, w_att;                   /* sliding collapse window */
-  int32_t *ring;                  /* 3 x W: the collapse window's ticks */
+  int32_t *ring;                  /* 4 x W: the collapse window's counted ticks */
   size_t ring_cap;
   int32_t collapse_at, return_at; /* window starts; -1 until found */
   double threshold, need, gb;     /* known once the baseline ends */
@@ -68,12 +68,17 @@ typedef struct eng_recovery_stream {
   size_t hring_cap;
   int64_t r_good;
   int32_t r_run, recovered_start; /* -1 until recovered */
+  int32_t rhead, rlen;            /* the collapse window's FIFO of counted ticks */
+  int w_fresh;                    /* its sums were checked, and answered no change */
+  int32_t hpos;                   /* (t - clear) % hold from clear */
   int32_t *dq;                    /* queue over [drain_a, ticks) with faults */
   size_t dq_cap;
 } eng_recovery_stream;
 
 /* Starts a run under p: 0, or -1 when its buffers cannot be had. */
 int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p);
+/* What eng_recovery_begin takes under p, in bytes (eng_run_memory). */
+double eng_recovery_bytes(const eng_recovery_params *p);
 /* Tick s->t's values. */
 void eng_recovery_tick(eng_recovery_stream *s, int32_t queue, int32_t successes,
                        int32_t new_requests, int32_t attempts, int32_t wasted);

@@ -208,6 +208,7 @@ struct eng_run {
    * outcome rule and the summary's totals are fed tick by tick instead, so
    * memory does not grow with the horizon */
   uint8_t ticks_off;
+  uint8_t keep_shardq; /* record_shard_queues, and rows are kept */
   eng_recovery_stream rs;
   run_totals tot;
   eng_recovery_params rule; /* the outcome rule's windows for this run */
@@ -343,12 +344,23 @@ static double pool_records(double live) {
   return n;
 }
 
-void eng_run_memory(const eng_config *c, eng_memory *m) {
+static void recovery_params(const eng_config *c, int32_t ticks, int32_t base_begin,
+                            int32_t base_end, eng_recovery_params *out);
+
+void eng_run_memory(const eng_config *c, int keep_ticks, eng_memory *m) {
   memset(m, 0, sizeof *m);
   double ticks = eng_config_ticks(c), ns = c->shards, nc = c->clients;
   double surge = c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1;
-  m->per_tick = ticks * ENG_M_COUNT * sizeof(int32_t);
-  m->shard_queues = c->record_shard_queues ? ticks * ns * sizeof(int32_t) : 0;
+  if (keep_ticks) {
+    m->per_tick = ticks * ENG_M_COUNT * sizeof(int32_t);
+  } else {
+    /* the outcome rule's windows instead of the rows (the baseline's place
+     * does not change their sizes) */
+    eng_recovery_params p;
+    recovery_params(c, (int32_t)ticks, 0, 0, &p);
+    m->per_tick = eng_recovery_bytes(&p);
+  }
+  m->shard_queues = c->record_shard_queues && keep_ticks ? ticks * ns * sizeof(int32_t) : 0;
   /* The ring and the radix sort's copy of it, and a lookup table of up to
    * 2^20 entries (router.c). */
   double points = ns * c->vnodes;
@@ -2020,23 +2032,23 @@ static int clients_prepare(eng_run *r, const eng_config *c, uint64_t seed) {
 }
 
 /* The outcome rule's windows and thresholds for this run. */
-static void recovery_params(const eng_run *r, eng_recovery_params *out) {
-  const eng_config *c = r->cfg;
+static void recovery_params(const eng_config *c, int32_t ticks, int32_t base_begin,
+                            int32_t base_end, eng_recovery_params *out) {
   /* The collapse window must hold enough requests for its goodput share to
    * mean something: trend_ms, or longer at low request rates. */
   double rate_per_tick = eng_config_arrival_rps(c) * c->tick_ms / 1000.0;
-  double cw = rate_per_tick > 0 ? ceil(c->collapse_requests / rate_per_tick) : (double)r->ticks;
+  double cw = rate_per_tick > 0 ? ceil(c->collapse_requests / rate_per_tick) : (double)ticks;
   int32_t trend = ms_to_tick(c, c->trend_ms);
   *out = (eng_recovery_params){
-      .ticks = r->ticks,
-      .base_begin = r->base_begin,
-      .base_end = r->base_end,
+      .ticks = ticks,
+      .base_begin = base_begin,
+      .base_end = base_end,
       .warmup = ms_to_tick(c, c->warmup_ms),
       .fault_start = ms_to_tick(c, eng_config_fault_start_ms(c)),
       .clear = ms_to_tick(c, eng_config_fault_clear_ms(c)),
       .hold = ms_to_tick(c, c->recovery_hold_ms),
       .trend = trend,
-      .collapse_window = cw > trend ? (cw < r->ticks ? (int32_t)cw : r->ticks) : trend,
+      .collapse_window = cw > trend ? (cw < ticks ? (int32_t)cw : ticks) : trend,
       .tolerance = c->recovery_tolerance,
       .queue_cap = isinf(c->queue_capacity) ? INFINITY : 0.5 * c->shards * c->queue_capacity,
       .recovery_goodput = c->recovery_goodput,
@@ -2050,8 +2062,8 @@ static void recovery_params(const eng_run *r, eng_recovery_params *out) {
       .slo_ms = c->slo_ms,
       .has_fault = eng_config_fault_clear_ms(c) > 0,
   };
-  if (out->clear > r->ticks) out->clear = r->ticks;
-  if (out->fault_start > r->ticks) out->fault_start = r->ticks;
+  if (out->clear > ticks) out->clear = ticks;
+  if (out->fault_start > ticks) out->fault_start = ticks;
 }
 
 /* n ticks from t with the values v (n > 1: an empty run, every counter 0)
@@ -2174,7 +2186,8 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
       ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->ticks,
              sizeof *r->metrics))
     goto oom;
-  if (c->record_shard_queues &&
+  r->keep_shardq = c->record_shard_queues && !r->ticks_off;
+  if (r->keep_shardq &&
       ensure((void **)&r->shard_queues, &r->shard_queues_cap, (size_t)r->ticks * ns,
              sizeof *r->shard_queues))
     goto oom;
@@ -2184,7 +2197,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   windows_prepare(r, c, has_fault, fs);
   if (latency_prepare(r, has_fault, fs)) goto oom;
   memset(&r->tot, 0, sizeof r->tot);
-  recovery_params(r, &r->rule);
+  recovery_params(c, r->ticks, r->base_begin, r->base_end, &r->rule);
   if (r->ticks_off && eng_recovery_begin(&r->rs, &r->rule)) goto oom;
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
@@ -2318,7 +2331,7 @@ static void run_tick(eng_run *r, double u) {
     /* (the user-view rows are written when their latency window closes) */
     for (int m = 0; m < ENG_M_USER_FIRST; m++) row[(size_t)m * T] = r->cur[m];
   }
-  if (c->record_shard_queues)
+  if (r->keep_shardq)
     for (int32_t k = 0; k < c->shards; k++)
       r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
   if (t >= r->little_begin && t < r->little_end) r->little_in_system += (double)r->in_flight;
@@ -2339,10 +2352,10 @@ static void run_tick(eng_run *r, double u) {
  * out), so such a tick's metrics are the previous tick's gauges and zero
  * counters, and its only effects are one arrival uniform and dropping stale
  * timeout heads. */
-static inline int is_gauge(int m) {
-  return m == ENG_M_QUEUE_DEPTH || m == ENG_M_MAX_SHARD_QUEUE || m == ENG_M_IN_FLIGHT ||
-         m == ENG_M_OPEN_BREAKERS || m == ENG_M_BUDGET_TOKENS;
-}
+/* The metrics that are levels, kept through an empty tick (the rest count
+ * the tick's events). */
+static const int gauges[] = {ENG_M_QUEUE_DEPTH, ENG_M_MAX_SHARD_QUEUE, ENG_M_IN_FLIGHT,
+                             ENG_M_OPEN_BREAKERS, ENG_M_BUDGET_TOKENS};
 
 /* The metrics of the empty ticks [t0, t1), written per metric as constant
  * runs; r->cur still holds tick t0 - 1's. The user-view rows are left to
@@ -2359,8 +2372,12 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
    * a later fill, and nothing reads them before the run ends. */
   enum { FILL_BLOCK = 8 };
   const int whole = (size_t)t0 + FILL_BLOCK <= T;
-  for (int m = 0; m < ENG_M_USER_FIRST; m++)
-    if (!is_gauge(m)) r->cur[m] = 0;
+  /* counters 0, gauges kept: cheaper than a test per metric */
+  int32_t gauge[ENG_M_USER_FIRST];
+  memcpy(gauge, r->cur, sizeof gauge);
+  memset(r->cur, 0, sizeof gauge);
+  for (size_t k = 0; k < sizeof gauges / sizeof *gauges; k++)
+    r->cur[gauges[k]] = gauge[gauges[k]];
   if (r->ticks_off) {
     eng_recovery_idle(&r->rs, r->cur[ENG_M_QUEUE_DEPTH], t1 - t0);
     totals_add(r, t0, t1 - t0, r->cur);
@@ -2372,7 +2389,7 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
       for (; k < FILL_BLOCK; k++) row[k] = v;
     for (; k < n; k++) row[k] = v;
   }
-  if (r->cfg->record_shard_queues) {
+  if (r->keep_shardq) {
     const size_t S = (size_t)r->cfg->shards;
     const int32_t *prev = r->shard_queues + (size_t)(t0 - 1) * S;
     for (int32_t t = t0; t < t1; t++)
@@ -2410,16 +2427,18 @@ static __attribute__((noinline)) double skip_empty(eng_run *r) {
       break;
     }
   }
-  const double e = r->arrivals.exp_neg_lam;
+  /* eng_rng_uniform's v = x 2^-53 > e exactly when the integer x is above
+   * floor(e 2^53): the same draws, compared without a conversion */
+  const uint64_t e53 = (uint64_t)(r->arrivals.exp_neg_lam * 0x1.0p53);
   const int draws = r->arrivals.lam > 0;
   int32_t t = t0;
   double u = -1;
   eng_rng g = r->r_arr; /* a local copy stays in registers */
   while (t < limit && r->wheel[(uint32_t)t & WHEEL_MASK] == NIL) {
     if (draws) {
-      double v = eng_rng_uniform(&g);
-      if (v > e) { /* this tick has arrivals: it runs, from v */
-        u = v;
+      uint64_t x = eng_rng_next(&g) >> 11;
+      if (x > e53) { /* this tick has arrivals: it runs, from v */
+        u = (double)x * 0x1.0p-53;
         break;
       }
     }
@@ -2542,7 +2561,7 @@ void eng_run_set_skipping(eng_run *r, int on) { r->skip_off = !on; }
 void eng_run_set_keep_ticks(eng_run *r, int on) { r->ticks_off = !on; }
 
 const int32_t *eng_run_shard_queues(const eng_run *r) {
-  return r->cfg && r->cfg->record_shard_queues ? r->shard_queues : NULL;
+  return r->cfg && r->keep_shardq ? r->shard_queues : NULL;
 }
 
 int32_t eng_run_latency_windows(const eng_run *r) { return r->lat_series ? r->lat_windows : 0; }

@@ -486,15 +486,19 @@ static double physical_memory(void) {
  * (eng_run_memory). How many threads fit in the memory available when the
  * sweep starts is the driver's check (drv_memory_check), which adds its
  * own buffers. The message blames the largest part. */
-static int memory_check(const eng_config *c, const eng_memory *m, double phys, char *msg,
-                        size_t len) {
+static int memory_check(const eng_config *c, const eng_memory *m, int rows, double phys,
+                        char *msg, size_t len) {
   if (phys <= 0 || m->total <= phys / 2) return 0;
   char what[200];
   const char *key, *advice;
   double most = m->per_tick;
   key = "horizon_ms";
-  snprintf(what, sizeof what, "%d ticks x %d bytes of per-tick metrics", (int)eng_config_ticks(c),
-           (int)(ENG_M_COUNT * sizeof(int32_t)));
+  if (rows)
+    snprintf(what, sizeof what, "%d ticks x %d bytes of per-tick metrics",
+             (int)eng_config_ticks(c), (int)(ENG_M_COUNT * sizeof(int32_t)));
+  else
+    snprintf(what, sizeof what, "the outcome rule's windows over %d ticks",
+             (int)eng_config_ticks(c));
   advice = "shorten horizon_ms or lengthen tick_ms";
   if (m->shard_queues > most) {
     most = m->shard_queues;
@@ -603,8 +607,9 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
     int32_t ticks = rc ? 0 : eng_config_ticks(&cfg);
     eng_memory mem;
     if (!rc) {
-      eng_run_memory(&cfg, &mem);
-      rc = memory_check(&cfg, &mem, phys, msg, sizeof msg);
+      int rows = sw->record != SWP_RECORD_SUMMARY;
+      eng_run_memory(&cfg, rows, &mem);
+      rc = memory_check(&cfg, &mem, rows, phys, msg, sizeof msg);
     }
     if (!rc && p == 0) sw->tick_ms = cfg.tick_ms;
     if (!rc && cfg.tick_ms != sw->tick_ms) {

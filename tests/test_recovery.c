@@ -561,6 +561,98 @@ static void test_tick_ms_scales_recovery(void **state) {
   assert_int_equal(s.passed_slo, 1);
 }
 
+/* A small deterministic generator for the randomised check below. */
+static uint64_t mix(uint64_t *x) {
+  *x += 0x9e3779b97f4a7c15ull;
+  uint64_t z = *x;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static int32_t below(uint64_t *x, int32_t n) { return (int32_t)(mix(x) % (uint64_t)n); }
+
+/* Feeds t to a stream: tick by tick, or (idle) each run of empty ticks at
+ * a constant queue in one eng_recovery_idle call. */
+static void stream_feed(const trace *t, int idle, eng_summary *out) {
+  eng_recovery_stream s;
+  memset(&s, 0, sizeof s);
+  assert_int_equal(eng_recovery_begin(&s, &t->p), 0);
+  for (int32_t i = 0; i < t->p.ticks;) {
+    int empty = !t->good[i] && !t->newr[i] && !t->att[i] && !t->waste[i];
+    int32_t j = i + 1;
+    if (idle && empty)
+      while (j < t->p.ticks && !t->good[j] && !t->newr[j] && !t->att[j] && !t->waste[j] &&
+             t->queue[j] == t->queue[i])
+        j++;
+    if (idle && empty)
+      eng_recovery_idle(&s, t->queue[i], j - i);
+    else
+      eng_recovery_tick(&s, t->queue[i], t->good[i], t->newr[i], t->att[i], t->waste[i]);
+    i = j;
+  }
+  memset(out, 0, sizeof *out);
+  eng_recovery_end(&s, out);
+  eng_recovery_free(&s);
+}
+
+/* eng_recovery_idle is n empty ticks, to the bit: sparse random traces
+ * (runs of empty ticks between bursts, storms that collapse and return,
+ * queues that drain or stick) under random windows, with and without a
+ * fault, give the same summary fed either way; and each outcome is met. */
+static void test_idle_is_empty_ticks(void **state) {
+  trace *t = *state;
+  uint64_t x = 12345;
+  int seen[ENG_OUTCOME_UNDETERMINED + 1] = {0};
+  for (int k = 0; k < 3000; k++) {
+    int32_t T = 20 + below(&x, T_TICKS - 20);
+    int32_t fs = below(&x, T), clear = fs + below(&x, T - fs + 1);
+    int32_t be = 1 + below(&x, fs > 1 ? fs : 1), bb = below(&x, be);
+    t->p.ticks = T;
+    t->p.has_fault = below(&x, 4) != 0;
+    t->p.fault_start = fs;
+    t->p.clear = clear;
+    t->p.base_begin = bb;
+    t->p.base_end = t->p.has_fault ? be : T - below(&x, T / 4 + 1);
+    if (t->p.base_end <= t->p.base_begin) t->p.base_end = t->p.base_begin + 1;
+    t->p.warmup = below(&x, 50);
+    t->p.hold = 1 + below(&x, 60);
+    t->p.trend = 1 + below(&x, 200);
+    t->p.collapse_window = 1 + below(&x, 80);
+    t->p.queue_cap = below(&x, 3) ? INFINITY : 40;
+    double density = (1 + below(&x, 9)) / 10.0;
+    int32_t q = below(&x, 20);
+    for (int32_t i = 0; i < T; i++) {
+      int mode = below(&x, 100);
+      int busy = below(&x, 1000) < (int)(density * 1000);
+      t->good[i] = t->newr[i] = t->att[i] = t->waste[i] = 0;
+      if (busy) {
+        int32_t nw = 1 + below(&x, 5);
+        t->newr[i] = nw;
+        if (mode < 10) { /* a storm tick: retries, nothing good */
+          t->att[i] = 4 * nw, t->waste[i] = nw, q += below(&x, 20);
+        } else {
+          t->good[i] = nw - (below(&x, 8) == 0), t->att[i] = nw, q -= below(&x, 4);
+        }
+      } else if (mode < 3) {
+        q += below(&x, 3) - 1; /* a queue that moves with nothing counted */
+      }
+      if (q < 0) q = 0;
+      t->queue[i] = q;
+    }
+    eng_summary a, b;
+    stream_feed(t, 0, &a);
+    stream_feed(t, 1, &b);
+    if (memcmp(&a, &b, sizeof a))
+      fail_msg("case %d (T %d, fault %d..%d): idle feeding changes the summary (outcome %d vs %d, "
+               "recovery %g vs %g, collapse %g vs %g)",
+               k, T, fs, clear, a.outcome, b.outcome, a.recovery_ms, b.recovery_ms, a.collapse_ms,
+               b.collapse_ms);
+    if (a.outcome >= 0 && a.outcome <= ENG_OUTCOME_UNDETERMINED) seen[a.outcome]++;
+  }
+  for (int o = 0; o <= ENG_OUTCOME_UNDETERMINED; o++)
+    if (!seen[o]) fail_msg("no case ended %s: the check does not reach it", eng_outcome_name(o));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, trace_setup, trace_teardown)
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -582,6 +674,7 @@ int main(void) {
       T(test_short_tail_is_undetermined),
       T(test_slo_boundary),
       T(test_tick_ms_scales_recovery),
+      T(test_idle_is_empty_ticks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -290,6 +290,11 @@ static void test_memory(void **state) {
                         " GB of memory; lower clients or shards, or turn the breaker off");
   /* The seed study's scale is nowhere near. */
   expect_ok("[scenario]\nhorizon_ms = 100000\n");
+  /* A sweep that stores no rows keeps none in its runs either: the same
+   * horizons and per-shard depths fit (the outcome rule's windows only). */
+  expect_ok("[sweep]\nrecord = summary\n[scenario]\nrecord_shard_queues = on\nshards = 4096\n"
+            "horizon_ms = 1e7\n");
+  expect_ok("[sweep]\nrecord = summary\n[scenario]\nhorizon_ms = 1e8\n");
 }
 
 /* ---- grid size, empty and duplicate axes ---- */

@@ -204,7 +204,8 @@ void eng_run_set_keep_ticks(eng_run *run, int on);
  * what the machine cannot hold). An eng_run reused for several
  * configurations holds the largest of them. */
 typedef struct eng_memory {
-  double per_tick;     /* the per-tick metrics, ENG_M_COUNT int32 each */
+  double per_tick;     /* the per-tick metrics, ENG_M_COUNT int32 each; without
+                          kept rows the outcome rule's windows instead */
   double shard_queues; /* record_shard_queues: ticks x shards int32 */
   double ring;         /* shards x vnodes points, the sort's copy and the lookup table */
   double breakers;     /* a circuit breaker per (client, shard) */
@@ -214,7 +215,8 @@ typedef struct eng_memory {
   double live;         /* attempts alive at once at most (a count) */
   double total;        /* bytes, the sum of the parts */
 } eng_memory;
-void eng_run_memory(const eng_config *cfg, eng_memory *m);
+/* keep_ticks: as eng_run_set_keep_ticks (0: no per-tick rows). */
+void eng_run_memory(const eng_config *cfg, int keep_ticks, eng_memory *m);
 /* acc := each part the larger of acc and m (total their sum): what an
  * eng_run holds after runs of both, its buffers only growing. Start from
  * zeros. */
