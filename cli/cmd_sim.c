@@ -459,7 +459,7 @@ static int sim_run_output(const eng_config *cfg, const origins *o, uint64_t seed
   }
   /* Per-tick rows are only for --ticks-csv: without it the run's memory
    * does not grow with the horizon. */
-  eng_run_set_keep_ticks(run, csv_f != NULL);
+  eng_run_set_row_ticks(run, csv_f != NULL);
   eng_summary sum;
   char err[512];
   struct timespec t0, t1;

@@ -39,11 +39,12 @@ void drv_worker_free(drv_worker *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* The run's ticks x shards matrix, padded to the file's ticks x S with -1 (a
- * shorter horizon, fewer shards, or a point that does not record them),
- * encoded into the worker's shard_tmp. */
-static int encode_shard_queues(drv_worker *w, const swp_sweep *record, int32_t S_, int32_t ticks,
-                               fmt_run_record *rec, char *msg, size_t msglen) {
+/* The run's rows x shards matrix (the engine keeps a row's last tick),
+ * padded to the file's rows x S with -1 (a shorter horizon, fewer shards,
+ * or a point that does not record them), encoded into the worker's
+ * shard_tmp. */
+static int encode_shard_queues(drv_worker *w, int32_t S_, int32_t rows, fmt_run_record *rec,
+                               char *msg, size_t msglen) {
   size_t S = (size_t)S_, T = (size_t)w->ticks, n = T * S;
   size_t bound = fmt_chunk_bound(n);
   if (!w->shard_encoder) {
@@ -61,14 +62,9 @@ static int encode_shard_queues(drv_worker *w, const swp_sweep *record, int32_t S
     swp_seterr(msg, msglen, "the run has %zu shards, more than the file's %zu", own, S);
     return -1;
   }
-  /* Levels: a stored row holds its window's last tick (swp_record_rows). */
-  size_t stride = record && record->record_stride > 1 ? (size_t)record->record_stride : 1;
-  for (size_t t = 0; t < T; t++) {
-    size_t from = t * stride, last = from + stride < (size_t)ticks ? from + stride - 1
-                                                                    : (size_t)ticks - 1;
+  for (size_t t = 0; t < T; t++)
     for (size_t k = 0; k < S; k++)
-      w->shard_padded[t * S + k] = from < (size_t)ticks && k < own ? q[last * own + k] : -1;
-  }
+      w->shard_padded[t * S + k] = t < (size_t)rows && k < own ? q[t * own + k] : -1;
   size_t len = fmt_chunk_encode(w->shard_encoder, w->shard_padded, w->shard_tmp, bound);
   if (!len) {
     swp_seterr(msg, msglen, "compressing the per-shard queue depths failed");
@@ -79,9 +75,9 @@ static int encode_shard_queues(drv_worker *w, const swp_sweep *record, int32_t S
   return 0;
 }
 
-/* The run's metrics, each padded to the file's ticks and encoded, back to
- * back in the arena. */
-static int encode_metrics(drv_worker *w, const swp_sweep *record, int32_t ticks,
+/* The run's metric rows, each padded to the file's rows and encoded, back
+ * to back in the arena. */
+static int encode_metrics(drv_worker *w, const swp_sweep *record, int32_t rows,
                           fmt_run_record *rec, char *msg, size_t msglen) {
   size_t n = (size_t)w->ticks, used = 0, offset[ENG_M_COUNT];
   for (int m = 0; m < ENG_M_COUNT; m++) {
@@ -89,14 +85,10 @@ static int encode_metrics(drv_worker *w, const swp_sweep *record, int32_t ticks,
     rec->chunk_size[m] = 0;
     if (record && !swp_record_stored(record, m)) continue; /* record_metrics: not stored */
     const int32_t *src = eng_run_metric(w->run, (eng_metric)m);
-    if (record && record->record_stride > 1) {
-      /* record = every=MS: the window's rows, decided in one place. */
-      swp_record_rows(record, m, src, ticks, w->padded);
-      src = w->padded;
-    } else if (ticks < w->ticks) {
+    if (rows < w->ticks) {
       /* A shorter horizon than the file's: the rest reads as the fill value. */
-      memcpy(w->padded, src, (size_t)ticks * sizeof *src);
-      for (size_t t = (size_t)ticks; t < n; t++) w->padded[t] = -1;
+      memcpy(w->padded, src, (size_t)rows * sizeof *src);
+      for (size_t t = (size_t)rows; t < n; t++) w->padded[t] = -1;
       src = w->padded;
     }
     size_t len = fmt_chunk_encode(w->encoder, src, w->tmp, w->bound);
@@ -142,24 +134,27 @@ int drv_worker_run(drv_worker *w, const drv_source *src, int64_t j, int32_t thre
     if (src->config(src->user, j, &job, &w->cfg, msg, msglen)) return -1;
     w->cfg_point = job.point;
   }
-  /* A file that stores no rows (record = summary) reads none: the run
-   * need not keep them, and its memory stops growing with the horizon. */
-  eng_run_set_keep_ticks(w->run, w->ticks > 0);
+  /* The run keeps the rows the file stores (record: a row per tick, per
+   * every=MS, or none at summary), so its memory follows them, not the
+   * horizon. */
+  int32_t stride = src->record && src->record->record_stride > 1 ? src->record->record_stride : 1;
+  eng_run_set_row_ticks(w->run, w->ticks > 0 ? stride : 0);
   double t0 = omp_get_wtime();
   if (eng_run_simulate(w->run, &w->cfg, job.seed, &rec->summary, msg, msglen)) return -1;
   rec->wall_s = omp_get_wtime() - t0;
   int32_t ticks = eng_run_ticks(w->run);
   rec->ticks = ticks;
   if (w->ticks <= 0) return 0;
-  int32_t stride = src->record && src->record->record_stride > 1 ? src->record->record_stride : 1;
-  if (ticks < 0 || ((int64_t)ticks + stride - 1) / stride > w->ticks) {
-    swp_seterr(msg, msglen, "engine returned %d ticks, expected at most %d", ticks, w->ticks);
+  int32_t rows = eng_run_rows(w->run);
+  if (ticks < 0 || rows != (int32_t)(((int64_t)ticks + stride - 1) / stride) || rows > w->ticks) {
+    swp_seterr(msg, msglen, "engine returned %d rows of %d ticks, expected at most %d", rows,
+               ticks, w->ticks);
     return -1;
   }
   double e0 = omp_get_wtime();
-  if (encode_metrics(w, src->record, ticks, rec, msg, msglen)) return -1;
+  if (encode_metrics(w, src->record, rows, rec, msg, msglen)) return -1;
   if (src->shard_queues > 0 &&
-      encode_shard_queues(w, src->record, src->shard_queues, ticks, rec, msg, msglen))
+      encode_shard_queues(w, src->shard_queues, rows, rec, msg, msglen))
     return -1;
   *encode_s = omp_get_wtime() - e0;
   return 0;

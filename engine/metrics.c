@@ -7,31 +7,33 @@
 
 #include "eng.h"
 
+/* The last field: 1 for a count of the tick's events (a row of several
+ * ticks holds their sum), 0 for a level (such a row holds its last tick's). */
 static const eng_metric_info metric_info[ENG_M_COUNT] = {
-    {"new_requests", "requests/tick", "requests created by the clients (open-loop source or closed-loop users)"},
-    {"attempts", "attempts/tick", "attempts sent to the router (first tries and retries)"},
-    {"retries", "attempts/tick", "attempts that were retries (or hedged copies: every attempt after a request's first)"},
-    {"successes", "attempts/tick", "attempts answered within the client timeout (goodput)"},
-    {"timeouts", "attempts/tick", "attempts abandoned by their client at the timeout (or at their request's deadline)"},
-    {"rejected_queue_full", "attempts/tick", "attempts rejected by a full shard queue"},
-    {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)"},
-    {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker or the client's concurrency limit"},
-    {"rejected_budget", "attempts/tick", "retries refused by the client's retry limiter (sre_adaptive: any attempt)"},
-    {"shed", "attempts/tick", "queued attempts dropped by shards (controlled delay or deadline drop)"},
-    {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage"},
-    {"failed_requests", "requests/tick", "requests that ended without a success (deadline exceeded included)"},
-    {"wasted", "attempts/tick", "completions of attempts whose client had already given up"},
-    {"queue_depth", "attempts", "attempts waiting in shard queues, all shards"},
-    {"max_shard_queue", "attempts", "the longest shard queue"},
-    {"in_flight", "attempts", "attempts admitted to a shard and not finished"},
-    {"hops", "hops/tick", "router hops taken by this tick's admissions"},
-    {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open"},
-    {"budget_tokens", "tokens", "retry limiter level, all clients: whole budget tokens left (docs/clients.md for each limiter)"},
-    {"latency_p50_us", "us", "median latency of the requests that ended in this tick's latency window (first send to final answer); -1: none ended"},
-    {"latency_p90_us", "us", "90th percentile latency of the requests that ended in this tick's latency window; -1: none ended"},
-    {"latency_p99_us", "us", "99th percentile latency of the requests that ended in this tick's latency window; -1: none ended"},
-    {"latency_p999_us", "us", "99.9th percentile latency of the requests that ended in this tick's latency window; -1: none ended"},
-    {"error_rate_ppm", "1e-6", "failed / ended requests in this tick's latency window, parts per million; -1: none ended"},
+    {"new_requests", "requests/tick", "requests created by the clients (open-loop source or closed-loop users)", 1},
+    {"attempts", "attempts/tick", "attempts sent to the router (first tries and retries)", 1},
+    {"retries", "attempts/tick", "attempts that were retries (or hedged copies: every attempt after a request's first)", 1},
+    {"successes", "attempts/tick", "attempts answered within the client timeout (goodput)", 1},
+    {"timeouts", "attempts/tick", "attempts abandoned by their client at the timeout (or at their request's deadline)", 1},
+    {"rejected_queue_full", "attempts/tick", "attempts rejected by a full shard queue", 1},
+    {"rejected_router", "attempts/tick", "attempts refused by the router (no shard under its cap)", 1},
+    {"rejected_breaker", "attempts/tick", "attempts failed fast by an open circuit breaker or the client's concurrency limit", 1},
+    {"rejected_budget", "attempts/tick", "retries refused by the client's retry limiter (sre_adaptive: any attempt)", 1},
+    {"shed", "attempts/tick", "queued attempts dropped by shards (controlled delay or deadline drop)", 1},
+    {"lost", "attempts/tick", "attempts lost to a crashed shard or a network outage", 1},
+    {"failed_requests", "requests/tick", "requests that ended without a success (deadline exceeded included)", 1},
+    {"wasted", "attempts/tick", "completions of attempts whose client had already given up", 1},
+    {"queue_depth", "attempts", "attempts waiting in shard queues, all shards", 0},
+    {"max_shard_queue", "attempts", "the longest shard queue", 0},
+    {"in_flight", "attempts", "attempts admitted to a shard and not finished", 0},
+    {"hops", "hops/tick", "router hops taken by this tick's admissions", 1},
+    {"open_breakers", "breakers", "(client, shard) circuit breakers open or half-open", 0},
+    {"budget_tokens", "tokens", "retry limiter level, all clients: whole budget tokens left (docs/clients.md for each limiter)", 0},
+    {"latency_p50_us", "us", "median latency of the requests that ended in this tick's latency window (first send to final answer); -1: none ended", 0},
+    {"latency_p90_us", "us", "90th percentile latency of the requests that ended in this tick's latency window; -1: none ended", 0},
+    {"latency_p99_us", "us", "99th percentile latency of the requests that ended in this tick's latency window; -1: none ended", 0},
+    {"latency_p999_us", "us", "99.9th percentile latency of the requests that ended in this tick's latency window; -1: none ended", 0},
+    {"error_rate_ppm", "1e-6", "failed / ended requests in this tick's latency window, parts per million; -1: none ended", 0},
 };
 
 const double eng_user_quantiles[ENG_USER_QUANTILES] = {0.5, 0.9, 0.99, 0.999};
@@ -41,14 +43,14 @@ const eng_metric_info *eng_metric_get_info(eng_metric m) {
 }
 
 static const eng_metric_info lat_info[ENG_L_COUNT] = {
-    {"requests_ended", "requests", "requests that ended in the window (answered or failed)"},
-    {"requests_failed", "requests", "requests that ended in the window without a success"},
-    {"latency_p50", "ms", "median latency of the requests that ended in the window"},
-    {"latency_p90", "ms", "90th percentile latency of the requests that ended in the window"},
-    {"latency_p99", "ms", "99th percentile latency of the requests that ended in the window"},
-    {"latency_p999", "ms", "99.9th percentile latency of the requests that ended in the window"},
-    {"error_rate", "1", "failed / finished requests in the window"},
-    {"success_rate", "1", "answered / finished requests in the window"},
+    {"requests_ended", "requests", "requests that ended in the window (answered or failed)", 1},
+    {"requests_failed", "requests", "requests that ended in the window without a success", 1},
+    {"latency_p50", "ms", "median latency of the requests that ended in the window", 0},
+    {"latency_p90", "ms", "90th percentile latency of the requests that ended in the window", 0},
+    {"latency_p99", "ms", "99th percentile latency of the requests that ended in the window", 0},
+    {"latency_p999", "ms", "99.9th percentile latency of the requests that ended in the window", 0},
+    {"error_rate", "1", "failed / finished requests in the window", 0},
+    {"success_rate", "1", "answered / finished requests in the window", 0},
 };
 
 const eng_metric_info *eng_lat_series_info(eng_lat_series s) {

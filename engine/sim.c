@@ -202,13 +202,18 @@ struct eng_run {
   } cap_memo[CAP_MEMO];   /* direct-mapped by route_load */
 
   /* metrics */
-  int32_t *metrics;      /* ENG_M_COUNT x ticks; not allocated without keep_ticks */
+  int32_t *metrics;      /* ENG_M_COUNT x rows_n; not allocated without rows */
   size_t metrics_cap;
-  /* eng_run_set_keep_ticks(r, 0): the run keeps no per-tick rows; the
-   * outcome rule and the summary's totals are fed tick by tick instead, so
+  /* below one row per tick (eng_run_set_row_ticks) the outcome rule and
+   * the summary's totals are fed tick by tick instead of from the rows, so
    * memory does not grow with the horizon */
   uint8_t ticks_off;
   uint8_t keep_shardq; /* record_shard_queues, and rows are kept */
+  /* eng_run_set_row_ticks: 0 no rows, 1 a row per tick, k > 1 a row per k
+   * ticks (rows_n of them), accumulated as the ticks pass (the rule is then
+   * streamed, as without rows) */
+  int32_t row_every, rows_n;
+  int32_t levels[ENG_M_USER_FIRST], n_levels; /* the metrics that are levels */
   eng_recovery_stream rs;
   run_totals tot;
   eng_recovery_params rule; /* the outcome rule's windows for this run */
@@ -288,6 +293,7 @@ enum { LH_SEG = 0, LH_WIN = 1 + ENG_PHASE_COUNT, LH_COUNT }; /* eng_run.lh */
 eng_run *eng_run_create(void) {
   eng_run *r = calloc(1, sizeof *r);
   if (!r) return NULL;
+  r->row_every = 1;
   eng_zig_init(&r->zig);
   r->lh = malloc(LH_COUNT * sizeof *r->lh);
   if (!r->lh) {
@@ -347,20 +353,20 @@ static double pool_records(double live) {
 static void recovery_params(const eng_config *c, int32_t ticks, int32_t base_begin,
                             int32_t base_end, eng_recovery_params *out);
 
-void eng_run_memory(const eng_config *c, int keep_ticks, eng_memory *m) {
+void eng_run_memory(const eng_config *c, int32_t row_ticks, eng_memory *m) {
   memset(m, 0, sizeof *m);
   double ticks = eng_config_ticks(c), ns = c->shards, nc = c->clients;
   double surge = c->surge.count && c->surge_factor > 1 ? c->surge_factor : 1;
-  if (keep_ticks) {
-    m->per_tick = ticks * ENG_M_COUNT * sizeof(int32_t);
-  } else {
+  double rows = row_ticks > 0 ? ceil(ticks / row_ticks) : 0;
+  m->per_tick = rows * ENG_M_COUNT * sizeof(int32_t);
+  if (row_ticks != 1) {
     /* the outcome rule's windows instead of the rows (the baseline's place
      * does not change their sizes) */
     eng_recovery_params p;
     recovery_params(c, (int32_t)ticks, 0, 0, &p);
-    m->per_tick = eng_recovery_bytes(&p);
+    m->per_tick += eng_recovery_bytes(&p);
   }
-  m->shard_queues = c->record_shard_queues && keep_ticks ? ticks * ns * sizeof(int32_t) : 0;
+  m->shard_queues = c->record_shard_queues ? rows * ns * sizeof(int32_t) : 0;
   /* The ring and the radix sort's copy of it, and a lookup table of up to
    * 2^20 entries (router.c). */
   double points = ns * c->vnodes;
@@ -1910,13 +1916,15 @@ static __attribute__((noinline)) void latency_window_close(eng_run *r) {
   u[ENG_USER_QUANTILES] = r->lat_fin ? (int32_t)floor(er * 1e6 + 0.5) : -1;
   v[ENG_L_ERROR_RATE * W] = er;
   v[ENG_L_SUCCESS_RATE * W] = 1.0 - er;
-  const size_t T = (size_t)r->ticks;
   size_t t0 = (size_t)w * (size_t)r->lat_wticks, t1 = (size_t)r->now + 1;
+  /* rows of several ticks: each row this window touches (the window that
+   * holds a row's last tick writes it last) */
+  size_t k_ = r->row_every > 1 ? (size_t)r->row_every : 1;
   for (int k = 0; k < ENG_M_USER_COUNT; k++) {
     r->win_user[(size_t)k * W + (size_t)w] = u[k];
-    if (r->ticks_off) continue;
-    int32_t *row = r->metrics + (size_t)(ENG_M_USER_FIRST + k) * T;
-    for (size_t t = t0; t < t1; t++) row[t] = u[k];
+    if (!r->row_every || t1 <= t0) continue;
+    int32_t *row = r->metrics + (size_t)(ENG_M_USER_FIRST + k) * (size_t)r->rows_n;
+    for (size_t i = t0 / k_; i <= (t1 - 1) / k_; i++) row[i] = u[k];
   }
   eng_lh_reset(&r->lh[LH_WIN]);
   r->lat_fin = r->lat_fail = 0;
@@ -2182,15 +2190,23 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   if (edges_build(r)) goto oom;
   profile_build(r);
 
-  if (!r->ticks_off &&
-      ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->ticks,
+  r->ticks_off = r->row_every != 1;
+  r->rows_n = r->row_every ? (int32_t)(((int64_t)r->ticks + r->row_every - 1) / r->row_every) : 0;
+  if (r->row_every &&
+      ensure((void **)&r->metrics, &r->metrics_cap, (size_t)ENG_M_COUNT * (size_t)r->rows_n,
              sizeof *r->metrics))
     goto oom;
-  r->keep_shardq = c->record_shard_queues && !r->ticks_off;
+  /* a row of several ticks sums its counters from 0 (levels and the user
+   * view are written over) */
+  if (r->row_every > 1) memset(r->metrics, 0, (size_t)ENG_M_COUNT * r->rows_n * sizeof *r->metrics);
+  r->keep_shardq = c->record_shard_queues && r->row_every;
   if (r->keep_shardq &&
-      ensure((void **)&r->shard_queues, &r->shard_queues_cap, (size_t)r->ticks * ns,
+      ensure((void **)&r->shard_queues, &r->shard_queues_cap, (size_t)r->rows_n * ns,
              sizeof *r->shard_queues))
     goto oom;
+  r->n_levels = 0;
+  for (int m = 0; m < ENG_M_USER_FIRST; m++)
+    if (!eng_metric_get_info((eng_metric)m)->sums) r->levels[r->n_levels++] = m;
 
   int32_t fs = ms_to_tick(c, eng_config_fault_start_ms(c));
   int has_fault = eng_config_fault_clear_ms(c) > 0;
@@ -2241,6 +2257,40 @@ static inline __attribute__((always_inline)) void arrivals_t(eng_run *r, int64_t
 }
 
 static __attribute__((noinline)) void arrivals_req(eng_run *r, int64_t n) { arrivals_t(r, n, 1); }
+
+/* Rows of several ticks (eng_run_set_row_ticks): tick t's metrics into
+ * row t / k, counters summed (saturating: they are never negative) and
+ * levels written over, so the row ends with its last tick's. */
+static void rows_add(eng_run *r, int32_t t) {
+  const size_t R = (size_t)r->rows_n, i = (size_t)(t / r->row_every);
+  int32_t *row = r->metrics + i;
+  for (int m = 0; m < ENG_M_USER_FIRST; m++) {
+    int32_t *cell = row + (size_t)m * R;
+    if (eng_metric_get_info((eng_metric)m)->sums) {
+      int64_t v = (int64_t)*cell + r->cur[m];
+      *cell = v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    } else {
+      *cell = r->cur[m];
+    }
+  }
+}
+
+/* The empty ticks [t0, t1) into rows of several ticks: counters add
+ * nothing; levels and the shards' queues hold still, so every row the span
+ * touches takes their values (a later tick of the row writes over them). */
+static void rows_idle(eng_run *r, int32_t t0, int32_t t1) {
+  const size_t R = (size_t)r->rows_n;
+  const size_t i0 = (size_t)(t0 / r->row_every), i1 = (size_t)((t1 - 1) / r->row_every);
+  for (int32_t k = 0; k < r->n_levels; k++) {
+    int32_t *row = r->metrics + (size_t)r->levels[k] * R, v = r->cur[r->levels[k]];
+    for (size_t i = i0; i <= i1; i++) row[i] = v;
+  }
+  if (r->keep_shardq) {
+    const size_t S = (size_t)r->cfg->shards;
+    for (size_t i = i0; i <= i1; i++)
+      for (size_t k = 0; k < S; k++) r->shard_queues[i * S + k] = r->sh[k].qlen;
+  }
+}
 
 /* run_tick's tick, with u >= 0 the first uniform of its arrival count
  * (already drawn by skip_empty), else -1. */
@@ -2325,15 +2375,18 @@ static void run_tick(eng_run *r, double u) {
     eng_recovery_tick(&r->rs, v[ENG_M_QUEUE_DEPTH], v[ENG_M_SUCCESSES], v[ENG_M_NEW_REQUESTS],
                       v[ENG_M_ATTEMPTS], v[ENG_M_WASTED]);
     totals_add(r, t, 1, v);
+    if (r->row_every > 1) rows_add(r, t);
   } else {
     int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
     const size_t T = (size_t)r->ticks;
     /* (the user-view rows are written when their latency window closes) */
     for (int m = 0; m < ENG_M_USER_FIRST; m++) row[(size_t)m * T] = r->cur[m];
   }
-  if (r->keep_shardq)
+  if (r->keep_shardq) {
+    size_t row = (size_t)(r->row_every > 1 ? t / r->row_every : t);
     for (int32_t k = 0; k < c->shards; k++)
-      r->shard_queues[(size_t)t * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
+      r->shard_queues[row * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
+  }
   if (t >= r->little_begin && t < r->little_end) r->little_in_system += (double)r->in_flight;
   if (r->fault_on[F_DETECT])
     for (int32_t k = 0; k < c->shards; k++)
@@ -2352,11 +2405,6 @@ static void run_tick(eng_run *r, double u) {
  * out), so such a tick's metrics are the previous tick's gauges and zero
  * counters, and its only effects are one arrival uniform and dropping stale
  * timeout heads. */
-/* The metrics that are levels, kept through an empty tick (the rest count
- * the tick's events). */
-static const int gauges[] = {ENG_M_QUEUE_DEPTH, ENG_M_MAX_SHARD_QUEUE, ENG_M_IN_FLIGHT,
-                             ENG_M_OPEN_BREAKERS, ENG_M_BUDGET_TOKENS};
-
 /* The metrics of the empty ticks [t0, t1), written per metric as constant
  * runs; r->cur still holds tick t0 - 1's. The user-view rows are left to
  * latency_window_close, which writes every tick of a window when it closes
@@ -2376,11 +2424,11 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
   int32_t gauge[ENG_M_USER_FIRST];
   memcpy(gauge, r->cur, sizeof gauge);
   memset(r->cur, 0, sizeof gauge);
-  for (size_t k = 0; k < sizeof gauges / sizeof *gauges; k++)
-    r->cur[gauges[k]] = gauge[gauges[k]];
+  for (int32_t k = 0; k < r->n_levels; k++) r->cur[r->levels[k]] = gauge[r->levels[k]];
   if (r->ticks_off) {
     eng_recovery_idle(&r->rs, r->cur[ENG_M_QUEUE_DEPTH], t1 - t0);
     totals_add(r, t0, t1 - t0, r->cur);
+    if (r->row_every > 1) rows_idle(r, t0, t1);
   }
   for (int m = 0; m < ENG_M_USER_FIRST && !r->ticks_off; m++) {
     int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
@@ -2389,7 +2437,7 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
       for (; k < FILL_BLOCK; k++) row[k] = v;
     for (; k < n; k++) row[k] = v;
   }
-  if (r->keep_shardq) {
+  if (r->keep_shardq && r->row_every == 1) {
     const size_t S = (size_t)r->cfg->shards;
     const int32_t *prev = r->shard_queues + (size_t)(t0 - 1) * S;
     for (int32_t t = t0; t < t1; t++)
@@ -2550,15 +2598,17 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
 }
 
 const int32_t *eng_run_metric(const eng_run *r, eng_metric m) {
-  if ((unsigned)m >= ENG_M_COUNT || !r->metrics || r->ticks_off) return NULL;
-  return r->metrics + (size_t)m * (size_t)r->ticks;
+  if ((unsigned)m >= ENG_M_COUNT || !r->metrics || !r->row_every) return NULL;
+  return r->metrics + (size_t)m * (size_t)r->rows_n;
 }
+
+int32_t eng_run_rows(const eng_run *r) { return r->row_every ? r->rows_n : 0; }
 
 int32_t eng_run_ticks(const eng_run *r) { return r->ticks; }
 
 void eng_run_set_skipping(eng_run *r, int on) { r->skip_off = !on; }
 
-void eng_run_set_keep_ticks(eng_run *r, int on) { r->ticks_off = !on; }
+void eng_run_set_row_ticks(eng_run *r, int32_t k) { r->row_every = k > 0 ? k : 0; }
 
 const int32_t *eng_run_shard_queues(const eng_run *r) {
   return r->cfg && r->keep_shardq ? r->shard_queues : NULL;

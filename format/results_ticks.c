@@ -223,13 +223,14 @@ void fmt_bins_free(fmt_bins *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* A decimated counter row is its window's sum (sweeps/record.c): made per
+/* A decimated counter row is its window's sum (eng_metric_info.sums): made per
  * tick, as at full, so curves mean the same whatever the record mode. */
 static void per_tick(const fmt_results *r, const char *metric, double *cell, size_t n) {
   if (r->row_ticks <= 1) return;
   int sums = 0;
   for (int m = 0; m < ENG_M_COUNT; m++)
-    if (!strcmp(metric, eng_metric_get_info((eng_metric)m)->name)) sums = swp_record_sums(m);
+    if (!strcmp(metric, eng_metric_get_info((eng_metric)m)->name))
+      sums = eng_metric_get_info((eng_metric)m)->sums;
   if (sums)
     for (size_t k = 0; k < n; k++) cell[k] /= (double)r->row_ticks;
 }

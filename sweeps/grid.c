@@ -486,16 +486,20 @@ static double physical_memory(void) {
  * (eng_run_memory). How many threads fit in the memory available when the
  * sweep starts is the driver's check (drv_memory_check), which adds its
  * own buffers. The message blames the largest part. */
-static int memory_check(const eng_config *c, const eng_memory *m, int rows, double phys,
-                        char *msg, size_t len) {
+static int memory_check(const eng_config *c, const eng_memory *m, int32_t row_ticks,
+                        double phys, char *msg, size_t len) {
   if (phys <= 0 || m->total <= phys / 2) return 0;
   char what[200];
   const char *key, *advice;
   double most = m->per_tick;
   key = "horizon_ms";
-  if (rows)
+  if (row_ticks == 1)
     snprintf(what, sizeof what, "%d ticks x %d bytes of per-tick metrics",
              (int)eng_config_ticks(c), (int)(ENG_M_COUNT * sizeof(int32_t)));
+  else if (row_ticks > 1)
+    snprintf(what, sizeof what, "%d rows of %d ticks x %d bytes of metrics",
+             (int)((eng_config_ticks(c) + row_ticks - 1) / row_ticks), (int)row_ticks,
+             (int)(ENG_M_COUNT * sizeof(int32_t)));
   else
     snprintf(what, sizeof what, "the outcome rule's windows over %d ticks",
              (int)eng_config_ticks(c));
@@ -503,8 +507,9 @@ static int memory_check(const eng_config *c, const eng_memory *m, int rows, doub
   if (m->shard_queues > most) {
     most = m->shard_queues;
     key = "record_shard_queues";
-    snprintf(what, sizeof what, "%d ticks x %d shards x 4 bytes of per-shard queue depths",
-             (int)eng_config_ticks(c), (int)c->shards);
+    snprintf(what, sizeof what, "%d %s x %d shards x 4 bytes of per-shard queue depths",
+             (int)(m->shard_queues / (4.0 * c->shards)), row_ticks > 1 ? "rows" : "ticks",
+             (int)c->shards);
     advice = "turn record_shard_queues off or shorten horizon_ms";
   }
   if (m->breakers > most) {
@@ -607,9 +612,9 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
     int32_t ticks = rc ? 0 : eng_config_ticks(&cfg);
     eng_memory mem;
     if (!rc) {
-      int rows = sw->record != SWP_RECORD_SUMMARY;
-      eng_run_memory(&cfg, rows, &mem);
-      rc = memory_check(&cfg, &mem, rows, phys, msg, sizeof msg);
+      int32_t row_ticks = swp_record_row_ticks(sw, cfg.tick_ms);
+      eng_run_memory(&cfg, row_ticks >= 0 ? row_ticks : 1, &mem); /* (a bad every= fails below) */
+      rc = memory_check(&cfg, &mem, row_ticks, phys, msg, sizeof msg);
     }
     if (!rc && p == 0) sw->tick_ms = cfg.tick_ms;
     if (!rc && cfg.tick_ms != sw->tick_ms) {

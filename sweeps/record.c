@@ -1,19 +1,20 @@
 /*
  * record.c — what each run of a sweep stores in /ticks: the [sweep] settings
  * `record` (full | every=MS | summary) and `record_metrics` (a list of
- * metric names; default all), and the one function that turns a run's
- * per-tick rows into the rows the file stores (swp_record_rows). The writer
- * (format/), the driver's workers and the readers all ask here, so the
- * decision has one owner.
+ * metric names; default all), and the ticks each stored row spans
+ * (swp_record_row_ticks), which the engine's runs keep their rows at. The
+ * writer (format/), the driver's workers and the readers all ask here, so
+ * the decision has one owner.
  *
  * every=MS keeps one row per window of MS / tick_ms ticks (MS must be a
- * whole multiple of tick_ms): counters (requests, attempts, successes, ...
- * per tick) store the window's sum, so totals stay exact; levels (queue
- * depth, in flight, open breakers, budget tokens) and the user-view window
- * series (latency quantiles, error rate) store the value at the window's
- * last tick, which is what a level "at the end of the tick" means for a
- * longer tick. A run's last window may be shorter (its own horizon): it
- * holds the ticks the run has.
+ * whole multiple of tick_ms). How a row of several ticks is made is the
+ * engine's (eng_run_set_row_ticks, eng_metric_info.sums): counters
+ * (requests, attempts, successes, ... per tick) store the window's sum, so
+ * totals stay exact; levels (queue depth, in flight, open breakers, budget
+ * tokens) and the user-view window series (latency quantiles, error rate)
+ * store the value at the window's last tick, which is what a level "at the
+ * end of the tick" means for a longer tick. A run's last window may be
+ * shorter (its own horizon): it holds the ticks the run has.
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,24 +103,24 @@ int swp_record_apply(swp_sweep *sw, const char *key, const char *value, char *ms
   return 0;
 }
 
+int32_t swp_record_row_ticks(const swp_sweep *sw, double tick_ms) {
+  if (sw->record == SWP_RECORD_SUMMARY) return 0;
+  if (sw->record != SWP_RECORD_EVERY) return 1;
+  double k = sw->record_every_ms / tick_ms;
+  double kr = floor(k + 0.5);
+  if (!(kr >= 1) || fabs(k - kr) > 1e-9 * kr || kr > 1e9) return -1;
+  return (int32_t)kr;
+}
+
 int swp_record_check(swp_sweep *sw, char *msg, size_t len) {
-  sw->record_stride = 1;
-  if (sw->record == SWP_RECORD_SUMMARY) {
-    sw->record_stride = 0;
-    sw->rows = 0;
-    return 0;
+  int32_t k = swp_record_row_ticks(sw, sw->tick_ms);
+  if (k < 0) {
+    snprintf(msg, len, "record: every=%gms is not a whole number of ticks of %g ms",
+             sw->record_every_ms, sw->tick_ms);
+    return -1;
   }
-  if (sw->record == SWP_RECORD_EVERY) {
-    double k = sw->record_every_ms / sw->tick_ms;
-    double kr = floor(k + 0.5);
-    if (!(kr >= 1) || fabs(k - kr) > 1e-9 * kr || kr > 1e9) {
-      snprintf(msg, len, "record: every=%gms is not a whole number of ticks of %g ms",
-                 sw->record_every_ms, sw->tick_ms);
-      return -1;
-    }
-    sw->record_stride = (int32_t)kr;
-  }
-  sw->rows = (int32_t)(((int64_t)sw->ticks + sw->record_stride - 1) / sw->record_stride);
+  sw->record_stride = k;
+  sw->rows = k ? (int32_t)(((int64_t)sw->ticks + k - 1) / k) : 0;
   return 0;
 }
 
@@ -137,31 +138,6 @@ uint32_t swp_record_mask(const swp_sweep *sw) {
 
 int swp_record_is_default(const swp_sweep *sw) {
   return sw->record == SWP_RECORD_FULL && !sw->record_metrics;
-}
-
-int swp_record_sums(int m) {
-  return m < ENG_M_QUEUE_DEPTH || m == ENG_M_HOPS;
-}
-
-void swp_record_rows(const swp_sweep *sw, int m, const int32_t *in, int32_t ticks,
-                     int32_t *out) {
-  int32_t k = sw->record_stride, rows = sw->rows;
-  if (k <= 0 || rows <= 0) return;
-  int sums = swp_record_sums(m);
-  for (int32_t i = 0; i < rows; i++) {
-    int64_t t0 = (int64_t)i * k, t1 = t0 + k < ticks ? t0 + k : ticks;
-    if (t0 >= ticks) {
-      out[i] = -1; /* past the run's own horizon: the file's fill value */
-      continue;
-    }
-    if (!sums) {
-      out[i] = in[t1 - 1];
-      continue;
-    }
-    int64_t s = 0;
-    for (int64_t t = t0; t < t1; t++) s += in[t];
-    out[i] = s > INT32_MAX ? INT32_MAX : (int32_t)s;
-  }
 }
 
 double swp_record_row_ms(const swp_sweep *sw) {

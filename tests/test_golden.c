@@ -121,7 +121,7 @@ static void test_without_rows_same_summary(void **state) {
   eng_run *full = eng_run_create(), *lean = eng_run_create();
   assert_non_null(full);
   assert_non_null(lean);
-  eng_run_set_keep_ticks(lean, 0);
+  eng_run_set_row_ticks(lean, 0);
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     eng_config c;
     eng_config_defaults(&c);
@@ -138,6 +138,74 @@ static void test_without_rows_same_summary(void **state) {
   eng_run_destroy(lean);
 }
 
+/* Rows of k ticks as the file's `record = every=` defines them, made here
+ * from the per-tick rows without the engine's help: counters summed
+ * (saturating), levels and the user view at the row's last tick. */
+static int32_t oracle_row(const int32_t *tick, int32_t ticks, int32_t k, int32_t i, int sums) {
+  int64_t t0 = (int64_t)i * k, t1 = t0 + k < ticks ? t0 + k : ticks;
+  if (!sums) return tick[t1 - 1];
+  int64_t v = 0;
+  for (int64_t t = t0; t < t1; t++) v += tick[t];
+  return v > INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+/* A run keeping a row per k ticks (eng_run_set_row_ticks) holds exactly the
+ * rows the per-tick run's ticks make, for every metric and the per-shard
+ * queues, and the same summary. */
+static void test_rows_of_k_ticks(void **state) {
+  (void)state;
+  eng_run *full = eng_run_create(), *strided = eng_run_create();
+  assert_non_null(full);
+  assert_non_null(strided);
+  static const int32_t ks[] = {3, 37, 1000, 1 << 20};
+  int checked = 0;
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    eng_config c;
+    eng_config_defaults(&c);
+    apply(&c, cases[k].sets);
+    c.record_shard_queues = 1;
+    eng_summary a, b;
+    char err[256];
+    if (eng_run_simulate(full, &c, cases[k].seed, &a, err, sizeof err))
+      fail_msg("%s: %s", cases[k].name, err);
+    int32_t T = eng_run_ticks(full), S = c.shards;
+    const int32_t *sq = eng_run_shard_queues(full);
+    assert_non_null(sq);
+    for (size_t x = 0; x < sizeof ks / sizeof *ks; x++) {
+      int32_t kk = ks[x];
+      eng_run_set_row_ticks(strided, kk);
+      if (eng_run_simulate(strided, &c, cases[k].seed, &b, err, sizeof err))
+        fail_msg("%s: %s", cases[k].name, err);
+      if (memcmp(&a, &b, sizeof a))
+        fail_msg("%s, rows of %d ticks: the summary differs", cases[k].name, kk);
+      int32_t R = eng_run_rows(strided);
+      assert_int_equal(R, (T + kk - 1) / kk);
+      for (int m = 0; m < ENG_M_COUNT; m++) {
+        const int32_t *tick = eng_run_metric(full, (eng_metric)m);
+        const int32_t *row = eng_run_metric(strided, (eng_metric)m);
+        int sums = eng_metric_get_info((eng_metric)m)->sums;
+        for (int32_t i = 0; i < R; i++)
+          if (row[i] != oracle_row(tick, T, kk, i, sums))
+            fail_msg("%s, rows of %d ticks: %s row %d is %d, its ticks make %d", cases[k].name,
+                     kk, eng_metric_get_info((eng_metric)m)->name, i, row[i],
+                     oracle_row(tick, T, kk, i, sums));
+        checked++;
+      }
+      const int32_t *rq = eng_run_shard_queues(strided);
+      assert_non_null(rq);
+      for (int32_t i = 0; i < R; i++) {
+        int64_t last = (int64_t)i * kk + kk - 1 < T ? (int64_t)i * kk + kk - 1 : T - 1;
+        for (int32_t s = 0; s < S; s++)
+          if (rq[(size_t)i * S + s] != sq[(size_t)last * S + s])
+            fail_msg("%s, rows of %d ticks: shard %d's queue in row %d", cases[k].name, kk, s, i);
+      }
+    }
+  }
+  assert_true(checked > 0);
+  eng_run_destroy(full);
+  eng_run_destroy(strided);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--print")) {
     eng_run *r = eng_run_create();
@@ -148,6 +216,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_runs),
-                                     cmocka_unit_test(test_without_rows_same_summary)};
+                                     cmocka_unit_test(test_without_rows_same_summary),
+                                     cmocka_unit_test(test_rows_of_k_ticks)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

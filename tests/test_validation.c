@@ -295,6 +295,9 @@ static void test_memory(void **state) {
   expect_ok("[sweep]\nrecord = summary\n[scenario]\nrecord_shard_queues = on\nshards = 4096\n"
             "horizon_ms = 1e7\n");
   expect_ok("[sweep]\nrecord = summary\n[scenario]\nhorizon_ms = 1e8\n");
+  /* Rows of 100 ticks: a hundredth of the per-shard depths (1.6 GB). */
+  expect_ok("[sweep]\nrecord = every=100ms\n[scenario]\nrecord_shard_queues = on\n"
+            "shards = 4096\nhorizon_ms = 1e7\n");
 }
 
 /* ---- grid size, empty and duplicate axes ---- */

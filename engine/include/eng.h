@@ -60,6 +60,9 @@ typedef struct eng_metric_info {
   const char *name;        /* dataset name, e.g. "queue_depth" */
   const char *unit;        /* "attempts/tick", "attempts", ... */
   const char *description; /* one line for help text and file attributes */
+  int sums;                /* a count of the tick's events: a row of several ticks
+                              holds their sum (saturating at INT32_MAX); 0: a level,
+                              such a row holds the value at its last tick */
 } eng_metric_info;
 
 const eng_metric_info *eng_metric_get_info(eng_metric m);
@@ -192,21 +195,23 @@ int eng_run_simulate(eng_run *run, const eng_config *cfg, uint64_t seed,
  * results are bit-identical either way; off runs every tick, which tests
  * and the skip's own cost measurements compare against. */
 void eng_run_set_skipping(eng_run *run, int on);
-/* Whether runs on this context keep their per-tick rows (on by default).
- * Off, a run keeps only what its summary, latency windows and phases need:
- * memory no longer grows with the horizon (4 bytes x 24 metrics a tick),
- * the summary is the same to the bit, and eng_run_metric returns NULL. A
- * sweep that stores no rows (record = summary) runs this way. */
-void eng_run_set_keep_ticks(eng_run *run, int on);
+/* The rows runs on this context keep: k = 1 one per tick (the default);
+ * k > 1 one per k ticks, counters summed over the row (saturating at
+ * INT32_MAX) and levels and the user view at the row's last tick (the last
+ * row may be shorter); 0 none. Below one row per tick the outcome rule is
+ * fed tick by tick instead of from the rows, so memory follows the rows
+ * kept, not the horizon (4 bytes x 24 metrics a row); the summary is the
+ * same to the bit whatever k. A sweep's `record` setting picks k. */
+void eng_run_set_row_ticks(eng_run *run, int32_t k);
 
 /* What one run of cfg holds at its peak, by part, in bytes: the settings
  * alone decide it, so it is known before anything runs (a sweep refuses
  * what the machine cannot hold). An eng_run reused for several
  * configurations holds the largest of them. */
 typedef struct eng_memory {
-  double per_tick;     /* the per-tick metrics, ENG_M_COUNT int32 each; without
-                          kept rows the outcome rule's windows instead */
-  double shard_queues; /* record_shard_queues: ticks x shards int32 */
+  double per_tick;     /* the rows kept, ENG_M_COUNT int32 each, and below one row
+                          a tick the outcome rule's windows */
+  double shard_queues; /* record_shard_queues: rows x shards int32 */
   double ring;         /* shards x vnodes points, the sort's copy and the lookup table */
   double breakers;     /* a circuit breaker per (client, shard) */
   double tables;       /* per-shard and per-client state */
@@ -215,15 +220,18 @@ typedef struct eng_memory {
   double live;         /* attempts alive at once at most (a count) */
   double total;        /* bytes, the sum of the parts */
 } eng_memory;
-/* keep_ticks: as eng_run_set_keep_ticks (0: no per-tick rows). */
-void eng_run_memory(const eng_config *cfg, int keep_ticks, eng_memory *m);
+/* row_ticks: as eng_run_set_row_ticks (1 a row per tick, k per k ticks, 0
+ * none). */
+void eng_run_memory(const eng_config *cfg, int32_t row_ticks, eng_memory *m);
 /* acc := each part the larger of acc and m (total their sum): what an
  * eng_run holds after runs of both, its buffers only growing. Start from
  * zeros. */
 void eng_memory_max(eng_memory *acc, const eng_memory *m);
 
-/* Per-tick values of metric m from the last simulation, length eng_run_ticks(). */
+/* The rows of metric m from the last simulation (eng_run_set_row_ticks),
+ * eng_run_rows() of them: one per tick by default; NULL without rows. */
 const int32_t *eng_run_metric(const eng_run *run, eng_metric m);
+int32_t eng_run_rows(const eng_run *run);
 int32_t eng_run_ticks(const eng_run *run);
 
 /* The latency windows of the last simulation: their count, their length in
@@ -285,8 +293,9 @@ int eng_run_latency_export(const eng_run *run, int phase, eng_lat_export *out);
 /* The configuration of the last simulation (NULL before the first). */
 const eng_config *eng_run_config(const eng_run *run);
 
-/* Optional per-shard queue depth matrix (ticks x shards, row-major); NULL
- * unless cfg->record_shard_queues was set. */
+/* Optional per-shard queue depth matrix (rows x shards, row-major, a row's
+ * last tick's depths); NULL unless cfg->record_shard_queues was set and
+ * rows are kept. */
 const int32_t *eng_run_shard_queues(const eng_run *run);
 
 /* Seed of run (point, replicate) of a sweep with master seed: an xxHash of

@@ -215,14 +215,10 @@ int swp_record_stored(const swp_sweep *sw, int m);
 uint32_t swp_record_mask(const swp_sweep *sw);
 /* 1 at full with every metric: the file carries no record attributes. */
 int swp_record_is_default(const swp_sweep *sw);
-/* 1 when a stored row of metric m is the sum of its window's ticks
- * (counters); 0 when it is the value at the window's last tick (levels). */
-int swp_record_sums(int m);
-/* The stored rows (sw->rows values into out) of metric m from a run's
- * ticks per-tick values in: the one place rows are decided. Rows past the
- * run's own horizon are -1. */
-void swp_record_rows(const swp_sweep *sw, int m, const int32_t *in, int32_t ticks,
-                     int32_t *out);
+/* The ticks one stored row spans on ticks of tick_ms (the engine keeps its
+ * rows so: eng_run_set_row_ticks): 1 at full, k at every=MS, 0 at summary;
+ * -1 when every=MS is not a whole number of such ticks. */
+int32_t swp_record_row_ticks(const swp_sweep *sw, double tick_ms);
 /* The spacing of stored rows in ms (tick_ms at full; NaN at summary). */
 double swp_record_row_ms(const swp_sweep *sw);
 /* "full", "every=10ms", "summary"; the listed metrics joined by ", ". */
