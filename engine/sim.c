@@ -2074,23 +2074,26 @@ static void recovery_params(const eng_config *c, int32_t ticks, int32_t base_beg
   if (out->fault_start > ticks) out->fault_start = ticks;
 }
 
-/* n ticks from t with the values v (n > 1: an empty run, every counter 0)
- * into the summary's totals. */
-static inline void totals_add(eng_run *r, int32_t t, int32_t n, const int32_t *v) {
-  run_totals *s = &r->tot;
-  int64_t k = n;
-  s->newr += k * v[ENG_M_NEW_REQUESTS];
-  s->att += k * v[ENG_M_ATTEMPTS];
-  s->succ += k * v[ENG_M_SUCCESSES];
-  s->fail += k * v[ENG_M_FAILED];
-  int32_t from = t > r->rule.clear ? t : r->rule.clear;
-  if (t + n > from) {
-    s->newr_after += (int64_t)(t + n - from) * v[ENG_M_NEW_REQUESTS];
-    s->att_after += (int64_t)(t + n - from) * v[ENG_M_ATTEMPTS];
-  }
+/* n ticks from t with nothing counted and in_flight attempts in flight
+ * (a run of empty ticks) into the summary's totals. */
+static inline void totals_level(eng_run *r, int32_t t, int32_t n, int32_t in_flight) {
   int32_t a = t > r->base_begin ? t : r->base_begin;
   int32_t b = t + n < r->base_end ? t + n : r->base_end;
-  if (b > a) s->base_in_flight += (double)v[ENG_M_IN_FLIGHT] * (double)(b - a);
+  if (b > a) r->tot.base_in_flight += (double)in_flight * (double)(b - a);
+}
+
+/* Tick t's values v into the summary's totals. */
+static inline void totals_add(eng_run *r, int32_t t, const int32_t *v) {
+  run_totals *s = &r->tot;
+  s->newr += v[ENG_M_NEW_REQUESTS];
+  s->att += v[ENG_M_ATTEMPTS];
+  s->succ += v[ENG_M_SUCCESSES];
+  s->fail += v[ENG_M_FAILED];
+  if (t >= r->rule.clear) {
+    s->newr_after += v[ENG_M_NEW_REQUESTS];
+    s->att_after += v[ENG_M_ATTEMPTS];
+  }
+  totals_level(r, t, 1, v[ENG_M_IN_FLIGHT]);
 }
 
 /* run_prepare's measuring windows: the baseline before the fault (or over most of a run
@@ -2367,14 +2370,16 @@ static void run_tick(eng_run *r, double u) {
   for (int32_t k = 0; k < c->shards; k++) mx = r->sh[k].qlen > mx ? r->sh[k].qlen : mx;
   r->cur[ENG_M_MAX_SHARD_QUEUE] = mx;
   r->cur[ENG_M_OPEN_BREAKERS] = r->open_breakers;
+  /* (a level never below 0 truncates to its floor: no libm call a tick) */
+  double tok = r->tokens_total + 1e-9;
   r->cur[ENG_M_BUDGET_TOKENS] = r->lim_kind ? limiter_level_sum(r)
                                 : !r->tb_on ? 0
-                                            : (int32_t)floor(r->tokens_total + 1e-9);
+                                            : (int32_t)(tok >= 0 ? tok : floor(tok));
   if (r->ticks_off) {
     const int32_t *v = r->cur;
     eng_recovery_tick(&r->rs, v[ENG_M_QUEUE_DEPTH], v[ENG_M_SUCCESSES], v[ENG_M_NEW_REQUESTS],
                       v[ENG_M_ATTEMPTS], v[ENG_M_WASTED]);
-    totals_add(r, t, 1, v);
+    totals_add(r, t, v);
     if (r->row_every > 1) rows_add(r, t);
   } else {
     int32_t *row = r->metrics + t; /* metric m of tick t is row[m * ticks] */
@@ -2420,15 +2425,18 @@ static void fill_empty(eng_run *r, int32_t t0, int32_t t1) {
    * a later fill, and nothing reads them before the run ends. */
   enum { FILL_BLOCK = 8 };
   const int whole = (size_t)t0 + FILL_BLOCK <= T;
-  /* counters 0, gauges kept: cheaper than a test per metric */
-  int32_t gauge[ENG_M_USER_FIRST];
-  memcpy(gauge, r->cur, sizeof gauge);
-  memset(r->cur, 0, sizeof gauge);
-  for (int32_t k = 0; k < r->n_levels; k++) r->cur[r->levels[k]] = gauge[r->levels[k]];
   if (r->ticks_off) {
+    /* nothing counted, the levels held: what reads r->cur here reads only
+     * levels (run_tick clears the counters before it counts again) */
     eng_recovery_idle(&r->rs, r->cur[ENG_M_QUEUE_DEPTH], t1 - t0);
-    totals_add(r, t0, t1 - t0, r->cur);
+    totals_level(r, t0, t1 - t0, r->cur[ENG_M_IN_FLIGHT]);
     if (r->row_every > 1) rows_idle(r, t0, t1);
+  } else {
+    /* counters 0, levels kept: cheaper than a test per metric */
+    int32_t level[ENG_M_USER_FIRST];
+    memcpy(level, r->cur, sizeof level);
+    memset(r->cur, 0, sizeof level);
+    for (int32_t k = 0; k < r->n_levels; k++) r->cur[r->levels[k]] = level[r->levels[k]];
   }
   for (int m = 0; m < ENG_M_USER_FIRST && !r->ticks_off; m++) {
     int32_t *row = r->metrics + (size_t)m * T + (size_t)t0, v = r->cur[m];
@@ -2529,7 +2537,7 @@ static void run_summarize(eng_run *r, uint64_t seed, eng_summary *out) {
       v[ENG_M_SUCCESSES] = m[ENG_M_SUCCESSES * T + t];
       v[ENG_M_FAILED] = m[ENG_M_FAILED * T + t];
       v[ENG_M_IN_FLIGHT] = m[ENG_M_IN_FLIGHT * T + t];
-      totals_add(r, (int32_t)t, 1, v);
+      totals_add(r, (int32_t)t, v);
     }
   }
   const run_totals *tot = &r->tot;
