@@ -259,4 +259,8 @@ void ana_user_slo_note(FILE *f, const fmt_results *r, double slo_ms) {
           "SLO on what users see: a run passes when %s holds again, in every latency window "
           "for the hold window, within %.0f ms of clearance (judged from the stored series).\n",
           terms, slo_ms);
+  if (r->n_unjudged)
+    fprintf(f, "%zu of refine's confirmation runs store no /ticks rows (their summary row "
+               "alone), so these terms cannot judge them: they are left out.\n",
+            r->n_unjudged);
 }

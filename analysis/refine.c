@@ -263,6 +263,11 @@ static int run_rows(session *ss, int64_t n, const int64_t *point, const int32_t 
     opt.stop = o->stop;
     opt.runs = refs;
     opt.n_runs = np;
+    /* Confirmation runs are read by their summary rows (refine_eval.c)
+     * unless SLO terms judge them by their user-view rows; sequential
+     * screening's are screening and keep the file's rows. */
+    opt.runs_summary = !o->keep_ticks && !o->user_slo.n;
+    opt.summary_from = fmt_screening_replicates(ss->sw->replicates, ss->sw->screen_up_to);
     opt.flush_interval_s = 2.0;
     if (drv_sweep_execute(ss->sw, out, &opt, &res) && !res.stopped) rc = 1;
   }

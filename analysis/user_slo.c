@@ -4,7 +4,9 @@
  * recomputed from its stored user-view /ticks rows (latency_*_us,
  * error_rate_ppm) by the engine's own rule, eng_user_recovery_ms, so a file
  * judged later gives the answer its runs would have given under those terms
- * (a file of record = every=MS too, when its windows are whole rows).
+ * (a file of record = every=MS too, when its windows are whole rows). Runs
+ * that store no rows (refine's confirmation runs, unless refined by terms or
+ * with --ticks) cannot be judged and leave the judged file (n_unjudged).
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,7 +37,8 @@ static size_t point_runs(const fmt_results *r, size_t p, run_ref *out) {
 }
 
 static int judge_point(fmt_results *r, size_t p, const eng_slo *slo, run_ref *refs,
-                       int32_t **rows, size_t *rows_cap, char *err, size_t errlen) {
+                       int32_t **rows, size_t *rows_cap, unsigned char *keep, size_t *left_out,
+                       char *err, size_t errlen) {
   size_t n = point_runs(r, p, refs);
   if (!n) return 0;
   fmt_bins b[ENG_M_USER_COUNT];
@@ -44,7 +47,13 @@ static int judge_point(fmt_results *r, size_t p, const eng_slo *slo, run_ref *re
   for (int k = 0; k < ENG_M_USER_COUNT; k++) {
     const char *name = eng_metric_get_info((eng_metric)(ENG_M_USER_FIRST + k))->name;
     if (fmt_bins_read(&b[k], r, name, p, SIZE_MAX, err, errlen)) goto done;
-    if (b[k].ticks_per_bin != 1 || b[k].n_runs != n) {
+    if (b[k].n_runs != b[0].n_runs ||
+        memcmp(b[k].runs, b[0].runs, b[0].n_runs * sizeof *b[0].runs)) {
+      snprintf(err, errlen, "%s: point %lld: the user-view /ticks rows are stored for "
+               "different runs", r->path, (long long)r->point_ids[p]);
+      goto done;
+    }
+    if (b[k].ticks_per_bin != 1) {
       snprintf(err, errlen,
                "%s: point %lld: %zu runs x %zu ticks are too many to judge by --slo at once",
                r->path, (long long)r->point_ids[p], n, b[k].nbins * (size_t)b[k].ticks_per_bin);
@@ -55,6 +64,23 @@ static int judge_point(fmt_results *r, size_t p, const eng_slo *slo, run_ref *re
    * tick's value) widen back to ticks; exact when every latency window is
    * whole rows (checked per run below), since a row's ticks then share one
    * window and so one value. */
+  /* Runs with no rows (refine's confirmation runs by default store their
+   * summary row alone) cannot be judged: they leave the judged file. */
+  size_t in = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (in < b[0].n_runs && b[0].runs[in] == refs[i].id) {
+      refs[in++] = refs[i];
+    } else {
+      keep[refs[i].index] = 0;
+      (*left_out)++;
+    }
+  }
+  if (in != b[0].n_runs) {
+    snprintf(err, errlen, "%s: point %lld: its user-view /ticks rows name runs it does not have",
+             r->path, (long long)r->point_ids[p]);
+    goto done;
+  }
+  n = in;
   const size_t R = b[0].nbins, step = (size_t)r->row_ticks, T = R * step;
   if (T > *rows_cap) {
     for (int k = 0; k < ENG_M_USER_COUNT; k++) {
@@ -128,12 +154,28 @@ int ana_judge_user_slo(fmt_results *r, const eng_slo *slo, char *err, size_t err
   run_ref *refs = malloc((r->n_runs ? r->n_runs : 1) * sizeof *refs);
   int32_t *rows[ENG_M_USER_COUNT] = {0};
   size_t cap = 0;
-  int rc = refs ? 0 : -1;
-  if (!refs) snprintf(err, errlen, "%s: out of memory judging --slo", r->path);
+  unsigned char *keep = malloc(r->n_runs ? r->n_runs : 1);
+  size_t left_out = 0;
+  int rc = refs && keep ? 0 : -1;
+  if (rc) snprintf(err, errlen, "%s: out of memory judging --slo", r->path);
+  else memset(keep, 1, r->n_runs);
   for (size_t p = 0; p < r->n_points && !rc; p++)
-    rc = judge_point(r, p, slo, refs, rows, &cap, err, errlen);
+    rc = judge_point(r, p, slo, refs, rows, &cap, keep, &left_out, err, errlen);
+  if (!rc && left_out) {
+    size_t j = 0;
+    for (size_t i = 0; i < r->n_runs; i++)
+      if (keep[i]) {
+        r->runs[j] = r->runs[i];
+        r->point_of_run[j++] = r->point_of_run[i];
+      }
+    r->n_runs = j;
+  }
   for (int k = 0; k < ENG_M_USER_COUNT; k++) free(rows[k]);
   free(refs);
-  if (!rc) r->user_slo = *slo;
+  free(keep);
+  if (!rc) {
+    r->user_slo = *slo;
+    r->n_unjudged = left_out;
+  }
   return rc;
 }

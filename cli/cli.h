@@ -78,7 +78,8 @@ enum {
   CLI_O_ALPHA,
   CLI_O_MAX_RUNS,
   CLI_O_PARALLEL,
-  CLI_O_USER_SLO
+  CLI_O_USER_SLO,
+  CLI_O_TICKS
 };
 #define CLI_REFINE_LONGOPTS                                                                 \
   {"min-pass", required_argument, NULL, CLI_O_MIN_PASS},                                    \
@@ -86,7 +87,8 @@ enum {
       {"alpha", required_argument, NULL, CLI_O_ALPHA},                                      \
       {"max-runs", required_argument, NULL, CLI_O_MAX_RUNS},                                \
       {"parallel-candidates", required_argument, NULL, CLI_O_PARALLEL},                     \
-      {"slo", required_argument, NULL, CLI_O_USER_SLO}
+      {"slo", required_argument, NULL, CLI_O_USER_SLO},                                     \
+      {"ticks", no_argument, NULL, CLI_O_TICKS}
 /* Takes option c of CLI_REFINE_LONGOPTS into o: 1 taken, 0 not one of
  * them, -1 a bad value (printed). */
 int cli_refine_opt(const char *cmd, int c, const char *arg, struct ana_refine_opts *o);

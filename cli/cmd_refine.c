@@ -17,7 +17,7 @@ static void refine_usage(FILE *f) {
   fprintf(f,
           "usage: stormsweep refine FILE [--min-pass P] [--max-metastable P] [--alpha A]\n"
           "                         [--slo TERMS] [--max-runs N] [--parallel-candidates K]\n"
-          "                         [-j N] [--quiet]\n\n"
+          "                         [--ticks] [-j N] [--quiet]\n\n"
           "Spends runs only where the decision is open: the sweep's replicates screen every\n"
           "point; points consistent with the targets are candidates, ranked by cost as\n"
           "'recommend' ranks; the candidate of rank i is confirmed by an SPRT at alpha/2^i on\n"
@@ -35,6 +35,10 @@ static void refine_usage(FILE *f) {
           "                         keeps the terms it was refined by)\n"
           "  --max-runs N           new runs to spend at most, over all sessions (default %d)\n"
           "  --parallel-candidates K  candidates confirmed per round (default %d)\n"
+          "  --ticks                the confirmation runs store /ticks rows as FILE's\n"
+          "                         record says (default: their /runs summary row alone,\n"
+          "                         all the proofs read; with --slo TERMS their rows are\n"
+          "                         kept, since the terms are judged from them)\n"
           "  -j, --threads N        OpenMP threads\n"
           "  -q, --quiet            no progress lines\n\n"
           "Deterministic (same file for any -j), repeatable (a decided file is left as it\n"
@@ -74,6 +78,9 @@ int cli_refine_opt(const char *cmd, int c, const char *arg, ana_refine_opts *o) 
     o->given_user_slo = 1;
     return 1;
   }
+  case CLI_O_TICKS:
+    o->keep_ticks = 1;
+    return 1;
   case CLI_O_PARALLEL:
     if (cli_parse_count(cmd, "--parallel-candidates", arg, 1, 1000, &n)) return -1;
     o->k = (int)n;
@@ -95,6 +102,7 @@ static void print_resume(const ana_refine_opts *o, int sig) {
   if (o->given_meta) fprintf(stderr, " --max-metastable %g", o->d.max_meta);
   if (o->given_alpha) fprintf(stderr, " --alpha %g", o->d.alpha);
   if (o->given_k) fprintf(stderr, " --parallel-candidates %d", o->k);
+  if (o->keep_ticks) fprintf(stderr, " --ticks");
   if (o->given_user_slo) {
     char terms[256];
     ana_slo_format(&o->user_slo, terms, sizeof terms);

@@ -17,10 +17,13 @@
 static void sweep_job(void *user, int64_t j, drv_job *job) {
   const drv_sweep_jobs *js = user;
   const swp_sweep *sw = js->sw;
+  job->no_rows = 0;
   if (js->refs) {
     job->run = js->refs[j].run;
     job->point = js->refs[j].point;
     job->replicate = js->refs[j].replicate;
+    job->no_rows = js->opt->runs_summary && job->run >= swp_sweep_runs(sw) &&
+                   job->replicate >= js->opt->summary_from;
   } else {
     int64_t r = js->runs ? js->runs[j] : j;
     job->run = r;

@@ -138,13 +138,14 @@ int drv_worker_run(drv_worker *w, const drv_source *src, int64_t j, int32_t thre
    * every=MS, or none at summary), so its memory follows them, not the
    * horizon. */
   int32_t stride = src->record && src->record->record_stride > 1 ? src->record->record_stride : 1;
-  eng_run_set_row_ticks(w->run, w->ticks > 0 ? stride : 0);
+  int rows_kept = w->ticks > 0 && !job.no_rows;
+  eng_run_set_row_ticks(w->run, rows_kept ? stride : 0);
   double t0 = omp_get_wtime();
   if (eng_run_simulate(w->run, &w->cfg, job.seed, &rec->summary, msg, msglen)) return -1;
   rec->wall_s = omp_get_wtime() - t0;
   int32_t ticks = eng_run_ticks(w->run);
   rec->ticks = ticks;
-  if (w->ticks <= 0) return 0;
+  if (!rows_kept) return 0; /* no chunks: the summary row alone */
   int32_t rows = eng_run_rows(w->run);
   if (ticks < 0 || rows != (int32_t)(((int64_t)ticks + stride - 1) / stride) || rows > w->ticks) {
     swp_seterr(msg, msglen, "engine returned %d rows of %d ticks, expected at most %d", rows,

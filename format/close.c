@@ -141,9 +141,12 @@ static int chunk_matches(hid_t ds, int64_t r, const char *name, const uint8_t *w
   uint32_t mask = 0;
   if (fmt__chunk_size_at(ds, r, &size) || size != want_size) {
     snprintf(why, whylen, "run %lld's /ticks/%s chunk is %s", (long long)r, name,
-             size ? "of another size than its journal record" : "missing or unreadable");
+             !want_size ? "there, but its journal record stores no rows"
+             : size     ? "of another size than its journal record"
+                        : "missing or unreadable");
     return 0;
   }
+  if (!want_size) return 1; /* a run storing no rows (refine's): none there either */
   if (fmt__buf_reserve(buf, cap, (size_t)size)) {
     snprintf(why, whylen, "out of memory");
     return 0;

@@ -357,3 +357,13 @@ hid_t fmt_group_open_or_create(hid_t loc, const char *name) {
              ? H5Gopen2(loc, name, H5P_DEFAULT)
              : H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 }
+
+int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
+  hsize_t offset[3] = {(hsize_t)r, 0, 0};
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  *size = 0;
+  if (H5Dget_chunk_info_by_coord(ds, offset, &mask, &addr, size) < 0) return -1;
+  if (addr == HADDR_UNDEF) *size = 0;
+  return 0;
+}

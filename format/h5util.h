@@ -88,4 +88,9 @@ int fmt_table_read(hid_t loc, const char *name, const fmt_column *cols, size_t n
 /* Opens group name of loc, creating it when absent. */
 hid_t fmt_group_open_or_create(hid_t loc, const char *name);
 
+/* The stored size of the chunk of a (runs x ...) dataset chunked a run per
+ * chunk that holds run r's row: 0 when none is allocated (the row reads the
+ * fill value). -1 when the chunk index cannot be read. */
+int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size);
+
 #endif

@@ -28,7 +28,8 @@
  *           f64 wall_s, i32 thread, u32 shard_chunk_size, eng_summary,
  *           u32 chunk_size[19], the 19 chunks as stored in /ticks (shuffle +
  *           deflate), back to back, then the /ticks/shard_queue_depth chunk
- *           (record_shard_queues; shard_chunk_size 0: none)
+ *           (record_shard_queues; shard_chunk_size 0: none); every size 0:
+ *           a run that stores no /ticks rows (refine's, summary only)
  *   rows appended (kind 0x53524E41, refine): i64 first row, i64 n, then n x
  *           (i64 point, i32 replicate); first is always the rows so far
  *   group (kind 0x53524E47): u32 name_len, name, an HDF5 file image holding
@@ -393,7 +394,10 @@ static int64_t record_at(fmt_journal *j, int64_t off, int64_t size, uint32_t *ki
   }
   uint32_t shard_cs; /* the per-shard queue chunk, 0: none */
   memcpy(&shard_cs, p + 36, 4);
-  if ((shard_cs != 0) != (j->shards != 0)) return 0;
+  /* (sum 0: a run that stores no rows, refine's; fmt__record_check says
+   * which rows may) */
+  if (shard_cs && !j->shards) return 0;
+  if (!shard_cs && j->shards && sum) return 0;
   sum += shard_cs;
   if (R_FIXED + sum != len) return 0;
   *run = r;
@@ -724,7 +728,8 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
   size_t len = R_FIXED;
   for (int m = 0; m < ENG_M_COUNT; m++) len += rec->chunk_size[m];
   len += rec->shard_chunk_size;
-  if (len > kind_bound(j, K_RUN) || (rec->shard_chunk_size != 0) != (j->shards != 0)) {
+  if (len > kind_bound(j, K_RUN) || (rec->shard_chunk_size && !j->shards) ||
+      (!rec->shard_chunk_size && j->shards && len > R_FIXED)) {
     swp_seterr(err, errlen, "%s: run %lld's chunks do not fit its journal's shapes", j->path,
                (long long)rec->run);
     return -1;

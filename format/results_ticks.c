@@ -218,6 +218,7 @@ int fmt_metric_exists(const fmt_results *r, const char *metric) {
 
 
 void fmt_bins_free(fmt_bins *b) {
+  free(b->runs);
   free(b->t_ms);
   free(b->cell);
   memset(b, 0, sizeof *b);
@@ -334,8 +335,20 @@ int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t 
   block = malloc((size_t)blen * sizeof *block);
   b->t_ms = malloc(nbins * sizeof *b->t_ms);
   if (!cell || !block || !b->t_ms) goto oom;
+  b->runs = malloc(nrows * sizeof *b->runs);
+  if (!b->runs) goto oom;
+  size_t kept = 0;
   for (size_t i = 0; i < nrows; i++) {
-    double *out = cell + i * nbins;
+    double *out = cell + kept * nbins;
+    /* A run chunk never written holds nothing: a run that stores its
+     * summary row alone (refine's confirmation runs). (-1 cannot tell: the
+     * user-view series hold it for "no request ended".) */
+    hsize_t stored = 1;
+    if (chunk[0] == 1 && fmt__chunk_size_at(ds, rows[i], &stored)) {
+      snprintf(err, errlen, "%s: cannot read the chunk index of %s", r->path, name);
+      goto done;
+    }
+    if (!stored) continue;
     for (size_t k = 0; k < nbins; k++) out[k] = 0.0;
     for (int64_t t0 = 0; t0 < ticks; t0 += blen) {
       hsize_t count[2] = {1, (hsize_t)(ticks - t0 < blen ? ticks - t0 : blen)};
@@ -355,8 +368,15 @@ int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t 
       int64_t lo = (int64_t)k * per, hi = lo + per < ticks ? lo + per : ticks;
       out[k] /= (double)(hi - lo);
     }
+    b->runs[kept++] = rows[i];
   }
-  per_tick(r, metric, cell, nrows * nbins);
+  if (!kept) {
+    snprintf(err, errlen, "%s: no run of point %lld stores %s rows", r->path,
+             (long long)r->point_ids[point_index], name);
+    goto done;
+  }
+  b->n_runs = kept;
+  per_tick(r, metric, cell, kept * nbins);
   double tick = isfinite(r->row_ms) && r->row_ms > 0 ? r->row_ms
                 : isfinite(r->tick_ms) && r->tick_ms > 0 ? r->tick_ms : 1.0;
   for (size_t k = 0; k < nbins; k++) {

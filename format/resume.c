@@ -66,13 +66,23 @@ static void text_first_difference(const char *mine, const char *theirs, char *bu
   snprintf(buf, len, "the sweep texts differ");
 }
 
-/* Checks that every run marked done has all its chunks; clears the flag of
- * one that lacks some (it is run again). Returns the number cleared, or -1
- * when the chunk index cannot be read at all. */
+/* Checks that every run marked done has all its chunks (or, refine's
+ * runs, none: a summary row alone); clears the flag of one that lacks some
+ * (it is run again). Returns the number cleared, or -1 when the chunk index
+ * cannot be read at all. */
 static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t whylen) {
   int64_t cleared = 0;
   for (int64_t r = from; r < o->n_runs; r++) {
     if (!o->done[r]) continue;
+    if (r >= o->base_runs) {
+      int none = 1;
+      for (int m = 0; m <= ENG_M_COUNT && none; m++) {
+        hid_t ds = m < ENG_M_COUNT ? o->ticks[m] : o->shardq;
+        hsize_t size = 0;
+        if (ds >= 0 && (fmt__chunk_size_at(ds, r, &size) || size)) none = 0;
+      }
+      if (none) continue; /* (an unreadable index is reported below) */
+    }
     for (int m = 0; m < ENG_M_COUNT; m++) {
       hsize_t size = 0;
       if (o->ticks[m] < 0) continue; /* not recorded */

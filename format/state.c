@@ -391,10 +391,18 @@ int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err,
                (long long)o->n_runs - 1);
     return -1;
   }
+  /* Only refine's runs, past the sweep's own, may store no rows. */
+  int rows = fmt__record_has_rows(rec);
+  if (!rows && o->ticks_n > 0 && rec->run < o->base_runs) {
+    swp_seterr(err, errlen, "%s: run %lld has no /ticks rows (only refine's runs may store "
+               "their summary row alone)", o->path, (long long)rec->run);
+    return -1;
+  }
   if (o->n_pend == PEND_MAX && fmt__out_commit(o, err, errlen)) return -1;
   hsize_t offset[2] = {(hsize_t)rec->run, 0};
   for (int m = 0; m < ENG_M_COUNT; m++) {
-    if (!(o->stored >> m & 1u)) continue; /* not recorded (record_metrics, summary) */
+    /* not recorded (record_metrics, summary), or a run storing no rows */
+    if (!(o->stored >> m & 1u) || !rec->chunk_size[m]) continue;
     if (H5Dwrite_chunk(o->ticks[m], H5P_DEFAULT, 0, offset, rec->chunk_size[m], rec->chunk[m]) <
         0) {
       char why[256];
@@ -409,7 +417,7 @@ int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err,
     fmt__out_fail(o);
     return -1;
   }
-  if (o->shardq >= 0) {
+  if (o->shardq >= 0 && rows) {
     hsize_t at[3] = {(hsize_t)rec->run, 0, 0};
     if (!rec->shard_chunk_size ||
         H5Dwrite_chunk(o->shardq, H5P_DEFAULT, 0, at, rec->shard_chunk_size, rec->shard_chunk) <
@@ -455,16 +463,6 @@ int fmt__out_row_read(fmt_out *o, int64_t r, run_row *row) {
             H5Dread(o->runs, o->runs_mem, ms, o->runs_space, H5P_DEFAULT, row) < 0;
   if (ms >= 0) H5Sclose(ms);
   return bad ? -1 : 0;
-}
-
-int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
-  hsize_t offset[3] = {(hsize_t)r, 0, 0};
-  unsigned mask = 0;
-  haddr_t addr = HADDR_UNDEF;
-  *size = 0;
-  if (H5Dget_chunk_info_by_coord(ds, offset, &mask, &addr, size) < 0) return -1;
-  if (addr == HADDR_UNDEF) *size = 0;
-  return 0;
 }
 
 /* Grows *buf (capacity *cap) to hold need bytes, doubling from 64 KiB. */

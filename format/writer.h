@@ -129,7 +129,6 @@ int fmt__out_commit(fmt_out *o, char *err, size_t errlen);
 int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err, size_t errlen);
 /* Run r's /runs row as the file has it. */
 int fmt__out_row_read(fmt_out *o, int64_t r, run_row *row);
-int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size);
 int fmt__buf_reserve(uint8_t **buf, size_t *cap, size_t need);
 
 /* ---- record_check.c: a record is the run it claims to be ---- */
@@ -144,6 +143,9 @@ typedef struct fmt_record_rules {
 } fmt_record_rules;
 
 fmt_record_rules fmt__out_rules(const fmt_out *o);
+/* Whether rec stores any /ticks chunk: a run past the sweep's own rows
+ * (refine's) may store none, its summary row only. */
+int fmt__record_has_rows(const fmt_run_record *rec);
 /* 0 when rec is the run of its row: the sweep's own rows derive (point,
  * replicate) from the row, appended rows must match point and replicate as
  * given; the seed is the one they derive; outcome, ticks and recovery time
@@ -154,9 +156,10 @@ int fmt__record_check(const fmt_record_rules *k, const fmt_run_record *rec, int6
 /* Reads run r's chunks raw (still compressed, as stored) from the /ticks
  * datasets ticks[] and shardq (-1: none) into *buf (grown as needed), and
  * points rec's chunks at them; a chunk missing or larger than any encoding
- * is an error (readback.c). */
+ * is an error (readback.c), except that a row from base_runs on (refine's)
+ * may have none at all: rec then has no chunks. */
 int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t ticks_n,
-                     int32_t shards_n, int64_t r, uint8_t **buf, size_t *cap,
+                     int32_t shards_n, int64_t r, int64_t base_runs, uint8_t **buf, size_t *cap,
                      fmt_run_record *rec, char *err, size_t errlen);
 /* Run r's /runs row and /timing values into rec (no chunks), checked to be
  * the run it claims to be (readback.c). */

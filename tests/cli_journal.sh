@@ -164,23 +164,36 @@ expect_in "$T/err" "the file has 2 names"
 rm -f B.h5
 
 # ---- 5: a killed refine, then a file torn beyond opening ----
-cp ref.h5 R.h5
-start=$(size_of R.h5)
-WATCH=R.h5.journal BYTES=$((start + start / 2)) killed "$BIN" refine R.h5 -j 1 -q --max-runs 3000
-[ -e R.h5.journal ] || fail "a killed refine left no journal"
-$JT info R.h5.journal >"$T/info" 2>&1
-grep -q "appends=[1-9]" "$T/info" || fail "the refine journal holds no appended rows: $(cat "$T/info")"
-grep -q "groups=1" "$T/info" || fail "the refine journal holds no /refine: $(cat "$T/info")"
-truncate -s 100000 R.h5
-chmod 640 R.h5
-expect_exit 0 "$BIN" refine R.h5 -j 1 --max-runs 200
-expect_in "$T/err" "R.h5 was damaged (HDF5 cannot open it); rebuilt it from R.h5.journal"
-[ "$(stat -c %a R.h5)" = 640 ] || fail "the rebuilt R.h5 has mode $(stat -c %a R.h5), not 640"
-[ -e R.h5.journal ] && fail "a finished refine session keeps R.h5.journal"
-h5dump -a /refine/alpha R.h5 >/dev/null 2>&1 || fail "the rebuilt R.h5 has no /refine design"
-rounds=$(h5dump -d /refine/round_start R.h5 2>/dev/null | grep -c '(')
-[ "${rounds:-0}" -ge 1 ] || fail "the rebuilt R.h5 has no rounds"
-expect_exit 0 "$BIN" recommend R.h5
+# Twice: confirmation runs that store their summary row alone (the default:
+# records without chunks, so the journal grows slowly past the copy of the
+# file it starts with) and, with --ticks, their /ticks rows too.
+for mode in summary ticks; do
+  cp ref.h5 R.h5
+  start=$(size_of R.h5)
+  if [ $mode = ticks ]; then args=(--ticks) bytes=$((start + start / 2)); else args=() bytes=$((start * 4 / 5)); fi
+  WATCH=R.h5.journal BYTES=$bytes killed "$BIN" refine R.h5 -j 1 -q --max-runs 3000 "${args[@]}"
+  [ -e R.h5.journal ] || fail "$mode: a killed refine left no journal"
+  $JT info R.h5.journal >"$T/info" 2>&1
+  grep -q "appends=[1-9]" "$T/info" || fail "$mode: the refine journal holds no appended rows: $(cat "$T/info")"
+  grep -q "groups=1" "$T/info" || fail "$mode: the refine journal holds no /refine: $(cat "$T/info")"
+  truncate -s 100000 R.h5
+  chmod 640 R.h5
+  expect_exit 0 "$BIN" refine R.h5 -j 1 --max-runs 200 "${args[@]}"
+  expect_in "$T/err" "R.h5 was damaged (HDF5 cannot open it); rebuilt it from R.h5.journal"
+  [ "$(stat -c %a R.h5)" = 640 ] || fail "$mode: the rebuilt R.h5 has mode $(stat -c %a R.h5), not 640"
+  [ -e R.h5.journal ] && fail "$mode: a finished refine session keeps R.h5.journal"
+  h5dump -a /refine/alpha R.h5 >/dev/null 2>&1 || fail "$mode: the rebuilt R.h5 has no /refine design"
+  rounds=$(h5dump -d /refine/round_start R.h5 2>/dev/null | grep -c '(')
+  [ "${rounds:-0}" -ge 1 ] || fail "$mode: the rebuilt R.h5 has no rounds"
+  expect_exit 0 "$BIN" recommend R.h5
+  # The last confirmation run: no rows by default (it reads the fill value,
+  # -1), its rows with --ticks.
+  last=$(($(finished_runs R.h5) - 1))
+  v=$(h5dump -d /ticks/attempts -s "$last,0" -c "1,1" R.h5 | grep "^ *($last,0):" | awk '{print $NF}')
+  if [ $mode = ticks ]; then [ "$v" != -1 ] || fail "ticks: run $last has no /ticks rows"
+  else [ "$v" = -1 ] || fail "summary: run $last stores /ticks rows ($v)"; fi
+done
+chmod 644 R.h5
 
 # ---- 6: a torn verify output ----
 cat >v.ini <<'EOF'

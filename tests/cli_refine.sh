@@ -55,6 +55,20 @@ n=$(h5dump -a /n_runs j2.h5 | grep '(0)' | awk '{print $2}')
 [ "${n:-0}" -gt 40 ] || fail "refine appended no runs (n_runs = $n)"
 h5dump -a /complete j2.h5 | grep -q '(0): 1' || fail "a refined file is not marked complete"
 
+# Confirmation runs store their /runs summary row alone: no /ticks rows
+# (they read -1, the fill value; no chunk is allocated) unless --ticks; the
+# decision is the same either way (report, below, draws its curves from
+# the runs that store rows).
+tick0() { h5dump -d /ticks/attempts -s "$2,0" -c "1,1" "$1" | grep "^ *($2,0):" | awk '{print $NF}'; }
+[ "$(tick0 j2.h5 39)" != -1 ] || fail "screening run 39 lost its /ticks rows"
+[ "$(tick0 j2.h5 $((n - 1)))" = -1 ] || fail "confirmation run $((n - 1)) stores /ticks rows"
+cp screen.h5 jt.h5
+expect_exit 0 "$BIN" refine jt.h5 "${LOOSE[@]}" -j 2 -q --ticks
+[ "$(tick0 jt.h5 $((n - 1)))" != -1 ] || fail "refine --ticks: run $((n - 1)) has no /ticks rows"
+h5diff j2.h5 jt.h5 /runs /runs >/dev/null 2>&1 || fail "refine --ticks changed /runs"
+[ "$(size_of j2.h5)" -lt "$(size_of jt.h5)" ] ||
+  fail "summary confirmation runs did not shrink the file ($(size_of j2.h5) vs $(size_of jt.h5) bytes)"
+
 for k in 0 1 2; do expect_exit 0 "$BIN" run tiny.ini --slice $k/3 -o part-$k.h5 -q; done
 expect_exit 0 "$BIN" merge part-0.h5 part-1.h5 part-2.h5 -o merged.h5
 expect_exit 2 "$BIN" refine part-1.h5 "${LOOSE[@]}"

@@ -119,6 +119,14 @@ expect_exit 2 "$BIN" refine queue.h5 --slo "$EASY" -q
 expect_in "$T/err" "was refined judging runs by the queue-recovery check"
 expect_exit 0 "$BIN" recommend queue.h5 --slo "$EASY"
 expect_in "$T/out" "refine judged its runs by the queue-recovery check"
+# Its confirmation runs store no /ticks rows (refine judged them by their
+# summary rows), so the terms cannot judge them: they are left out, named;
+# a file refined by terms keeps the rows its terms read.
+expect_in "$T/out" "of refine's confirmation runs store no /ticks rows"
+last_row() { "$BIN" analyze "$1" 2>/dev/null | head -1 | grep -o '[0-9]* finished runs' | awk '{print $1 - 1}'; }
+r=$(last_row easy.h5)
+h5dump -d /ticks/attempts -s "$r,0" -c "1,1" easy.h5 | grep -q "^ *($r,0): -1$" &&
+  fail "easy.h5 was refined by terms, but its run $r stores no /ticks rows"
 
 # boundary --slo: the engine judges pass by the terms (none pass in 1 us).
 expect_exit 0 "$BIN" boundary --axis load --range 0.3:0.6 --max-runs 64 --batch 32 \

@@ -27,6 +27,9 @@ struct ana_refine_opts {
   eng_slo user_slo;  /* SLO terms on what users see the runs are judged by (none: the
                         queue-recovery check); a refined file keeps its design's */
   int given_user_slo;
+  int keep_ticks;    /* 1: confirmation runs store the file's /ticks rows too (refine
+                        --ticks); 0: their summary row alone, unless SLO terms judge them
+                        (user_slo.c reads their user-view rows) */
   int64_t max_runs;
   int k;             /* candidates confirmed per round */
   int threads, quiet;

@@ -41,6 +41,7 @@ typedef struct drv_job {
   int64_t run, point;  /* for a sweep: its /runs row and grid point */
   int32_t replicate;
   uint64_t seed;
+  int no_rows; /* the run stores its summary row alone, no /ticks rows (refine's) */
 } drv_job;
 
 /* Where jobs come from. */
@@ -89,6 +90,10 @@ typedef struct drv_options {
   const fmt_run_ref *runs;          /* non-NULL: exactly these runs, in this order (subset is
                                        ignored; refine, verify); not over MPI */
   int64_t n_runs;                   /* entries of runs */
+  int runs_summary;                 /* those of runs past the sweep's own rows with a
+                                       replicate >= summary_from (refine's confirmation runs)
+                                       store no /ticks rows, their summary row alone */
+  int64_t summary_from;
   /* Called with every run the writer stored (or, without a writer, every
    * finished run), from the sink's thread: verify's test reads them here. */
   void (*on_record)(void *user, const fmt_run_record *rec);

@@ -96,6 +96,8 @@ typedef struct fmt_results {
   int64_t *round_start;    /* n_rounds: the first /runs row each round appended, ascending */
   eng_slo user_slo;        /* the SLO terms runs are judged by (ana_judge_user_slo); none:
                               the queue-recovery check */
+  size_t n_unjudged;       /* runs the terms could not judge, left out of runs: they store
+                              no /ticks rows (refine's confirmation runs by default) */
 } fmt_results;
 
 /* Reads everything but /ticks. Returns 0; or -1 with a one-line message
@@ -111,11 +113,14 @@ long fmt_results_point_index(const fmt_results *r, int64_t id);
 
 /* Per-tick values of one metric for the runs of one point, averaged over
  * bins of ticks so a curve has at most max_bins points: cell[i * nbins + k]
- * is run i's mean over bin k (the runs in run-id order). Reads only that
- * point's rows, one row at a time (a block of ticks at a time for very long
- * rows), so memory is O(runs x bins + block) whatever the file's size. */
+ * is run runs[i]'s mean over bin k (the runs in run-id order; a run that
+ * stores no rows, as refine's confirmation runs by default, is left out).
+ * Reads only that point's rows, one row at a time (a block of ticks at a
+ * time for very long rows), so memory is O(runs x bins + block) whatever
+ * the file's size. */
 typedef struct fmt_bins {
   size_t nbins, n_runs;
+  int64_t *runs; /* n_runs run ids */
   int64_t ticks_per_bin;
   double *t_ms;  /* bin centre in ms (ticks when tick_ms unknown) */
   double *cell;  /* n_runs x nbins */
