@@ -17,13 +17,6 @@ fmt_record_rules fmt__out_rules(const fmt_out *o) {
   return k;
 }
 
-int fmt__record_has_rows(const fmt_run_record *rec) {
-  if (rec->shard_chunk_size) return 1;
-  for (int m = 0; m < ENG_M_COUNT; m++)
-    if (rec->chunk_size[m]) return 1;
-  return 0;
-}
-
 int fmt__record_check(const fmt_record_rules *k, const fmt_run_record *rec, int64_t point,
                       int32_t replicate, int decode, char *why, size_t whylen) {
   int64_t r = rec->run;

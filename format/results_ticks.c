@@ -236,11 +236,34 @@ static void per_tick(const fmt_results *r, const char *metric, double *cell, siz
     for (size_t k = 0; k < n; k++) cell[k] /= (double)r->row_ticks;
 }
 
+/* Row `row` of ds (space sp) as the means of nbins bins of per ticks, read
+ * blen ticks at a time through block. */
+static int row_bins(hid_t ds, hid_t sp, int64_t row, int64_t ticks, int64_t blen, int64_t per,
+                    size_t nbins, int32_t *block, double *out) {
+  for (size_t k = 0; k < nbins; k++) out[k] = 0.0;
+  for (int64_t t0 = 0; t0 < ticks; t0 += blen) {
+    hsize_t count[2] = {1, (hsize_t)(ticks - t0 < blen ? ticks - t0 : blen)};
+    hsize_t start[2] = {(hsize_t)row, (hsize_t)t0};
+    hsize_t mdim = count[1];
+    hid_t msp = H5Screate_simple(1, &mdim, NULL);
+    int bad = msp < 0 || H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+              H5Dread(ds, H5T_NATIVE_INT32, msp, sp, H5P_DEFAULT, block) < 0;
+    if (msp >= 0) H5Sclose(msp);
+    if (bad) return -1;
+    for (hsize_t k = 0; k < count[1]; k++) out[(size_t)((t0 + (int64_t)k) / per)] += block[k];
+  }
+  for (size_t k = 0; k < nbins; k++) {
+    int64_t lo = (int64_t)k * per, hi = lo + per < ticks ? lo + per : ticks;
+    out[k] /= (double)(hi - lo);
+  }
+  return 0;
+}
+
 int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t point_index,
                   size_t max_bins, char *err, size_t errlen) {
   memset(b, 0, sizeof *b);
   int rc = -1;
-  hid_t fid = -1, ds = -1, sp = -1, msp = -1;
+  hid_t fid = -1, ds = -1, sp = -1;
   int64_t *rows = NULL;
   int32_t *block = NULL;
   double *cell = NULL;
@@ -349,24 +372,9 @@ int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t 
       goto done;
     }
     if (!stored) continue;
-    for (size_t k = 0; k < nbins; k++) out[k] = 0.0;
-    for (int64_t t0 = 0; t0 < ticks; t0 += blen) {
-      hsize_t count[2] = {1, (hsize_t)(ticks - t0 < blen ? ticks - t0 : blen)};
-      hsize_t start[2] = {(hsize_t)rows[i], (hsize_t)t0};
-      hsize_t mdim = count[1];
-      msp = H5Screate_simple(1, &mdim, NULL);
-      if (msp < 0 || H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
-          H5Dread(ds, H5T_NATIVE_INT32, msp, sp, H5P_DEFAULT, block) < 0) {
-        snprintf(err, errlen, "%s: cannot read %s row %lld", r->path, name, (long long)rows[i]);
-        goto done;
-      }
-      H5Sclose(msp);
-      msp = -1;
-      for (hsize_t k = 0; k < count[1]; k++) out[(size_t)((t0 + (int64_t)k) / per)] += block[k];
-    }
-    for (size_t k = 0; k < nbins; k++) {
-      int64_t lo = (int64_t)k * per, hi = lo + per < ticks ? lo + per : ticks;
-      out[k] /= (double)(hi - lo);
+    if (row_bins(ds, sp, rows[i], ticks, blen, per, nbins, block, out)) {
+      snprintf(err, errlen, "%s: cannot read %s row %lld", r->path, name, (long long)rows[i]);
+      goto done;
     }
     b->runs[kept++] = rows[i];
   }
@@ -394,7 +402,6 @@ done:
   free(rows);
   free(block);
   free(cell);
-  if (msp >= 0) H5Sclose(msp);
   if (sp >= 0) H5Sclose(sp);
   if (ds >= 0) H5Dclose(ds);
   if (fid >= 0) H5Fclose(fid);

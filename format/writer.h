@@ -144,8 +144,13 @@ typedef struct fmt_record_rules {
 
 fmt_record_rules fmt__out_rules(const fmt_out *o);
 /* Whether rec stores any /ticks chunk: a run past the sweep's own rows
- * (refine's) may store none, its summary row only. */
-int fmt__record_has_rows(const fmt_run_record *rec);
+ * (refine's) may store none, its summary row alone. */
+static inline int fmt__record_has_rows(const fmt_run_record *rec) {
+  if (rec->shard_chunk_size) return 1;
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (rec->chunk_size[m]) return 1;
+  return 0;
+}
 /* 0 when rec is the run of its row: the sweep's own rows derive (point,
  * replicate) from the row, appended rows must match point and replicate as
  * given; the seed is the one they derive; outcome, ticks and recovery time
