@@ -147,6 +147,7 @@ int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p) {
   s->l_nw = s->l_good = s->l_att = s->l_waste = 0;
   s->w_nw = s->w_good = s->w_att = 0;
   s->collapse_at = s->return_at = -1;
+  s->ring_end = s->W <= s->watch_end ? s->watch_end : 0;
   s->threshold = s->need = s->gb = NAN;
   s->baseline_done = 0;
   s->r_good = 0;
@@ -216,7 +217,9 @@ static void hist_add(eng_recovery_stream *s, int32_t q, int32_t n) {
 /* Whether tick t still moves the collapse window; once not, never again
  * (no collapse by the first fault: no window after it matters). */
 static inline int ring_on(const eng_recovery_stream *s, int32_t t) {
-  return s->return_at < 0 && s->W <= s->watch_end && (s->collapse_at >= 0 || t < s->watch_end);
+  /* = return_at < 0 && W <= watch_end && (collapse_at >= 0 || t < watch_end),
+   * kept as a bound that win_check moves */
+  return t < s->ring_end;
 }
 
 /* The collapse window keeps only its ticks with something counted, oldest
@@ -252,9 +255,10 @@ static inline __attribute__((always_inline)) void win_check(eng_recovery_stream 
   s->w_fresh = 1;
   if (s->collapse_at < 0) {
     if (t < s->watch_end && collapsed_window(s->w_nw, s->w_good, s->w_att, p))
-      s->collapse_at = a, s->w_fresh = 0;
+      s->collapse_at = a, s->w_fresh = 0, s->ring_end = INT32_MAX;
   } else if (a >= s->collapse_at + s->W && healthy_window(s->w_nw, s->w_good, s->w_att, p)) {
     s->return_at = a;
+    s->ring_end = 0;
   }
 }
 

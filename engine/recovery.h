@@ -62,6 +62,7 @@ typedef struct eng_recovery_stream {
   int32_t *ring;                  /* 4 x W: the collapse window's counted ticks */
   size_t ring_cap;
   int32_t collapse_at, return_at; /* window starts; -1 until found */
+  int32_t ring_end;               /* the window moves at ticks below it (ring_on) */
   double threshold, need, gb;     /* known once the baseline ends */
   int baseline_done;
   int32_t *hring;                 /* the hold window's successes */
