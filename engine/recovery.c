@@ -57,20 +57,6 @@ static int sustaining(const wsums *s, const eng_recovery_params *p) {
   return done > 0 && (double)s->waste > p->wasted_share * (double)done;
 }
 
-/* Collapse needs retries feeding the load: wasted work alone cannot sustain
- * itself when the offered load fits (and when it does not, the baseline is
- * unhealthy anyway). Without this, one long queue excursion of a healthy
- * M/M/1 at rho = 0.8 with no retries read as a collapse (README). */
-static int collapsed_window(int64_t nw, int64_t good, int64_t att, const eng_recovery_params *p) {
-  return nw > 0 && (double)good < p->metastable_goodput * (double)nw &&
-         (double)att > p->health_amplification * (double)nw;
-}
-
-static int healthy_window(int64_t nw, int64_t good, int64_t att, const eng_recovery_params *p) {
-  return nw > 0 && (double)good >= p->health_goodput * (double)nw &&
-         (double)att <= p->health_amplification * (double)nw;
-}
-
 /* Projected ticks from the end of [a, b) until a least-squares line through
  * the queue (q[0] is tick a) reaches thr: 0 when already there, inf when not
  * shrinking. */
@@ -176,7 +162,7 @@ void eng_recovery_free(eng_recovery_stream *s) {
 /* The threshold and the goodput the recovery search needs, once the
  * baseline has ended (before clearance: the baseline ends at the first
  * fault). */
-static void baseline_end(eng_recovery_stream *s) {
+void eng__recovery_baseline_end(eng_recovery_stream *s) {
   s->baseline_done = 1;
   int32_t n = s->p.base_end - s->p.base_begin;
   double q99 = 0;
@@ -196,7 +182,7 @@ static void baseline_end(eng_recovery_stream *s) {
   s->need = s->p.recovery_goodput * s->gb * s->hold;
 }
 
-static void hist_add(eng_recovery_stream *s, int32_t q, int32_t n) {
+void eng__recovery_hist_add(eng_recovery_stream *s, int32_t q, int32_t n) {
   int32_t v = q < HIST_CLAMP ? (q < 0 ? 0 : q) : HIST_CLAMP;
   if ((size_t)v >= s->hist_len) {
     size_t want = (size_t)v + 1;
@@ -214,22 +200,6 @@ static void hist_add(eng_recovery_stream *s, int32_t q, int32_t n) {
   if (v > s->hist_max) s->hist_max = v;
 }
 
-/* Whether tick t still moves the collapse window; once not, never again
- * (no collapse by the first fault: no window after it matters). */
-static inline int ring_on(const eng_recovery_stream *s, int32_t t) {
-  /* = return_at < 0 && W <= watch_end && (collapse_at >= 0 || t < watch_end),
-   * kept as a bound that win_check moves */
-  return t < s->ring_end;
-}
-
-/* The collapse window keeps only its ticks with something counted, oldest
- * first, (tick, new, successes, attempts) each: a FIFO of at most W, so a
- * run of empty ticks moves it without a step per tick. Entry i's slot: */
-static int32_t win_slot(const eng_recovery_stream *s, int32_t i) {
-  int32_t k = s->rhead + i;
-  return k >= s->W ? k - s->W : k;
-}
-
 /* Drops the ticks before `from`: whether any went. */
 static inline int win_drop(eng_recovery_stream *s, int32_t from) {
   int dropped = 0;
@@ -238,101 +208,12 @@ static inline int win_drop(eng_recovery_stream *s, int32_t from) {
     s->w_nw -= e[1];
     s->w_good -= e[2];
     s->w_att -= e[3];
-    s->rhead = win_slot(s, 1);
+    s->rhead = eng__win_slot(s, 1);
     s->rlen--;
     dropped = 1;
     s->w_fresh = 0;
   }
   return dropped;
-}
-
-/* The window [t - W + 1, t]: the first collapsed one by the first fault,
- * then the first healthy one that starts a window's length after it. */
-static inline __attribute__((always_inline)) void win_check(eng_recovery_stream *s, int32_t t) {
-  const eng_recovery_params *p = &s->p;
-  int32_t a = t - s->W + 1;
-  if (a < 0) return;
-  s->w_fresh = 1;
-  if (s->collapse_at < 0) {
-    if (t < s->watch_end && collapsed_window(s->w_nw, s->w_good, s->w_att, p))
-      s->collapse_at = a, s->w_fresh = 0, s->ring_end = INT32_MAX;
-  } else if (a >= s->collapse_at + s->W && healthy_window(s->w_nw, s->w_good, s->w_att, p)) {
-    s->return_at = a;
-    s->ring_end = 0;
-  }
-}
-
-void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t nw, int32_t att,
-                       int32_t waste) {
-  const eng_recovery_params *p = &s->p;
-  const int32_t t = s->t++;
-  if (t == p->base_end) baseline_end(s);
-  if (t >= p->base_begin && t < p->base_end) {
-    s->base_q += q;
-    s->base_good += good;
-    hist_add(s, q, 1);
-  }
-  if (q > s->peak) s->peak = q;
-  if (t >= p->fault_start && t < p->clear) s->good_during += good;
-  if (t >= p->clear) s->good_after += good;
-  if (t >= s->hb && t < s->watch_end) {
-    s->h_nw += nw;
-    s->h_good += good;
-    s->h_att += att;
-    s->h_waste += waste;
-  }
-  if (t >= s->late_a) {
-    s->l_nw += nw;
-    s->l_good += good;
-    s->l_att += att;
-    s->l_waste += waste;
-    s->late_q += q;
-  } else if (t >= s->prev_a) {
-    s->prev_q += q;
-  }
-
-  /* 2. the sliding collapse window [t - W + 1, t] and, after a collapse,
-   * the first healthy window that starts a window's length later */
-  /* (no collapse by the first fault: no window after it matters) */
-  if (ring_on(s, t)) {
-    /* Only tick t - W can leave now (every tick before it has), and
-     * whether it does is a coin toss in a sparse run: no branch on it. */
-    if (s->rlen) {
-      const int32_t *e = s->ring + 4 * (size_t)s->rhead;
-      int32_t go = e[0] == t - s->W, m = -go;
-      s->w_nw -= e[1] & m;
-      s->w_good -= e[2] & m;
-      s->w_att -= e[3] & m;
-      s->rhead = go ? win_slot(s, 1) : s->rhead;
-      s->rlen -= go;
-      s->w_fresh &= !go;
-    }
-    if (nw | good | att) {
-      int32_t *e = s->ring + 4 * (size_t)win_slot(s, s->rlen++);
-      e[0] = t, e[1] = nw, e[2] = good, e[3] = att;
-      s->w_fresh = 0;
-      s->w_nw += nw;
-      s->w_good += good;
-      s->w_att += att;
-    }
-    win_check(s, t);
-  }
-
-  if (!p->has_fault || t < p->clear) return;
-  /* (t - clear) % hold, kept as a counter: a division per tick would cost
-   * more than the rest of the tick */
-  const int32_t hpos = s->hpos;
-  if (++s->hpos == s->hold) s->hpos = 0;
-  /* 3. queue back and goodput back, both for `hold` ticks */
-  if (s->recovered_start < 0 && s->baseline_done) {
-    int32_t *slot = s->hring + hpos;
-    s->r_good += good;
-    if (t - s->hold >= p->clear) s->r_good -= *slot;
-    *slot = good;
-    s->r_run = q <= s->threshold ? s->r_run + 1 : 0;
-    if (s->r_run >= s->hold && (double)s->r_good >= s->need) s->recovered_start = t - s->hold + 1;
-  }
-  if (t >= s->drain_a) s->dq[t - s->drain_a] = q;
 }
 
 /* Ticks of [a, b) inside [lo, hi). */
@@ -355,11 +236,11 @@ static void ring_idle(eng_recovery_stream *s, int32_t t0, int32_t t1) {
       (s->collapse_at < 0 ? s->watch_end >= t1
                           : (int64_t)s->collapse_at + 2 * (int64_t)s->W - 1 < t0))
     return;
-  while (t < t1 && ring_on(s, t)) {
+  while (t < t1 && eng__ring_on(s, t)) {
     win_drop(s, t - s->W + 1);
     int32_t a = t - s->W + 1;
     if (a >= 0 && (!s->w_fresh || a == 0 || (s->collapse_at >= 0 && a == s->collapse_at + s->W)))
-      win_check(s, t);
+      eng__win_check(s, t);
     int64_t next = t1;
     if (s->rlen && (int64_t)s->ring[4 * (size_t)s->rhead] + s->W < next)
       next = (int64_t)s->ring[4 * (size_t)s->rhead] + s->W;
@@ -380,7 +261,7 @@ static void after_idle(eng_recovery_stream *s, int32_t queue, int32_t t0, int32_
   const eng_recovery_params *p = &s->p;
   int32_t t = t0 > p->clear ? t0 : p->clear, pos = s->hpos;
   for (; t < t1; t++) {
-    if (t == p->base_end && !s->baseline_done) baseline_end(s);
+    if (t == p->base_end && !s->baseline_done) eng__recovery_baseline_end(s);
     if (s->recovered_start < 0 && s->baseline_done) {
       int32_t *slot = s->hring + pos;
       if (t - s->hold >= p->clear) s->r_good -= *slot;
@@ -404,7 +285,7 @@ void eng_recovery_idle(eng_recovery_stream *s, int32_t queue, int32_t n) {
   int64_t c = overlap(t0, t1, p->base_begin, p->base_end);
   if (c) {
     s->base_q += (int64_t)queue * c;
-    hist_add(s, queue, (int32_t)c);
+    eng__recovery_hist_add(s, queue, (int32_t)c);
   }
   if (queue > s->peak) s->peak = queue;
   s->late_q += (int64_t)queue * overlap(t0, t1, s->late_a, INT32_MAX);
@@ -412,14 +293,14 @@ void eng_recovery_idle(eng_recovery_stream *s, int32_t queue, int32_t n) {
   ring_idle(s, t0, t1);
   if (p->has_fault && t1 > p->clear) after_idle(s, queue, t0, t1);
   /* the baseline ends at tick base_end whatever else happens there */
-  if (p->base_end >= t0 && p->base_end < t1 && !s->baseline_done) baseline_end(s);
+  if (p->base_end >= t0 && p->base_end < t1 && !s->baseline_done) eng__recovery_baseline_end(s);
   s->t = t1;
 }
 
 void eng_recovery_end(eng_recovery_stream *s, eng_summary *out) {
   const eng_recovery_params *p = &s->p;
   int32_t T = p->ticks;
-  if (!s->baseline_done) baseline_end(s);
+  if (!s->baseline_done) eng__recovery_baseline_end(s);
   out->baseline_queue = mean_of(s->base_q, p->base_begin, p->base_end);
   out->recovery_threshold = s->threshold;
   out->goodput_baseline = mean_of(s->base_good, p->base_begin, p->base_end);
@@ -433,7 +314,7 @@ void eng_recovery_end(eng_recovery_stream *s, eng_summary *out) {
   wsums h = {s->h_nw, s->h_good, s->h_att, s->h_waste};
   out->baseline_goodput_ratio = h.nw ? (double)h.good / (double)h.nw : NAN;
   out->baseline_amplification = h.nw ? (double)h.att / (double)h.nw : NAN;
-  int healthy = healthy_window(h.nw, h.good, h.att, p) && out->goodput_baseline > 0;
+  int healthy = eng__healthy_window(h.nw, h.good, h.att, p) && out->goodput_baseline > 0;
   out->collapse_watch_ms = s->watch_end * p->tick_ms;
   out->collapse_ms = out->return_ms = NAN;
   if (s->collapse_at >= 0) {

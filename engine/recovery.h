@@ -80,9 +80,136 @@ typedef struct eng_recovery_stream {
 int eng_recovery_begin(eng_recovery_stream *s, const eng_recovery_params *p);
 /* What eng_recovery_begin takes under p, in bytes (eng_run_memory). */
 double eng_recovery_bytes(const eng_recovery_params *p);
+/* ---- the per-tick step, inline: the engine's loop calls it on every tick
+ * that has events, and a call's prologue cost as much as a third of it ---- */
+
+/* The once-per-run and baseline-only parts it calls (recovery.c). */
+void eng__recovery_baseline_end(eng_recovery_stream *s);
+void eng__recovery_hist_add(eng_recovery_stream *s, int32_t q, int32_t n);
+
+/* Collapse needs retries feeding the load: wasted work alone cannot sustain
+ * itself when the offered load fits (and when it does not, the baseline is
+ * unhealthy anyway). Without this, one long queue excursion of a healthy
+ * M/M/1 at rho = 0.8 with no retries read as a collapse (README). */
+static inline int eng__collapsed_window(int64_t nw, int64_t good, int64_t att,
+                                        const eng_recovery_params *p) {
+  return nw > 0 && (double)good < p->metastable_goodput * (double)nw &&
+         (double)att > p->health_amplification * (double)nw;
+}
+
+static inline int eng__healthy_window(int64_t nw, int64_t good, int64_t att,
+                                      const eng_recovery_params *p) {
+  return nw > 0 && (double)good >= p->health_goodput * (double)nw &&
+         (double)att <= p->health_amplification * (double)nw;
+}
+
+/* Whether tick t still moves the collapse window; once not, never again
+ * (no collapse by the first fault: no window after it matters). */
+static inline int eng__ring_on(const eng_recovery_stream *s, int32_t t) {
+  /* = return_at < 0 && W <= watch_end && (collapse_at >= 0 || t < watch_end),
+   * kept as a bound that win_check moves */
+  return t < s->ring_end;
+}
+
+/* The collapse window keeps only its ticks with something counted, oldest
+ * first, (tick, new, successes, attempts) each: a FIFO of at most W, so a
+ * run of empty ticks moves it without a step per tick. Entry i's slot: */
+static inline int32_t eng__win_slot(const eng_recovery_stream *s, int32_t i) {
+  int32_t k = s->rhead + i;
+  return k >= s->W ? k - s->W : k;
+}
+
+/* The window [t - W + 1, t]: the first collapsed one by the first fault,
+ * then the first healthy one that starts a window's length after it. */
+static inline __attribute__((always_inline)) void eng__win_check(eng_recovery_stream *s,
+                                                                 int32_t t) {
+  const eng_recovery_params *p = &s->p;
+  int32_t a = t - s->W + 1;
+  if (a < 0) return;
+  s->w_fresh = 1;
+  if (s->collapse_at < 0) {
+    if (t < s->watch_end && eng__collapsed_window(s->w_nw, s->w_good, s->w_att, p))
+      s->collapse_at = a, s->w_fresh = 0, s->ring_end = INT32_MAX;
+  } else if (a >= s->collapse_at + s->W && eng__healthy_window(s->w_nw, s->w_good, s->w_att, p)) {
+    s->return_at = a;
+    s->ring_end = 0;
+  }
+}
+
 /* Tick s->t's values. */
-void eng_recovery_tick(eng_recovery_stream *s, int32_t queue, int32_t successes,
-                       int32_t new_requests, int32_t attempts, int32_t wasted);
+static inline void eng_recovery_tick(eng_recovery_stream *s, int32_t q, int32_t good, int32_t nw,
+                                     int32_t att, int32_t waste) {
+  const eng_recovery_params *p = &s->p;
+  const int32_t t = s->t++;
+  if (t == p->base_end) eng__recovery_baseline_end(s);
+  if (t >= p->base_begin && t < p->base_end) {
+    s->base_q += q;
+    s->base_good += good;
+    eng__recovery_hist_add(s, q, 1);
+  }
+  if (q > s->peak) s->peak = q;
+  if (t >= p->fault_start && t < p->clear) s->good_during += good;
+  if (t >= p->clear) s->good_after += good;
+  if (t >= s->hb && t < s->watch_end) {
+    s->h_nw += nw;
+    s->h_good += good;
+    s->h_att += att;
+    s->h_waste += waste;
+  }
+  if (t >= s->late_a) {
+    s->l_nw += nw;
+    s->l_good += good;
+    s->l_att += att;
+    s->l_waste += waste;
+    s->late_q += q;
+  } else if (t >= s->prev_a) {
+    s->prev_q += q;
+  }
+
+  /* 2. the sliding collapse window [t - W + 1, t] and, after a collapse,
+   * the first healthy window that starts a window's length later */
+  /* (no collapse by the first fault: no window after it matters) */
+  if (eng__ring_on(s, t)) {
+    /* Only tick t - W can leave now (every tick before it has), and
+     * whether it does is a coin toss in a sparse run: no branch on it. */
+    if (s->rlen) {
+      const int32_t *e = s->ring + 4 * (size_t)s->rhead;
+      int32_t go = e[0] == t - s->W, m = -go;
+      s->w_nw -= e[1] & m;
+      s->w_good -= e[2] & m;
+      s->w_att -= e[3] & m;
+      s->rhead = go ? eng__win_slot(s, 1) : s->rhead;
+      s->rlen -= go;
+      s->w_fresh &= !go;
+    }
+    if (nw | good | att) {
+      int32_t *e = s->ring + 4 * (size_t)eng__win_slot(s, s->rlen++);
+      e[0] = t, e[1] = nw, e[2] = good, e[3] = att;
+      s->w_fresh = 0;
+      s->w_nw += nw;
+      s->w_good += good;
+      s->w_att += att;
+    }
+    eng__win_check(s, t);
+  }
+
+  if (!p->has_fault || t < p->clear) return;
+  /* (t - clear) % hold, kept as a counter: a division per tick would cost
+   * more than the rest of the tick */
+  const int32_t hpos = s->hpos;
+  if (++s->hpos == s->hold) s->hpos = 0;
+  /* 3. queue back and goodput back, both for `hold` ticks */
+  if (s->recovered_start < 0 && s->baseline_done) {
+    int32_t *slot = s->hring + hpos;
+    s->r_good += good;
+    if (t - s->hold >= p->clear) s->r_good -= *slot;
+    *slot = good;
+    s->r_run = q <= s->threshold ? s->r_run + 1 : 0;
+    if (s->r_run >= s->hold && (double)s->r_good >= s->need) s->recovered_start = t - s->hold + 1;
+  }
+  if (t >= s->drain_a) s->dq[t - s->drain_a] = q;
+}
+
 /* n ticks in a row with every counter 0 and the queue at queue. */
 void eng_recovery_idle(eng_recovery_stream *s, int32_t queue, int32_t n);
 /* After the last tick: the figures of eng_recovery_assess into out. */
