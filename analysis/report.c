@@ -728,7 +728,7 @@ static int html_write(const fmt_results *r, const ana_summary *s, const ana_refi
              "pre{background:#f6f6f6;padding:1em;white-space:pre-wrap}figure{margin:1em 0}"
              "</style></head><body>\n<h1>stormsweep report</h1>\n<p>");
   html_text(f, r->path);
-  fprintf(f, ": %zu grid points, %zu finished runs", r->n_points, r->n_runs);
+  fprintf(f, ": %zu grid points, %zu finished runs", r->n_points, r->n_runs + r->n_unjudged);
   if (r->n_skipped) fprintf(f, " (%zu not written: incomplete sweep)", r->n_skipped);
   fprintf(f, "; SLO %.0f ms; intervals 95%% %s.</p>\n", s->slo_ms, ana_method_name(s->method));
   fprintf(f, "<h2>Recommendation</h2>\n<pre>");

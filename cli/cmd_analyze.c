@@ -229,7 +229,8 @@ static int load(cli_opts *o, fmt_results *r, ana_summary *s, ana_refined *v,
  * line of the verdict on the screen. */
 static void file_header(FILE *out, const fmt_results *r) {
   ana_term_fputs(out, r->path, 0);
-  fprintf(out, ": %zu grid points, %zu finished runs", r->n_points, r->n_runs);
+  /* (runs SLO terms could not judge were left out of r, but finished) */
+  fprintf(out, ": %zu grid points, %zu finished runs", r->n_points, r->n_runs + r->n_unjudged);
   if (r->n_skipped)
     fprintf(out, " (%zu rows not written yet: the sweep is incomplete)", r->n_skipped);
   else if (r->complete == 0)
