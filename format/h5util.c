@@ -367,3 +367,14 @@ int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
   if (addr == HADDR_UNDEF) *size = 0;
   return 0;
 }
+
+int fmt__run_chunks_none(const hid_t *ticks, hid_t shardq, int64_t r) {
+  for (int m = 0; m <= ENG_M_COUNT; m++) {
+    hid_t ds = m < ENG_M_COUNT ? ticks[m] : shardq;
+    hsize_t size = 0;
+    if (ds < 0) continue;
+    if (fmt__chunk_size_at(ds, r, &size)) return -1;
+    if (size) return 0;
+  }
+  return 1;
+}

@@ -240,34 +240,20 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   return rc ? -1 : 0;
 }
 
-/* Whether run r has no chunk in any of ticks[] and shardq: a run that
- * stores its summary row alone (refine's); -1 when an index cannot be read. */
-static int chunks_none(const char *path, const hid_t *ticks, hid_t shardq, int64_t r, char *err,
-                       size_t errlen) {
-  for (int m = 0; m <= ENG_M_COUNT; m++) {
-    hid_t ds = m < ENG_M_COUNT ? ticks[m] : shardq;
-    hsize_t size = 0;
-    if (ds < 0) continue;
-    if (fmt__chunk_size_at(ds, r, &size)) {
-      char why[256];
-      fmt_h5_reason(why, sizeof why);
-      swp_seterr(err, errlen, "%s: reading the chunk index of /ticks at run %lld: %s", path,
-                 (long long)r, why);
-      return -1;
-    }
-    if (size) return 0;
-  }
-  return 1;
-}
-
 int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t ticks_n,
                      int32_t shards_n, int64_t r, int64_t base_runs, uint8_t **buf, size_t *cap,
                      fmt_run_record *rec, char *err, size_t errlen) {
   size_t bound = fmt_chunk_bound((size_t)ticks_n), used = 0, offset[ENG_M_COUNT];
   hsize_t at[2] = {(hsize_t)r, 0};
   if (r >= base_runs) {
-    int none = chunks_none(path, ticks, shardq, r, err, errlen);
-    if (none < 0) return -1;
+    int none = fmt__run_chunks_none(ticks, shardq, r);
+    if (none < 0) {
+      char why[256];
+      fmt_h5_reason(why, sizeof why);
+      swp_seterr(err, errlen, "%s: reading the chunk index of /ticks at run %lld: %s", path,
+                 (long long)r, why);
+      return -1;
+    }
     if (none) {
       for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = NULL, rec->chunk_size[m] = 0;
       rec->shard_chunk = NULL;

@@ -74,15 +74,8 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
   int64_t cleared = 0;
   for (int64_t r = from; r < o->n_runs; r++) {
     if (!o->done[r]) continue;
-    if (r >= o->base_runs) {
-      int none = 1;
-      for (int m = 0; m <= ENG_M_COUNT && none; m++) {
-        hid_t ds = m < ENG_M_COUNT ? o->ticks[m] : o->shardq;
-        hsize_t size = 0;
-        if (ds >= 0 && (fmt__chunk_size_at(ds, r, &size) || size)) none = 0;
-      }
-      if (none) continue; /* (an unreadable index is reported below) */
-    }
+    /* (an unreadable index, -1, is reported below) */
+    if (r >= o->base_runs && fmt__run_chunks_none(o->ticks, o->shardq, r) == 1) continue;
     for (int m = 0; m < ENG_M_COUNT; m++) {
       hsize_t size = 0;
       if (o->ticks[m] < 0) continue; /* not recorded */
