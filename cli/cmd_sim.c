@@ -77,6 +77,8 @@ static void list_settings(void) {
     printf("  %-24s = %-12s %s\n", s->key, val, s->help);
     if (s->type == ENG_SET_PRESET) cli_help_presets(stdout, 42);
   }
+  printf("\n# call graphs: a service's settings are NAME.key ([service NAME]), its calls'\n"
+         "# A->B.key ([call A->B]); the keys each has are in docs/call-graphs.md\n");
 }
 
 /* ---- where each effective setting came from ---------------------------- */
@@ -109,7 +111,9 @@ static void origins_free(origins *o) {
 }
 
 static void origins_mark(origins *o, const eng_config *cfg, const char *key, const char *from) {
-  const eng_setting *named = key ? eng_settings_find(key) : NULL;
+  /* (a service's or a call's key names no plain setting, though its row
+   * in the table is the plain one's) */
+  const eng_setting *named = key && !strchr(key, '.') ? eng_settings_find(key) : NULL;
   for (size_t i = 0; i < o->n; i++) {
     const eng_setting *s = eng_settings_at(i);
     char v[256];
@@ -156,6 +160,12 @@ static void show_settings(const origins *o, const eng_config *cfg) {
              o->from[i], o->val[i]);
     else
       printf("  %-24s = %-12s %s\n", s->key, o->val[i], o->from[i]);
+  }
+  char key[128], v[256];
+  for (size_t i = 0; !eng_graph_key(cfg, i, key, sizeof key); i++) {
+    if (!i) printf("\n[call graph] (docs/call-graphs.md)\n");
+    eng_config_get(cfg, key, v, sizeof v);
+    printf("  %-32s = %s\n", key, v);
   }
 }
 
@@ -229,6 +239,68 @@ static json_t *latency_json(const eng_run *run) {
   return l;
 }
 
+/* Call graphs: each service's run, the front first (null for a single tier). */
+static json_t *services_json(const eng_run *run) {
+  if (!eng_run_services(run)) return json_null();
+  const eng_config *cfg = eng_run_config(run);
+  json_t *a = json_array();
+  for (int32_t k = 0; k < eng_run_services(run); k++) {
+    eng_service_summary v;
+    eng_run_service(run, k, &v);
+    json_t *o = json_object();
+    char key[ENG_NAME_MAX + 8], calls[256];
+    snprintf(key, sizeof key, "%s.calls", v.name);
+    if (eng_config_get(cfg, key, calls, sizeof calls)) snprintf(calls, sizeof calls, "none");
+    json_object_set_new(o, "name", ana_json_text(v.name));
+    json_object_set_new(o, "calls", ana_json_text(calls));
+    json_object_set_new(o, "outcome", ana_json_text(eng_outcome_name(v.outcome)));
+    json_num(o, "recovery_ms", v.recovery_ms);
+    json_num(o, "amplification", v.amplification);
+    const struct {
+      const char *name;
+      int64_t v;
+    } counts[] = {{"calls_in", v.calls},       {"attempts", v.attempts},
+                  {"retries", v.retries},      {"successes", v.successes},
+                  {"errors", v.errors},        {"rejected", v.rejected},
+                  {"dropped", v.dropped},      {"timeouts", v.timeouts},
+                  {"wasted", v.wasted},        {"budget_refused", v.budget_refused},
+                  {"failed_calls", v.failed_calls}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+      json_object_set_new(o, counts[i].name, json_integer((json_int_t)counts[i].v));
+    json_num(o, "work_ms_per_request", v.work_ms);
+    json_num(o, "busy_share", v.busy_share);
+    json_num(o, "peak_queue", v.peak_queue);
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+/* The amplification chain and each service's outcome, for the text summary. */
+static void print_services(const eng_run *run) {
+  int32_t n = eng_run_services(run);
+  if (!n) return;
+  printf("  services             attempts per user request, front first:");
+  for (int32_t k = 0; k < n; k++) {
+    eng_service_summary v;
+    eng_run_service(run, k, &v);
+    printf("%s %s %.3g", k ? " ->" : "", v.name, v.amplification);
+  }
+  printf("\n");
+  for (int32_t k = 0; k < n; k++) {
+    eng_service_summary v;
+    eng_run_service(run, k, &v);
+    printf("    %-18s %-12s %lld attempts (%lld retries), %lld answered, %lld errors, "
+           "%lld timed out, %lld rejected, %lld dropped, %lld refused by budgets",
+           v.name, eng_outcome_name(v.outcome), (long long)v.attempts, (long long)v.retries,
+           (long long)v.successes, (long long)v.errors, (long long)v.timeouts,
+           (long long)v.rejected, (long long)v.dropped, (long long)v.budget_refused);
+    if (!isnan(v.work_ms))
+      printf("; %.3g ms of work per user request, workers %.1f%% busy", v.work_ms,
+             100 * v.busy_share);
+    printf("\n");
+  }
+}
+
 static void print_json(const eng_run *run, const eng_config *cfg, const eng_summary *s,
                        double wall_ms, const origins *o) {
   char pol[32];
@@ -277,6 +349,7 @@ static void print_json(const eng_run *run, const eng_config *cfg, const eng_summ
   json_num(j, "drain_ms", s->drain_ms);
   json_num(j, "late_load", s->late_load);
   json_object_set_new(j, "latency", latency_json(run));
+  json_object_set_new(j, "services", services_json(run));
   /* the effective settings as printed by eng_config_get, and their origins
    * (an origin may quote a file name: made valid UTF-8 first) */
   json_t *settings = json_object(), *from = json_object();
@@ -284,13 +357,19 @@ static void print_json(const eng_run *run, const eng_config *cfg, const eng_summ
     ana_json_set(settings, eng_settings_at(i)->key, ana_json_text(o->val[i]));
     ana_json_set(from, eng_settings_at(i)->key, ana_json_text(o->from[i]));
   }
+  char key[128], v[256];
+  for (size_t i = 0; !eng_graph_key(cfg, i, key, sizeof key); i++) {
+    eng_config_get(cfg, key, v, sizeof v);
+    ana_json_set(settings, key, ana_json_text(v));
+  }
   json_object_set_new(j, "settings", settings);
   json_object_set_new(j, "settings_from", from);
   json_num(j, "wall_ms", wall_ms);
   ana_json_print(stdout, j, 2);
 }
 
-static void print_text(const eng_config *cfg, const eng_summary *s, double wall_ms) {
+static void print_text(const eng_run *run, const eng_config *cfg, const eng_summary *s,
+                       double wall_ms) {
   char pol[32];
   eng_config_get(cfg, "policy", pol, sizeof pol);
   printf("stormsweep sim: seed %llu, policy %s, %d shards x %d workers, %d ticks of %g ms\n\n",
@@ -368,6 +447,7 @@ static void print_text(const eng_config *cfg, const eng_summary *s, double wall_
   printf("  Little's Law         over the baseline window (before the first fault): L = %.3f,\n"
          "                       lambda W = %.3f (%.3f/ms x %.3f ms), relative error %.2e\n",
          s->little_L, s->little_lambda_w, s->little_lambda, s->little_w_ms, s->little_rel_error);
+  print_services(run);
   printf("  cost                 %.1f ms wall, %lld events\n", wall_ms, (long long)s->events);
 }
 
@@ -476,7 +556,7 @@ static int sim_run_output(const eng_config *cfg, const origins *o, uint64_t seed
   if (json)
     print_json(run, cfg, &sum, wall_ms, o);
   else
-    print_text(cfg, &sum, wall_ms);
+    print_text(run, cfg, &sum, wall_ms);
   rc = 0;
   fflush(stdout); /* the summary first when --ticks-csv is "-" */
   if (csv_f) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "config_err.h"
+#include "graph_config.h"
 #include "eng_config.h"
 #include "telemetry_tables.h"
 
@@ -433,6 +434,7 @@ int eng_setting_names_file(const char *key) {
 }
 
 const eng_setting *eng_settings_find(const char *key) {
+  if (eng__graph_key(key)) return eng__graph_setting(key);
   for (size_t i = 0; i < NSETTINGS; i++)
     if (!strcmp(settings[i].key, key)) return &settings[i];
   return NULL;
@@ -710,22 +712,17 @@ static int set_text(eng_config *c, const eng_setting *s, const char *value, char
   return 0;
 }
 
-int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
-  const eng_setting *s = eng_settings_find(key);
-  if (!s) {
-    const char *sug = eng_settings_suggest(key);
-    if (sug)
-      seterr(err, errlen, "unknown setting '%s' (did you mean '%s'?)", key, sug);
-    else
-      seterr(err, errlen, "unknown setting '%s' (see 'stormsweep sim --list-settings')", key);
-    return -1;
-  }
-  char *field = (char *)c + s->offset;
+/* Parses value into field, the storage of setting s (its key spelt key in
+ * messages): every type but presets and text, which need the whole
+ * configuration (eng_config_set). Call graphs store a service's or an
+ * edge's settings through this too (graph_config.c). */
+int eng__setting_parse(const eng_setting *s, const char *key, void *field_p, const char *value,
+                       char *err, size_t errlen) {
+  char *field = field_p;
   double v;
   char names[256];
   switch (s->type) {
-  case ENG_SET_ENUM:
-  case ENG_SET_PRESET: {
+  case ENG_SET_ENUM: {
     char word[64];
     size_t n = 0;
     while (isspace((unsigned char)*value)) value++;
@@ -736,20 +733,8 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
     word[n] = 0;
     size_t rest = n;
     while (isspace((unsigned char)value[rest])) rest++;
-    /* "custom" is what get reports for hand-made policy settings, not a
-     * preset: taken as "change nothing" it would run whatever the other
-     * settings say under a name that promises something else. */
-    if (s->type == ENG_SET_PRESET && !strcmp(word, "custom") && !value[rest]) {
-      seterr(err, errlen,
-             "%s: 'custom' is not a preset (it is how settings changed one by one are "
-             "reported): choose naive or guarded, or set budget_ratio, backoff, "
-             "backoff_base_ms, backoff_cap_ms and deadline_drop themselves",
-             key);
-      return -1;
-    }
     for (int i = 0; s->names[i] && !value[rest]; i++)
       if (!strcmp(word, s->names[i])) {
-        if (s->type == ENG_SET_PRESET) return apply_preset(c, i);
         *(int32_t *)field = i;
         return 0;
       }
@@ -762,7 +747,9 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
   case ENG_SET_FLAGS:
     return parse_flags(s, value, (int32_t *)field, err, errlen);
   case ENG_SET_TEXT:
-    return set_text(c, s, value, err, errlen);
+  case ENG_SET_PRESET:
+    seterr(err, errlen, "%s: cannot be set here", key);
+    return -1;
   default:
     break;
   }
@@ -795,6 +782,48 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
   return 0;
 }
 
+int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
+  if (eng__graph_key(key)) return eng__graph_set(c, key, value, err, errlen);
+  const eng_setting *s = eng_settings_find(key);
+  if (!s) {
+    const char *sug = eng_settings_suggest(key);
+    if (sug)
+      seterr(err, errlen, "unknown setting '%s' (did you mean '%s'?)", key, sug);
+    else
+      seterr(err, errlen, "unknown setting '%s' (see 'stormsweep sim --list-settings')", key);
+    return -1;
+  }
+  if (s->type == ENG_SET_TEXT) return set_text(c, s, value, err, errlen);
+  if (s->type != ENG_SET_PRESET)
+    return eng__setting_parse(s, key, (char *)c + s->offset, value, err, errlen);
+  char word[64], names[256];
+  size_t n = 0;
+  while (isspace((unsigned char)*value)) value++;
+  while (value[n] && !isspace((unsigned char)value[n]) && n < sizeof word - 1) {
+    word[n] = value[n];
+    n++;
+  }
+  word[n] = 0;
+  size_t rest = n;
+  while (isspace((unsigned char)value[rest])) rest++;
+  /* "custom" is what get reports for hand-made policy settings, not a
+   * preset: taken as "change nothing" it would run whatever the other
+   * settings say under a name that promises something else. */
+  if (!strcmp(word, "custom") && !value[rest]) {
+    seterr(err, errlen,
+           "%s: 'custom' is not a preset (it is how settings changed one by one are "
+           "reported): choose naive or guarded, or set budget_ratio, backoff, "
+           "backoff_base_ms, backoff_cap_ms and deadline_drop themselves",
+           key);
+    return -1;
+  }
+  for (int i = 0; s->names[i] && !value[rest]; i++)
+    if (!strcmp(word, s->names[i])) return apply_preset(c, i);
+  describe_names(s->names, names, sizeof names);
+  seterr(err, errlen, "%s: must be one of %s, got '%s'", key, names, value);
+  return -1;
+}
+
 static void format_double(double v, char *buf, size_t len) {
   if (isinf(v))
     snprintf(buf, len, "inf");
@@ -810,10 +839,10 @@ static void format_double(double v, char *buf, size_t len) {
   if (!isinf(v) && strtod(shortbuf, NULL) == v && n < len) memcpy(buf, shortbuf, n + 1);
 }
 
-int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) {
-  const eng_setting *s = eng_settings_find(key);
-  if (!s || !len) return -1;
-  const char *field = (const char *)c + s->offset;
+/* Formats field, the storage of setting s, as eng__setting_parse reads it
+ * (every type but presets, which have no storage). */
+void eng__setting_format(const eng_setting *s, const void *field_p, char *buf, size_t len) {
+  const char *field = field_p;
   switch (s->type) {
   case ENG_SET_INT: snprintf(buf, len, "%d", (int)*(const int32_t *)field); break;
   case ENG_SET_INT64: snprintf(buf, len, "%lld", (long long)*(const int64_t *)field); break;
@@ -822,14 +851,7 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   case ENG_SET_ENUM: snprintf(buf, len, "%s", s->names[*(const int32_t *)field]); break;
   case ENG_SET_FLAGS: format_flags(s, *(const int32_t *)field, buf, len); break;
   case ENG_SET_TEXT: snprintf(buf, len, "%s", *field ? field : "none"); break;
-  case ENG_SET_PRESET: {
-    /* A preset has no state of its own: report the name whose settings match. */
-    const char *name = "custom";
-    for (int i = 0; s->names[i] && !strcmp(name, "custom"); i++)
-      if (preset_matches(c, i)) name = s->names[i];
-    snprintf(buf, len, "%s", name);
-    break;
-  }
+  case ENG_SET_PRESET: snprintf(buf, len, "custom"); break;
   case ENG_SET_WINDOWS: {
     const eng_windows *w = (const eng_windows *)field;
     size_t used = 0;
@@ -844,6 +866,21 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
     break;
   }
   }
+}
+
+int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) {
+  if (eng__graph_key(key)) return eng__graph_get(c, key, buf, len);
+  const eng_setting *s = eng_settings_find(key);
+  if (!s || !len) return -1;
+  if (s->type == ENG_SET_PRESET) {
+    /* A preset has no state of its own: report the name whose settings match. */
+    const char *name = "custom";
+    for (int i = 0; s->names[i] && !strcmp(name, "custom"); i++)
+      if (preset_matches(c, i)) name = s->names[i];
+    snprintf(buf, len, "%s", name);
+    return 0;
+  }
+  eng__setting_format(s, (const char *)c + s->offset, buf, len);
   return 0;
 }
 
@@ -851,6 +888,10 @@ double eng_config_get_number(const eng_config *c, const char *key) {
   const eng_setting *s = eng_settings_find(key);
   if (!s) return NAN;
   const char *field = (const char *)c + s->offset;
+  if (eng__graph_key(key)) {
+    field = eng__graph_field(c, key, &s);
+    if (!field) return NAN;
+  }
   switch (s->type) {
   case ENG_SET_INT:
   case ENG_SET_ENUM:
@@ -917,6 +958,7 @@ static void faults_extent(const eng_config *c, double *first, double *last) {
   windows_extent(&c->crash, first, last);
   windows_extent(&c->outage, first, last);
   windows_extent(&c->hot_key, first, last);
+  for (int k = 0; k < c->graph.n_services; k++) windows_extent(&c->graph.svc[k].brownout, first, last);
 }
 
 double eng_config_fault_clear_ms(const eng_config *c) {

@@ -12,6 +12,7 @@
 
 #include "config_err.h"
 #include "eng_config.h"
+#include "graph_config.h"
 
 
 static int check_windows(const eng_config *c, const eng_windows *w, const char *key, char *err,
@@ -27,6 +28,7 @@ static int check_windows(const eng_config *c, const eng_windows *w, const char *
 
 int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
   if (c->user_slo.n && eng_slo_check(&c->user_slo, err, errlen)) return -1;
+  if (eng__graph_validate(c, err, errlen)) return -1;
   int32_t ticks = eng_config_ticks(c);
   if (ticks < 1) {
     seterr(err, errlen, "horizon_ms / tick_ms must give 1 to 100000000 ticks (got %g / %g)",

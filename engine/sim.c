@@ -45,6 +45,7 @@
 
 #include "eng.h"
 #include "backoff.h"
+#include "graph.h"
 #include "breaker.h"
 #include "codel.h"
 #include "latency_hist.h"
@@ -93,6 +94,8 @@ enum {
   X_STALE = 2,  /* request mode: the server knows its deadline passed (deadline_drop) */
   X_CANCEL = 4, /* request mode: the client cancelled it (hedge_cancel) */
   X_REPLY = 8,  /* on the reply list: its overload error is on the way to the client */
+  X_GRAPH = 16, /* call graphs: on the reply list, its calls ended (graph_reply) */
+  X_ERROR = 32, /* ... and one of them failed: it answers with an error */
 };
 
 typedef struct shard {
@@ -283,6 +286,13 @@ struct eng_run {
   double *lat_series;          /* ENG_L_COUNT x lat_windows */
   size_t lat_series_cap;
   double user_recovery_ms;
+
+  /* Call graphs (graph.h): the services behind this one; off (NULL
+   * graph_on) for a single tier, whose engine never reaches it. */
+  uint8_t graph_on;
+  eng_graph_run *graph;
+  eng_service_summary *svc_sum; /* after the run: 1 + n_services */
+  size_t svc_sum_cap;
 };
 
 enum { LH_SEG = 0, LH_WIN = 1 + ENG_PHASE_COUNT, LH_COUNT }; /* eng_run.lh */
@@ -331,6 +341,8 @@ void eng_run_destroy(eng_run *r) {
   free(r->live);
   free(r->lh);
   free(r->lat_series);
+  eng_graph_destroy(r->graph);
+  free(r->svc_sum);
   free(r);
 }
 
@@ -752,8 +764,14 @@ static void shard_pump(eng_run *r, shard *s) {
   }
 }
 
+static void front_start(eng_run *r, shard *s, uint32_t i, int32_t d);
+
 static inline __attribute__((always_inline)) void shard_start(eng_run *r, shard *s, uint32_t i) {
   int32_t d = service_ticks(r, s);
+  if (__builtin_expect(r->graph_on, 0)) {
+    front_start(r, s, i, d);
+    return;
+  }
   if (d == 0) { /* finished within the tick; the worker stays free */
     attempt_answered(r, i);
     return;
@@ -770,6 +788,11 @@ static inline __attribute__((always_inline)) void shard_start(eng_run *r, shard 
 static inline __attribute__((always_inline)) void shard_start_sent(eng_run *r, shard *s,
                                                                     uint32_t i) {
   int32_t d = service_ticks(r, s);
+  if (__builtin_expect(r->graph_on, 0)) {
+    tq_push(r, i); /* its calls may outlast any timeout */
+    front_start(r, s, i, d);
+    return;
+  }
   if (d == 0) { /* finished within the tick; the worker stays free */
     attempt_answered(r, i);
     return;
@@ -1144,12 +1167,18 @@ static void on_timeout(eng_run *r, uint32_t i) {
 /* Overload errors from shed attempts (shed_reply = error), in shed order;
  * a retry they trigger may be shed and answered in turn. Called between
  * events only, so no event handler ever recurses through a shard. */
+static void graph_reply(eng_run *r, uint32_t i);
+
 static __attribute__((noinline)) void replies_deliver(eng_run *r) {
   while (r->reply_head != NIL) {
     uint32_t i = r->reply_head;
     r->reply_head = r->at[i].next;
     if (r->reply_head == NIL) r->reply_tail = NIL;
     r->at[i].x &= (uint8_t)~X_REPLY;
+    if (r->at[i].x & X_GRAPH) {
+      graph_reply(r, i);
+      continue;
+    }
     if (r->at[i].abandoned) { /* request mode: its request gave it up meanwhile */
       at_free(r, i);
       continue;
@@ -1166,6 +1195,70 @@ static __attribute__((noinline)) void replies_deliver(eng_run *r) {
 
 static inline void replies_drain(eng_run *r) {
   if (r->reply_head != NIL) replies_deliver(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* call graphs: the front's side (graph.h)                                    */
+
+/* The results of the graph's last call: an attempt whose calls succeeded
+ * does the rest of its own work (at once when none is left, through the
+ * reply list, as events end only between events); one whose call failed
+ * answers with an error. */
+static void graph_results(eng_run *r) {
+  size_t n;
+  const eng_graph_done *d = eng_graph_take(r->graph, &n);
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = d[k].i;
+    attempt *a = &r->at[i];
+    if (a->gen != d[k].gen) continue; /* (a front record outlives its calls) */
+    if (d[k].ok && d[k].post > 0) {
+      wheel_insert(r, i, r->now + d[k].post, EV_COMPLETE);
+      continue;
+    }
+    a->x |= (uint8_t)(X_GRAPH | X_REPLY | (d[k].ok ? 0 : X_ERROR));
+    a->next = NIL;
+    if (r->reply_tail == NIL) r->reply_head = i;
+    else r->at[r->reply_tail].next = i;
+    r->reply_tail = i;
+  }
+}
+
+/* The front's attempt i starts its work of d ticks on shard s, holding its
+ * worker until its calls and its work are done. */
+static __attribute__((noinline)) void front_start(eng_run *r, shard *s, uint32_t i, int32_t d) {
+  attempt *a = &r->at[i];
+  s->busy++;
+  int64_t expiry = (int64_t)a->sent + r->timeout_ticks;
+  if (r->reqs && r->rp.rq[a->req].deadline < expiry) expiry = r->rp.rq[a->req].deadline;
+  eng_graph_front_start(r->graph, r->now, i, a->gen, a->keyhash, (uint32_t)(s - r->sh), d,
+                        expiry > INT32_MAX ? INT32_MAX : (int32_t)expiry);
+  graph_results(r);
+}
+
+/* Front attempt i's calls ended now with no own work left (ok), or one of
+ * them failed (X_ERROR). */
+static __attribute__((noinline)) void graph_reply(eng_run *r, uint32_t i) {
+  attempt *a = &r->at[i];
+  uint32_t k = a->shard;
+  shard *s = &r->sh[k];
+  int failed = a->x & X_ERROR;
+  a->x &= (uint8_t)~(X_GRAPH | X_ERROR);
+  if (!failed || a->epoch != s->epoch) { /* answered, or lost with its crashed shard */
+    on_complete(r, i);
+    return;
+  }
+  s->busy--;
+  shard_release(r, a);
+  if (a->abandoned) {
+    at_free(r, i);
+  } else if (r->reqs) {
+    uint32_t retry = req_failed(r, i, ENG_FAIL_SHED, (int32_t)k, 1);
+    if (retry != NIL) client_send_req(r, retry);
+  } else {
+    uint32_t retry = client_failed(r, i, ENG_FAIL_SHED, (int32_t)k, 1);
+    if (retry != NIL) client_issue(r, retry);
+  }
+  if (r->sh[k].qhead != NIL) shard_pump(r, &r->sh[k]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2221,8 +2314,14 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   r->events = r->hops_total = r->admissions = 0;
   r->keys_remapped = 0;
   r->succ_peak_load = 0;
+  r->graph_on = c->graph.n_services > 0;
+  if (r->graph_on) {
+    if (!r->graph && !(r->graph = eng_graph_create())) goto oom;
+    if (eng_graph_prepare(r->graph, c, seed, r->ticks, &r->oom)) goto oom;
+  }
+  /* (the graph's events are not the wheel's: a call graph runs every tick) */
   r->skip_ok = !r->skip_off && !r->reqs && !r->closed && !r->prof &&
-               r->lim_kind == ENG_LIMITER_TOKEN_BUCKET;
+               r->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !r->graph_on;
   if (r->closed && users_prepare(r, seed)) goto oom;
   return 0;
 oom:
@@ -2305,6 +2404,11 @@ static void run_tick(eng_run *r, double u) {
   while (r->edge_pos < r->n_edges && r->edges[r->edge_pos].tick <= t) {
     fault_edge(r, &r->edges[r->edge_pos]);
     r->edge_pos++;
+    replies_drain(r);
+  }
+  if (__builtin_expect(r->graph_on, 0)) {
+    eng_graph_tick(r->graph, t);
+    graph_results(r);
     replies_drain(r);
   }
 
@@ -2393,6 +2497,7 @@ static void run_tick(eng_run *r, double u) {
       r->shard_queues[row * (size_t)c->shards + (size_t)k] = r->sh[k].qlen;
   }
   if (t >= r->little_begin && t < r->little_end) r->little_in_system += (double)r->in_flight;
+  if (__builtin_expect(r->graph_on, 0)) eng_graph_tick_end(r->graph, t, r->cur);
   if (r->fault_on[F_DETECT])
     for (int32_t k = 0; k < c->shards; k++)
       if (r->healthy[k] && r->sh[k].qlen + r->sh[k].busy > r->succ_peak_load)
@@ -2602,6 +2707,25 @@ int eng_run_simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary
   run_summarize(r, seed, out);
   latency_summarize(r, out);
   user_recovery(r, out);
+  if (r->graph_on) {
+    size_t n = (size_t)c->graph.n_services + 1;
+    if (ensure((void **)&r->svc_sum, &r->svc_sum_cap, n, sizeof *r->svc_sum)) {
+      snprintf(err, errlen, "out of memory summarizing the services");
+      return -1;
+    }
+    for (size_t k = 0; k < n; k++)
+      eng_graph_summarize(r->graph, &r->rule, out, (int)k, &r->svc_sum[k]);
+  }
+  return 0;
+}
+
+int32_t eng_run_services(const eng_run *r) {
+  return r->graph_on ? r->cfg->graph.n_services + 1 : 0;
+}
+
+int eng_run_service(const eng_run *r, int32_t k, eng_service_summary *out) {
+  if (k < 0 || k >= eng_run_services(r)) return -1;
+  *out = r->svc_sum[k];
   return 0;
 }
 

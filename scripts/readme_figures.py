@@ -87,7 +87,7 @@ class Sources:
             # refine resumes and leaves a decided file as it is
             self.sh(["refine", path, "-q", "-j", str(THREADS)])
             v = path
-        elif src in ("ablation", "load_ramp", "self_collapse", "closed_loop"):
+        elif src in ("ablation", "load_ramp", "self_collapse", "closed_loop", "three_tier"):
             v = self.sweep(src, os.path.join(ROOT, "sweeps", src + ".ini"))
         elif src == "limiters":
             # the grid's five limiters, and the aws row as its own run of the
@@ -807,6 +807,41 @@ def b_clients_as_shipped_table(S):
     return analyze_table(S, "clients_as_shipped")
 
 
+def b_three_tier_table(S):
+    """sweeps/three_tier.ini: one row per layering of retries (the three
+    edges' max_retries), one column per pair of inner-edge settings that
+    agree (both budgets 10% or none; both edges propagating the deadline or
+    neither): P(pass SLO) with its 95% Wilson interval, and the metastable
+    runs."""
+    d = json.loads(S.sh(["analyze", S.get("three_tier"), "--json"]))
+    edges = ("max_retries", "gateway->service.max_retries", "service->store.max_retries")
+    conds = [("inf", "off"), ("inf", "on"), ("0.1", "off"), ("0.1", "on")]
+    cells, layers = {}, []
+    for pt in d["points"]:
+        s = pt["settings_text"]
+        b = (s["gateway->service.budget_ratio"], s["service->store.budget_ratio"])
+        p = (s["gateway->service.deadline_propagation"], s["service->store.deadline_propagation"])
+        if b[0] != b[1] or p[0] != p[1]:
+            continue
+        lay = tuple(s[e] for e in edges)
+        if lay not in layers:
+            layers.append(lay)
+        w = pt["p_pass_wilson"]
+        cells[(lay, (b[0], p[0]))] = (f"{pt['p_pass']:.2f} [{w[0]:.2f}, {w[1]:.2f}]"
+                                      f"{' · ' + str(pt['metastable']) + ' meta' if pt['metastable'] else ''}")
+
+    def who(lay):
+        names = [n for n, r in zip(("clients", "gateway", "service"), lay) if r != "0"]
+        return "nobody" if not names else "everyone" if len(names) == 3 else " + ".join(names)
+
+    head = ["who retries (2 retries each)", "no budgets, deadline not passed", "no budgets, deadline passed",
+            "10% budgets, deadline not passed", "10% budgets, deadline passed"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for lay in sorted(layers):
+        out.append(f"| {who(lay)} | " + " | ".join(cells.get((lay, c), "–") for c in conds) + " |")
+    return "\n".join(out)
+
+
 BLOCKS = {
     "sim-naive": ("sim", b_sim_naive),
     "shedding-table": ("sim", b_shedding_table),
@@ -826,6 +861,7 @@ BLOCKS = {
     "closed-loop-table": ("closed_loop", b_closed_loop_table),
     "limiters-table": ("limiters", b_limiters_table),
     "clients-as-shipped-table": ("clients_as_shipped", b_clients_as_shipped_table),
+    "three-tier-table": ("three_tier", b_three_tier_table),
     "incident-replay": ("replay", b_incident_replay),
 }
 

@@ -106,9 +106,32 @@ static void sweep_keys_describe(char *buf, size_t len) {
                              !i ? "" : sweep_keys[i + 1] ? ", " : " or ", sweep_keys[i]);
 }
 
+/* Call graphs: [service NAME] and [call A->B] hold scenario settings of
+ * one service or edge, read as "NAME.key" and "A->B.key" (the engine's
+ * graph settings check the names). Returns 1 and the key prefix, 0 for
+ * another section, -1 for a graph section without its name. */
+static int graph_section(const char *name, char *prefix, size_t len) {
+  const char *rest = NULL;
+  if (!strncmp(name, "service", 7) && (!name[7] || name[7] == ' ')) rest = name + 7;
+  else if (!strncmp(name, "call", 4) && (!name[4] || name[4] == ' ')) rest = name + 4;
+  if (!rest) return 0;
+  while (*rest == ' ') rest++;
+  size_t n = strlen(rest);
+  while (n && rest[n - 1] == ' ') n--;
+  if (!n || n + 2 > len || memchr(rest, ' ', n) || memchr(rest, '.', n) ||
+      (name[0] == 'c') != (strstr(rest, "->") != NULL))
+    return -1;
+  memcpy(prefix, rest, n);
+  prefix[n] = '.';
+  prefix[n + 1] = 0;
+  return 1;
+}
+
 static int section_lookup(const char *name) {
   for (int i = SEC_SWEEP; i <= SEC_GRID; i++)
     if (!strcmp(name, section_names[i])) return i;
+  char prefix[80];
+  if (graph_section(name, prefix, sizeof prefix) == 1) return SEC_SCENARIO;
   return SEC_UNKNOWN;
 }
 
@@ -149,13 +172,23 @@ static char *reader(char *str, int num, void *stream) {
       if (n >= sizeof name) n = sizeof name - 1;
       memcpy(name, s + 1, n);
       name[n] = 0;
+      char prefix[80];
+      if (graph_section(name, prefix, sizeof prefix) < 0) {
+        fail(c, c->line,
+             "[%s] needs its name: [service NAME] for a service, [call A->B] for its calls",
+             name);
+        return NULL;
+      }
       if (section_lookup(name) == SEC_UNKNOWN) {
         static const char *const known[] = {"sweep", "scenario", "grid", NULL};
         const char *best = eng_suggest(name, known, (size_t)-1);
         if (best && *name)
           fail(c, c->line, "unknown section [%s] (did you mean [%s]?)", name, best);
         else
-          fail(c, c->line, "unknown section [%s] (expected [sweep], [scenario] or [grid])", name);
+          fail(c, c->line,
+               "unknown section [%s] (expected [sweep], [scenario], [grid], [service NAME] or "
+               "[call A->B])",
+               name);
         return NULL;
       }
     }
@@ -217,6 +250,11 @@ static int handler(void *user, const char *section, const char *name, const char
   parse_ctx *c = user;
   if (c->fail_line) return 1; /* report only the first problem */
   int sec = section_lookup(section);
+  char prefix[80], dotted[160];
+  if (graph_section(section, prefix, sizeof prefix) == 1) {
+    snprintf(dotted, sizeof dotted, "%s%s", prefix, name);
+    name = dotted;
+  }
   if (!*section) sec = SEC_NONE;
   if (c->indented && c->last >= 0 && c->entries[c->last].section == sec &&
       !strcmp(c->entries[c->last].key, name))
@@ -236,6 +274,11 @@ static int handler(void *user, const char *section, const char *name, const char
     sweep_keys_describe(keys, sizeof keys);
     return fail(c, c->line, "unknown key '%s' in [sweep] (expected %s)", name, keys);
   }
+  if (sec != SEC_SWEEP && !eng_settings_find(name) && strchr(name, '.'))
+    return fail(c, c->line,
+                "unknown setting '%s' in [%s] (a service has its server settings, calls, at "
+                "and error_rate; a call its client policy and fanout: docs/call-graphs.md)",
+                name, section);
   if (sec != SEC_SWEEP && !eng_settings_find(name)) {
     if (is_sweep_key(name))
       return fail(c, c->line, "'%s' belongs in [sweep]", name);

@@ -359,7 +359,7 @@ static void test_errors(void **state) {
               "t.ini:2: unknown setting 'capacity_factr' in [grid] (did you mean 'capacity_factor'?)");
   parse_fails("[grid]\nzzzzzz = 1\n", "t.ini:2: unknown setting 'zzzzzz' in [grid] (see");
   parse_fails("[scenarios]\nload = 0.5\n", "t.ini:1: unknown section [scenarios] (did you mean [scenario]?)");
-  parse_fails("[sweep]\n[foo]\n", "t.ini:2: unknown section [foo] (expected [sweep], [scenario] or [grid])");
+  parse_fails("[sweep]\n[foo]\n", "t.ini:2: unknown section [foo] (expected [sweep], [scenario], [grid], [service NAME] or [call A->B])");
   parse_fails("[scenario]\ncapacity_factor = 1.2x\n",
               "t.ini:2: capacity_factor: expected a number or inf, got '1.2x'");
   parse_fails("[scenario]\nshards = 4.5\n", "t.ini:2: shards: expected a whole number");

@@ -98,8 +98,8 @@ static void test_unknown_sections(void **state) {
   expect_error("[grdi]\nvnodes = 1\n", "t.ini:1: unknown section [grdi] (did you mean [grid]?)");
   expect_error("[Sweep]\n", "t.ini:1: unknown section [Sweep] (did you mean [sweep]?)");
   expect_error("[sweep]\n[foo]\n",
-               "t.ini:2: unknown section [foo] (expected [sweep], [scenario] or [grid])");
-  expect_error("[]\n", "t.ini:1: unknown section [] (expected [sweep], [scenario] or [grid])");
+               "t.ini:2: unknown section [foo] (expected [sweep], [scenario], [grid], [service NAME] or [call A->B])");
+  expect_error("[]\n", "t.ini:1: unknown section [] (expected [sweep], [scenario], [grid], [service NAME] or [call A->B])");
   /* a byte-order mark does not hide the header from the check */
   expect_error("\xEF\xBB\xBF[grids]\nvnodes = 10\n",
                "t.ini:1: unknown section [grids] (did you mean [grid]?)");
@@ -107,6 +107,22 @@ static void test_unknown_sections(void **state) {
                "t.ini:1: 'load' is outside a section (put it under [sweep], [scenario] or [grid])");
   expect_error("[grid]\nvnodes = 10\n  [scenario]\n",
                "t.ini:3: a section header must start at the beginning of its line");
+  /* call graphs: a service or call section names its service or edge */
+  expect_error("[service]\nworkers = 2\n",
+               "t.ini:1: [service] needs its name: [service NAME] for a service, [call A->B] "
+               "for its calls");
+  expect_error("[call api]\ntimeout_ms = 2\n",
+               "t.ini:1: [call api] needs its name: [service NAME] for a service, [call A->B] "
+               "for its calls");
+  expect_error("[service api]\ncalls = db\n[call api->db]\nhedge_attempts = 2\n",
+               "t.ini:4: unknown setting 'api->db.hedge_attempts' in [call api->db] (a service "
+               "has its server settings, calls, at and error_rate; a call its client policy and "
+               "fanout: docs/call-graphs.md)");
+  expect_error("[service api]\ncalls = db\n[call db->api]\nmax_retries = 2\n",
+               "t.ini:4: db->api.max_retries: db does not call api (list it in db.calls first)");
+  expect_ok("[service api]\nworkers = 4\ncalls = db\n[service db]\nworkers = 2\n"
+            "[call api->db]\nmax_retries = 1\n[grid]\napi->db.timeout_ms = 20, 40\n"
+            "db.shards = 1, 2\n");
 }
 
 static void test_unknown_keys(void **state) {

@@ -139,6 +139,26 @@ typedef struct eng_summary {
 /* A request's latency runs from its first send to its final answer: its
  * first success, or its failure after the last retry, at its deadline or at
  * a local refusal, backoff waits included. Its final status: */
+/* Call graphs: what one service did in a run (eng_run_service). */
+typedef struct eng_service_summary {
+  char name[ENG_NAME_MAX];
+  int32_t outcome;          /* the outcome rule on the service's own traces (the front: the run's) */
+  double recovery_ms;       /* NaN unless recovered */
+  int64_t calls;            /* calls made to it: first attempts (the front: new requests) */
+  int64_t attempts, retries, successes;
+  int64_t errors;           /* answered with an error: error_rate, or a call of its own failed */
+  int64_t rejected;         /* refused by a full queue */
+  int64_t dropped;          /* dropped unserved, their deadline passed (deadline_drop) */
+  int64_t timeouts;         /* attempts their callers gave up at a timeout or deadline */
+  int64_t wasted;           /* work finished after its caller gave up */
+  int64_t budget_refused;   /* retries the callers' retry budgets refused */
+  int64_t failed_calls;     /* calls that failed after their retries (the front: requests) */
+  double amplification;     /* attempts here per front request */
+  double work_ms;           /* worker time spent here per front request, ms (NaN: the front) */
+  double busy_share;        /* worker time used / worker time there was (NaN: the front) */
+  double peak_queue;        /* the most attempts waiting in its queues at once */
+} eng_service_summary;
+
 typedef enum eng_status {
   ENG_ST_OK,       /* answered in time */
   ENG_ST_TIMEOUT,  /* its last attempt timed out (or was lost) */
@@ -292,6 +312,11 @@ int eng_run_latency_export(const eng_run *run, int phase, eng_lat_export *out);
 
 /* The configuration of the last simulation (NULL before the first). */
 const eng_config *eng_run_config(const eng_run *run);
+
+/* Call graphs: the services of the last run (the front and those behind
+ * it; 0 for a single tier), and service k's summary (0: the front). */
+int32_t eng_run_services(const eng_run *run);
+int eng_run_service(const eng_run *run, int32_t k, eng_service_summary *out);
 
 /* Optional per-shard queue depth matrix (rows x shards, row-major, a row's
  * last tick's depths); NULL unless cfg->record_shard_queues was set and

@@ -106,6 +106,47 @@ typedef struct eng_slo {
  * why (recovery.c). */
 int eng_slo_check(const eng_slo *slo, char *err, size_t errlen);
 
+/* Call graphs (docs/call-graphs.md): services behind the front one, and
+ * the calls between them. The front service is the cluster the settings
+ * above describe, and the external clients keep the client policy above;
+ * a downstream service has its own server model, and each call edge its
+ * own client policy, as the caller's processes keep it. With no service
+ * declared (n_services = 0) a run is the single tier, unchanged. */
+#define ENG_MAX_SERVICES 8      /* downstream services */
+#define ENG_MAX_EDGES 16        /* call edges in a graph */
+#define ENG_NAME_MAX 32         /* bytes of a service name with its NUL */
+#define ENG_FRONT 0             /* the front service's index; downstream k is k + 1 */
+
+typedef struct eng_service {
+  char name[ENG_NAME_MAX];
+  int32_t shards, workers, service_dist, vnodes, deadline_drop, brownout_shard;
+  double service_mean_ms, service_sigma, queue_capacity;
+  double error_rate;       /* share of attempts that fail with an error after their work */
+  double at;               /* share of its own work done before its calls (0: calls first) */
+  eng_windows brownout;    /* slowed to brownout_factor (the shard brownout_shard, or all: -1) */
+  double brownout_factor;
+} eng_service;
+
+typedef struct eng_call_edge {
+  int32_t from, to;        /* service indexes (ENG_FRONT, or downstream k + 1) */
+  int32_t stage;           /* the caller's calls go stage by stage; one stage's in parallel */
+  double timeout_ms, deadline_ms;
+  int32_t deadline_propagation; /* the callee gets the rest of the caller's deadline */
+  int32_t retry_on, max_retries, backoff;
+  double backoff_base_ms, backoff_cap_ms, backoff_multiplier;
+  double budget_ratio, budget_max_tokens; /* per client process of the caller (its shard) */
+  double fanout;           /* calls per caller attempt: whole part, and the fraction's chance of one more */
+} eng_call_edge;
+
+typedef struct eng_graph {
+  char front[ENG_NAME_MAX]; /* the front service's name ("" until a service is named) */
+  double front_at;          /* the front's at */
+  double front_error_rate;  /* the front's error_rate */
+  int32_t n_services, n_edges;
+  eng_service svc[ENG_MAX_SERVICES];
+  eng_call_edge edge[ENG_MAX_EDGES];
+} eng_graph;
+
 typedef struct eng_config {
   /* time */
   double tick_ms, horizon_ms;
@@ -188,6 +229,7 @@ typedef struct eng_config {
   double collapse_requests;                  /* expected new requests per collapse window */
   int32_t record_shard_queues;
   double memory_limit_mb;                    /* a run needing more fails alone (inf: none) */
+  eng_graph graph;  /* set through "NAME.key" and "A->B.key" (graph_config.c) */
 } eng_config;
 
 typedef enum {
@@ -250,6 +292,11 @@ const char *eng_suggest(const char *word, const char *const *cands, size_t n);
  * "retry_limiter = envoy, and budget_ratio is read by the token_bucket
  * limiter only". A sweep refuses an axis that is dead at every grid point. */
 int eng_setting_live(const eng_config *cfg, const char *key, char *why, size_t len);
+
+/* Call graphs: the i-th key ("store.workers", "api->store.max_retries")
+ * of cfg's services and edges, for listing them all; -1 past the last (and
+ * for a single tier). */
+int eng_graph_key(const eng_config *cfg, size_t i, char *key, size_t len);
 
 /* Parses value for key into cfg. Returns 0, or -1 with a message such as
  * "capacity_factor: must be >= 1 or inf, got 0.5". */

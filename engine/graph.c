@@ -1,0 +1,734 @@
+/*
+ * graph.c — the services behind the front one, and the calls between
+ * them (graph.h; the model is docs/call-graphs.md).
+ *
+ * A service is shards of `workers` each, a FIFO queue per shard of
+ * queue_capacity, and a consistent-hash ring (router.h) placing a call's
+ * key. An attempt that starts work holds its worker for its whole life,
+ * as a thread-per-request server does: its own work before its calls (the
+ * share `at`), the calls stage by stage (a stage's calls in parallel), and
+ * the rest of its work. A call that fails after its retries fails its
+ * caller's attempt, which answers with an error; the front's attempts end
+ * the same way in sim.c, whose client treats that error as an overload
+ * error (retry_on's `shed`).
+ *
+ * Each edge's client policy is kept by the caller's client processes (its
+ * shards): a timeout per attempt, a deadline per call (with
+ * deadline_propagation no later than the caller's own, and known to the
+ * callee, whose deadline_drop then drops it unserved), max_retries, retry_on,
+ * backoff, and the budget_ratio token bucket per client process.
+ *
+ * Records live in pools addressed by 32-bit index and recycled through free
+ * lists, with generation counters for stale references; events sit in a
+ * timing wheel of WHEEL buckets, a far event waiting in its bucket for its
+ * lap. Every operation is O(1) but the stage walk (a service's edges).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "graph.h"
+#include "limiter.h"
+#include "rng.h"
+#include "router.h"
+#include "variates.h"
+
+#define GNIL UINT32_MAX
+#define WHEEL 4096u
+#define NO_TICK INT32_MAX
+
+enum { ST_QUEUED, ST_PRE, ST_CALLS, ST_POST }; /* an attempt's state */
+enum { EV_WORK, EV_TIMEOUT, EV_RETRY };         /* event kinds */
+enum { STREAM_GRAPH = 16 };                     /* beside sim.c's streams */
+
+typedef struct g_att {
+  uint32_t next;          /* shard queue or free list */
+  uint32_t gen;
+  uint32_t call, call_gen; /* the call it answers (the front: sim.c's attempt and gen) */
+  uint32_t keyhash;
+  int32_t sent;
+  int32_t deadline;       /* the deadline it knows (NO_TICK: none) */
+  int32_t post;           /* its own work after its calls, ticks */
+  uint16_t svc, shard;
+  uint8_t state, stage, failed;
+  uint16_t pending;       /* calls of the stage not yet ended, plus one while they start */
+} g_att;
+
+typedef struct g_call {
+  uint32_t next, gen;     /* free list */
+  uint32_t parent, parent_gen;
+  uint32_t att, att_gen;  /* the attempt in flight; GNIL: none */
+  uint32_t keyhash;
+  int32_t deadline;       /* NO_TICK: none */
+  uint16_t edge, tries, client;
+} g_call;
+
+typedef struct g_event {
+  uint32_t next, id, gen;
+  int32_t due;
+  uint16_t tries;
+  uint8_t kind;
+} g_event;
+
+typedef struct g_shard {
+  uint32_t qhead, qtail;
+  int32_t qlen, busy;
+} g_shard;
+
+/* A service's per-tick traces, for the outcome rule (ticks each). */
+enum { TR_QUEUE, TR_SUCC, TR_NEW, TR_ATT, TR_WASTED, TR_COUNT };
+
+typedef struct g_service {
+  const eng_service *cfg;
+  g_shard *sh;
+  eng_ring ring;
+  double mean_ticks, mu, q_cap, error_rate, at;
+  int32_t queued, first_edge, n_edges; /* its calls: edges[first_edge ..] by stage */
+  int32_t last_stage;
+  int32_t bo_on;        /* in a brownout now */
+  int32_t cur[TR_COUNT];
+  int32_t *tr;          /* TR_COUNT x ticks */
+  eng_service_summary sum;
+  double busy_ticks;
+} g_service;
+
+typedef struct g_edge {
+  const eng_call_edge *cfg;
+  int32_t timeout, deadline; /* ticks; NO_TICK: none */
+  double *tokens;            /* per client process of the caller */
+  int tb_on;
+} g_edge;
+
+struct eng_graph_run {
+  const eng_config *c;
+  int32_t now, ticks;
+  jmp_buf *oom;
+  eng_rng rng;
+  uint64_t key_seed;
+  g_service svc[ENG_MAX_SERVICES + 1]; /* [ENG_FRONT]: the front's calls and totals */
+  int32_t n_svc;
+  g_edge edge[ENG_MAX_EDGES];
+  int32_t order[ENG_MAX_EDGES];        /* edges by (caller, stage) */
+  g_att *at;
+  uint32_t at_cap, at_free;
+  g_call *cl;
+  uint32_t cl_cap, cl_free;
+  g_event *ev;
+  uint32_t ev_cap, ev_free;
+  uint32_t wheel[WHEEL];
+  eng_graph_done *done;
+  size_t n_done, done_cap;
+  double front_totals[ENG_M_COUNT];
+};
+
+eng_graph_run *eng_graph_create(void) { return calloc(1, sizeof(eng_graph_run)); }
+
+void eng_graph_destroy(eng_graph_run *g) {
+  if (!g) return;
+  for (int k = 0; k <= ENG_MAX_SERVICES; k++) {
+    free(g->svc[k].sh);
+    free(g->svc[k].tr);
+    eng_ring_free(&g->svc[k].ring);
+  }
+  for (int e = 0; e < ENG_MAX_EDGES; e++) free(g->edge[e].tokens);
+  free(g->at);
+  free(g->cl);
+  free(g->ev);
+  free(g->done);
+  free(g);
+}
+
+/* ---- pools ---- */
+
+static void *grow(eng_graph_run *g, void *p, uint32_t *cap, size_t elem) {
+  uint32_t n = *cap ? *cap * 2 : 1024;
+  void *q = n > *cap ? realloc(p, (size_t)n * elem) : NULL;
+  if (!q) longjmp(*g->oom, 1);
+  *cap = n;
+  return q;
+}
+
+/* Pops a record from a pool's free list, growing the pool (and linking the
+ * new records into the list) when it is empty. */
+#define POOL_ALLOC(g, arr, cap, freel, type)                                   \
+  do {                                                                          \
+    if ((g)->freel == GNIL) {                                                   \
+      uint32_t old = (g)->cap;                                                  \
+      (g)->arr = grow((g), (g)->arr, &(g)->cap, sizeof(type));                  \
+      for (uint32_t q = (g)->cap; q-- > old;) {                                 \
+        (g)->arr[q].next = (g)->freel;                                          \
+        (g)->arr[q].gen = 0;                                                    \
+        (g)->freel = q;                                                         \
+      }                                                                         \
+    }                                                                           \
+  } while (0)
+
+static uint32_t att_alloc(eng_graph_run *g) {
+  POOL_ALLOC(g, at, at_cap, at_free, g_att);
+  uint32_t i = g->at_free;
+  g->at_free = g->at[i].next;
+  return i;
+}
+
+static void att_free(eng_graph_run *g, uint32_t i) {
+  g->at[i].gen++;
+  g->at[i].next = g->at_free;
+  g->at_free = i;
+}
+
+static uint32_t call_alloc(eng_graph_run *g) {
+  POOL_ALLOC(g, cl, cl_cap, cl_free, g_call);
+  uint32_t i = g->cl_free;
+  g->cl_free = g->cl[i].next;
+  return i;
+}
+
+static void call_free(eng_graph_run *g, uint32_t i) {
+  g->cl[i].gen++;
+  g->cl[i].next = g->cl_free;
+  g->cl_free = i;
+}
+
+static void event_add(eng_graph_run *g, int kind, uint32_t id, uint32_t gen, uint16_t tries,
+                      int32_t due) {
+  if (due >= g->ticks) return; /* past the horizon: it never happens in this run */
+  POOL_ALLOC(g, ev, ev_cap, ev_free, g_event);
+  uint32_t e = g->ev_free;
+  g->ev_free = g->ev[e].next;
+  g_event *x = &g->ev[e];
+  x->kind = (uint8_t)kind;
+  x->id = id;
+  x->gen = gen;
+  x->tries = tries;
+  x->due = due;
+  uint32_t *b = &g->wheel[(uint32_t)due & (WHEEL - 1)];
+  x->next = *b;
+  *b = e;
+}
+
+/* ---- set up ---- */
+
+static int32_t ticks_of(const eng_config *c, double ms) {
+  if (isinf(ms)) return NO_TICK;
+  double t = floor(ms / c->tick_ms + 0.5);
+  return t < 1 ? 1 : t > 1e9 ? 1000000000 : (int32_t)t;
+}
+
+/* 1 when edge a goes before edge b: by caller, then stage. */
+static int edge_before(const eng_call_edge *a, const eng_call_edge *b) {
+  return a->from != b->from ? a->from < b->from : a->stage < b->stage;
+}
+
+static int service_prepare(eng_graph_run *g, int k, const eng_service *s, uint64_t seed) {
+  g_service *v = &g->svc[k];
+  const eng_config *c = g->c;
+  v->cfg = s;
+  v->sh = realloc(v->sh, (size_t)s->shards * sizeof *v->sh);
+  if (!v->sh) return -1;
+  for (int32_t i = 0; i < s->shards; i++) v->sh[i] = (g_shard){GNIL, GNIL, 0, 0};
+  if (eng_ring_build(&v->ring, s->shards, s->vnodes, NULL, (uint32_t)(seed >> 7) + (uint32_t)k))
+    return -1;
+  v->mean_ticks = s->service_mean_ms / c->tick_ms;
+  v->mu = log(v->mean_ticks) - s->service_sigma * s->service_sigma / 2;
+  v->q_cap = s->queue_capacity;
+  v->error_rate = s->error_rate;
+  v->at = s->at;
+  free(v->tr);
+  v->tr = calloc((size_t)TR_COUNT * (size_t)g->ticks, sizeof *v->tr);
+  if (!v->tr) return -1;
+  return 0;
+}
+
+int eng_graph_prepare(eng_graph_run *g, const eng_config *c, uint64_t seed, int32_t ticks,
+                      jmp_buf *oom) {
+  const eng_graph *gr = &c->graph;
+  g->c = c;
+  g->ticks = ticks;
+  g->now = 0;
+  g->oom = oom;
+  eng_rng_seed(&g->rng, seed, STREAM_GRAPH);
+  g->key_seed = seed ^ 0x5851f42d4c957f2dULL;
+  g->n_svc = gr->n_services + 1;
+  /* the front: its calls and its share; its server is sim.c's */
+  memset(&g->svc[ENG_FRONT].sum, 0, sizeof g->svc[ENG_FRONT].sum);
+  g->svc[ENG_FRONT].cfg = NULL;
+  g->svc[ENG_FRONT].at = gr->front_at;
+  g->svc[ENG_FRONT].error_rate = gr->front_error_rate;
+  for (int k = 0; k < gr->n_services; k++) {
+    if (service_prepare(g, k + 1, &gr->svc[k], seed)) return -1;
+    memset(&g->svc[k + 1].sum, 0, sizeof g->svc[k + 1].sum);
+    g->svc[k + 1].busy_ticks = 0;
+    g->svc[k + 1].queued = 0;
+    memset(g->svc[k + 1].cur, 0, sizeof g->svc[k + 1].cur);
+  }
+  for (int e = 0; e < gr->n_edges; e++) {
+    g_edge *x = &g->edge[e];
+    const eng_call_edge *ce = &gr->edge[e];
+    x->cfg = ce;
+    x->timeout = ticks_of(c, ce->timeout_ms);
+    x->deadline = ticks_of(c, ce->deadline_ms);
+    x->tb_on = !isinf(ce->budget_ratio);
+    int32_t clients = ce->from == ENG_FRONT ? c->shards : gr->svc[ce->from - 1].shards;
+    free(x->tokens);
+    x->tokens = malloc((size_t)clients * sizeof *x->tokens);
+    if (!x->tokens) return -1;
+    for (int32_t i = 0; i < clients; i++) x->tokens[i] = ce->budget_max_tokens;
+    /* insertion by (caller, stage), stable: a graph has few edges */
+    int32_t j = e;
+    while (j > 0 && edge_before(ce, &gr->edge[g->order[j - 1]])) {
+      g->order[j] = g->order[j - 1];
+      j--;
+    }
+    g->order[j] = e;
+  }
+  for (int k = 0; k < g->n_svc; k++) {
+    g->svc[k].first_edge = 0;
+    g->svc[k].n_edges = 0;
+    g->svc[k].last_stage = -1;
+  }
+  for (int j = gr->n_edges - 1; j >= 0; j--) {
+    const eng_call_edge *ce = &gr->edge[g->order[j]];
+    g_service *v = &g->svc[ce->from];
+    v->first_edge = j;
+    v->n_edges++;
+    if (ce->stage > v->last_stage) v->last_stage = ce->stage;
+  }
+  /* everything alive goes back to the free lists */
+  g->at_free = g->cl_free = g->ev_free = GNIL;
+  for (uint32_t q = g->at_cap; q-- > 0;) att_free(g, q);
+  for (uint32_t q = g->cl_cap; q-- > 0;) call_free(g, q);
+  for (uint32_t q = g->ev_cap; q-- > 0;) {
+    g->ev[q].next = g->ev_free;
+    g->ev_free = q;
+  }
+  for (uint32_t b = 0; b < WHEEL; b++) g->wheel[b] = GNIL;
+  g->n_done = 0;
+  memset(g->front_totals, 0, sizeof g->front_totals);
+  return 0;
+}
+
+/* ---- the attempt at a service ---- */
+
+static void att_reply(eng_graph_run *g, uint32_t a, int ok);
+static void stage_run(eng_graph_run *g, uint32_t a);
+
+static int in_window(const eng_windows *w, double ms) {
+  for (int i = 0; i < w->count; i++)
+    if (ms >= w->w[i].start_ms && ms < w->w[i].start_ms + w->w[i].duration_ms) return 1;
+  return 0;
+}
+
+/* Its work in ticks, rounded by floor(x + U) so the mean is exact; a
+ * brownout at its start slows all of it (a stalled shard never ends it). */
+static int32_t work_ticks(eng_graph_run *g, g_service *v, uint32_t shard) {
+  const eng_service *s = v->cfg;
+  double x;
+  if (s->service_dist == ENG_SERVICE_DET) x = v->mean_ticks;
+  else if (s->service_dist == ENG_SERVICE_LOGNORMAL)
+    x = exp(v->mu + s->service_sigma * eng_rng_normal(&g->rng));
+  else
+    x = eng_rng_exp(&g->rng, v->mean_ticks);
+  if (s->brownout.count && (s->brownout_shard < 0 || (uint32_t)s->brownout_shard == shard) &&
+      in_window(&s->brownout, (double)g->now * g->c->tick_ms))
+    x = s->brownout_factor > 0 ? x / s->brownout_factor : 2e9;
+  double d = x + eng_rng_uniform(&g->rng);
+  return d > 1e9 ? 1000000000 : (int32_t)d;
+}
+
+/* Its own work (d ticks) begins: the share before its calls, then they. */
+static void work_begin(eng_graph_run *g, uint32_t a, int32_t d) {
+  g_att *x = &g->at[a];
+  int32_t pre = (int32_t)floor(g->svc[x->svc].at * d + 0.5);
+  x->post = d - pre;
+  g->svc[x->svc].busy_ticks += pre; /* the rest counts once it starts */
+  x->stage = 0;
+  x->failed = 0;
+  if (pre > 0) {
+    x->state = ST_PRE;
+    event_add(g, EV_WORK, a, x->gen, 0, g->now + pre);
+  } else {
+    x->state = ST_CALLS;
+    stage_run(g, a);
+  }
+}
+
+/* The attempt ends at its service: the worker goes to the next queued
+ * attempt (or one dropped for its passed deadline), the caller hears. */
+static void att_finish(eng_graph_run *g, uint32_t a, int ok);
+
+static void shard_next(eng_graph_run *g, g_service *v, uint32_t shard) {
+  g_shard *s = &v->sh[shard];
+  while (s->busy < v->cfg->workers && s->qhead != GNIL) {
+    uint32_t a = s->qhead;
+    g_att *x = &g->at[a];
+    s->qhead = x->next;
+    if (s->qhead == GNIL) s->qtail = GNIL;
+    s->qlen--;
+    v->queued--;
+    if (v->cfg->deadline_drop && x->deadline <= g->now) {
+      v->sum.dropped++;
+      att_reply(g, a, 0);
+      continue;
+    }
+    s->busy++;
+    int32_t d = work_ticks(g, v, shard);
+    work_begin(g, a, d);
+  }
+}
+
+static void att_finish(eng_graph_run *g, uint32_t a, int ok) {
+  g_att *x = &g->at[a];
+  g_service *v = &g->svc[x->svc];
+  if (x->svc == ENG_FRONT) { /* the front's work and its end are sim.c's: its error comes now */
+    if (ok && v->error_rate > 0 && eng_rng_uniform(&g->rng) < v->error_rate) ok = 0;
+    att_reply(g, a, ok);
+    return;
+  }
+  uint32_t shard = x->shard;
+  v->sh[shard].busy--;
+  if (ok && v->error_rate > 0 && eng_rng_uniform(&g->rng) < v->error_rate) ok = 0;
+  if (!ok) v->sum.errors++;
+  att_reply(g, a, ok);
+  shard_next(g, v, shard);
+}
+
+/* ---- calls ---- */
+
+static void call_send(eng_graph_run *g, uint32_t ci);
+
+static void call_end(eng_graph_run *g, uint32_t ci, int ok) {
+  g_call *c = &g->cl[ci];
+  uint32_t p = c->parent;
+  if (!ok) g->svc[g->edge[c->edge].cfg->to].sum.failed_calls++;
+  call_free(g, ci);
+  g_att *x = &g->at[p];
+  if (!ok) x->failed = 1;
+  if (--x->pending == 0) {
+    x->stage++;
+    stage_run(g, p);
+  }
+}
+
+/* The attempt of call ci failed with kind (eng_failure): a retry, after
+ * backoff, if the policy, the budget and the deadline allow one. */
+static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
+  g_call *c = &g->cl[ci];
+  const g_edge *e = &g->edge[c->edge];
+  const eng_call_edge *ce = e->cfg;
+  g_service *to = &g->svc[ce->to];
+  if (!(ce->retry_on & (1 << kind)) || c->tries > ce->max_retries || g->now >= c->deadline) {
+    call_end(g, ci, 0);
+    return;
+  }
+  if (e->tb_on) {
+    double total = 0;
+    if (!eng_limiter_tb_spend(&e->tokens[c->client], &total)) {
+      to->sum.budget_refused++;
+      call_end(g, ci, 0);
+      return;
+    }
+  }
+  double sleep = 0;
+  if (ce->backoff != ENG_BACKOFF_NONE && ce->backoff_cap_ms > 0)
+    sleep = eng_backoff_ms(ce->backoff, ce->backoff_base_ms, ce->backoff_cap_ms,
+                           ce->backoff_multiplier, c->tries - 1, 0, eng_rng_uniform(&g->rng));
+  int32_t delay = (int32_t)floor(sleep / g->c->tick_ms + 0.5);
+  if (delay <= 0) {
+    call_send(g, ci);
+    return;
+  }
+  if ((int64_t)g->now + delay >= c->deadline) { /* it would wake past its deadline */
+    call_end(g, ci, 0);
+    return;
+  }
+  event_add(g, EV_RETRY, ci, c->gen, c->tries, g->now + delay);
+}
+
+/* An attempt of call ci goes to its service: a worker, the queue, or a
+ * full queue's refusal. */
+static void call_send(eng_graph_run *g, uint32_t ci) {
+  g_call *c = &g->cl[ci];
+  const g_edge *e = &g->edge[c->edge];
+  const eng_call_edge *ce = e->cfg;
+  g_service *v = &g->svc[ce->to];
+  c->tries++;
+  v->sum.attempts++;
+  v->cur[TR_ATT]++;
+  if (c->tries > 1) v->sum.retries++;
+  else {
+    v->sum.calls++;
+    v->cur[TR_NEW]++;
+    if (e->tb_on) {
+      double total = 0;
+      eng_limiter_tb_deposit(&e->tokens[c->client], &total, ce->budget_ratio,
+                             ce->budget_max_tokens);
+    }
+  }
+  int32_t expiry = e->timeout == NO_TICK ? NO_TICK : g->now + e->timeout;
+  if (c->deadline < expiry) expiry = c->deadline;
+  int32_t pt = eng_ring_find(&v->ring, c->keyhash);
+  uint32_t shard = v->ring.points[pt].shard;
+  g_shard *s = &v->sh[shard];
+  if (s->busy >= v->cfg->workers && s->qlen >= v->q_cap) {
+    v->sum.rejected++;
+    call_failed(g, ci, ENG_FAIL_REJECTED);
+    return;
+  }
+  uint32_t a = att_alloc(g);
+  c = &g->cl[ci]; /* (pools do not move each other, but keep the habit) */
+  g_att *x = &g->at[a];
+  x->call = ci;
+  x->call_gen = c->gen;
+  x->keyhash = c->keyhash;
+  x->sent = g->now;
+  x->deadline = ce->deadline_propagation ? c->deadline : NO_TICK;
+  x->svc = (uint16_t)ce->to;
+  x->shard = (uint16_t)shard;
+  x->pending = 0;
+  c->att = a;
+  c->att_gen = x->gen;
+  if (expiry != NO_TICK) event_add(g, EV_TIMEOUT, ci, c->gen, c->tries, expiry);
+  if (s->busy < v->cfg->workers) {
+    s->busy++;
+    int32_t d = work_ticks(g, v, shard);
+    work_begin(g, a, d);
+    return;
+  }
+  x->state = ST_QUEUED;
+  x->next = GNIL;
+  if (s->qhead == GNIL) s->qhead = a;
+  else g->at[s->qtail].next = a;
+  s->qtail = a;
+  s->qlen++;
+  v->queued++;
+}
+
+static uint32_t child_key(eng_graph_run *g, uint32_t key, int32_t edge, int32_t j) {
+  uint64_t x = g->key_seed ^ ((uint64_t)key << 20) ^ ((uint64_t)edge << 8) ^ (uint64_t)j;
+  return (uint32_t)eng_splitmix64(&x);
+}
+
+/* Makes attempt a's calls of its current stage; with none left, its calls
+ * are over: the rest of its work, or its failure. */
+static void stage_run(eng_graph_run *g, uint32_t a) {
+  for (;;) {
+    g_att *x = &g->at[a];
+    g_service *v = &g->svc[x->svc];
+    if (x->failed || (int32_t)x->stage > v->last_stage) break;
+    x->pending = 1; /* held while the stage's calls start: one may end at once */
+    for (int32_t j = v->first_edge; j < v->first_edge + v->n_edges; j++) {
+      int32_t ei = g->order[j];
+      const g_edge *e = &g->edge[ei];
+      if (e->cfg->stage != x->stage) continue;
+      double f = e->cfg->fanout;
+      int32_t n = (int32_t)f;
+      if (f > n && eng_rng_uniform(&g->rng) < f - n) n++;
+      for (int32_t k = 0; k < n; k++) {
+        uint32_t ci = call_alloc(g);
+        x = &g->at[a];
+        g_call *c = &g->cl[ci];
+        c->parent = a;
+        c->parent_gen = x->gen;
+        c->att = GNIL;
+        c->keyhash = child_key(g, x->keyhash, ei, k);
+        c->edge = (uint16_t)ei;
+        c->tries = 0;
+        c->client = x->shard; /* the caller's process: its shard */
+        int32_t dl = e->deadline == NO_TICK ? NO_TICK : g->now + e->deadline;
+        if (e->cfg->deadline_propagation && x->deadline < dl) dl = x->deadline;
+        c->deadline = dl;
+        x->pending++;
+        if (g->now >= dl) call_end(g, ci, 0); /* no time left: never sent */
+        else call_send(g, ci);
+      }
+    }
+    x = &g->at[a];
+    if (--x->pending) return; /* the stage's last call to end goes on (call_end) */
+    x->stage++;
+  }
+  g_att *x = &g->at[a];
+  if (x->failed) {
+    att_finish(g, a, 0);
+    return;
+  }
+  if (x->svc == ENG_FRONT || x->post <= 0) {
+    att_finish(g, a, 1);
+    return;
+  }
+  x->state = ST_POST;
+  g->svc[x->svc].busy_ticks += x->post;
+  event_add(g, EV_WORK, a, x->gen, 0, g->now + x->post);
+}
+
+/* Attempt a answers its caller: the front's to sim.c, another's to its
+ * call (if the call still waits for it: not timed out, not ended). */
+static void att_reply(eng_graph_run *g, uint32_t a, int ok) {
+  g_att *x = &g->at[a];
+  if (x->svc == ENG_FRONT) {
+    if (g->n_done == g->done_cap) {
+      size_t n = g->done_cap ? g->done_cap * 2 : 256;
+      eng_graph_done *d = realloc(g->done, n * sizeof *d);
+      if (!d) longjmp(*g->oom, 1);
+      g->done = d;
+      g->done_cap = n;
+    }
+    g->done[g->n_done++] = (eng_graph_done){x->call, x->call_gen, ok ? x->post : 0, ok};
+    att_free(g, a);
+    return;
+  }
+  g_service *v = &g->svc[x->svc];
+  uint32_t ci = x->call;
+  g_call *c = &g->cl[ci];
+  int waited = c->gen == x->call_gen && c->att == a && c->att_gen == x->gen;
+  att_free(g, a);
+  if (!waited) {
+    if (ok) {
+      v->sum.wasted++;
+      v->cur[TR_WASTED]++;
+    }
+    return;
+  }
+  c->att = GNIL;
+  if (ok) {
+    v->sum.successes++;
+    v->cur[TR_SUCC]++;
+    call_end(g, ci, 1);
+  } else {
+    call_failed(g, ci, ENG_FAIL_SHED);
+  }
+}
+
+/* ---- sim.c's side ---- */
+
+void eng_graph_front_start(eng_graph_run *g, int32_t now, uint32_t i, uint32_t gen,
+                           uint32_t keyhash, uint32_t shard, int32_t d, int32_t expiry) {
+  g->now = now;
+  uint32_t a = att_alloc(g);
+  g_att *x = &g->at[a];
+  x->call = i;
+  x->call_gen = gen;
+  x->keyhash = keyhash;
+  x->sent = now;
+  x->deadline = expiry;
+  x->svc = ENG_FRONT;
+  x->shard = (uint16_t)shard;
+  x->pending = 0;
+  work_begin(g, a, d);
+}
+
+static void on_event(eng_graph_run *g, const g_event *e) {
+  if (e->kind == EV_WORK) {
+    g_att *x = &g->at[e->id];
+    if (x->gen != e->gen) return;
+    if (x->state == ST_PRE) {
+      x->state = ST_CALLS;
+      stage_run(g, e->id);
+    } else {
+      att_finish(g, e->id, 1);
+    }
+    return;
+  }
+  g_call *c = &g->cl[e->id];
+  if (c->gen != e->gen || c->tries != e->tries) return; /* ended, or a later attempt's */
+  if (e->kind == EV_RETRY) {
+    call_send(g, e->id);
+    return;
+  }
+  if (c->att == GNIL) return; /* answered (a failure now backing off) */
+  g_service *v = &g->svc[g->edge[c->edge].cfg->to];
+  v->sum.timeouts++;
+  c->att = GNIL; /* the attempt goes on at its server; its answer is wasted */
+  call_failed(g, e->id, ENG_FAIL_TIMEOUT);
+}
+
+void eng_graph_tick(eng_graph_run *g, int32_t now) {
+  g->now = now;
+  uint32_t *b = &g->wheel[(uint32_t)now & (WHEEL - 1)];
+  uint32_t e = *b;
+  *b = GNIL;
+  while (e != GNIL) {
+    uint32_t next = g->ev[e].next;
+    if (g->ev[e].due != now) { /* a later lap */
+      g->ev[e].next = *b;
+      *b = e;
+    } else {
+      g_event copy = g->ev[e];
+      g->ev[e].next = g->ev_free;
+      g->ev_free = e;
+      on_event(g, &copy);
+    }
+    e = next;
+  }
+}
+
+void eng_graph_tick_end(eng_graph_run *g, int32_t now, const int32_t *front_cur) {
+  for (int m = 0; m < ENG_M_COUNT; m++)
+    if (eng_metric_get_info((eng_metric)m)->sums) g->front_totals[m] += front_cur[m];
+  if (front_cur[ENG_M_QUEUE_DEPTH] > g->svc[ENG_FRONT].sum.peak_queue)
+    g->svc[ENG_FRONT].sum.peak_queue = front_cur[ENG_M_QUEUE_DEPTH];
+  const size_t T = (size_t)g->ticks;
+  for (int k = 1; k < g->n_svc; k++) {
+    g_service *v = &g->svc[k];
+    v->cur[TR_QUEUE] = v->queued;
+    if (v->queued > v->sum.peak_queue) v->sum.peak_queue = v->queued;
+    for (int m = 0; m < TR_COUNT; m++) v->tr[(size_t)m * T + (size_t)now] = v->cur[m];
+    memset(v->cur, 0, sizeof v->cur);
+  }
+}
+
+const eng_graph_done *eng_graph_take(eng_graph_run *g, size_t *n) {
+  *n = g->n_done;
+  g->n_done = 0;
+  return g->done;
+}
+
+void eng_graph_summarize(eng_graph_run *g, const eng_recovery_params *rule,
+                         const eng_summary *front, int k, eng_service_summary *out) {
+  const eng_config *c = g->c;
+  double per = front->new_requests > 0 ? 1.0 / (double)front->new_requests : NAN;
+  if (k == ENG_FRONT) {
+    *out = g->svc[ENG_FRONT].sum;
+    snprintf(out->name, sizeof out->name, "%s", c->graph.front);
+    const double *t = g->front_totals;
+    out->outcome = front->outcome;
+    out->recovery_ms = front->recovery_ms;
+    out->calls = (int64_t)t[ENG_M_NEW_REQUESTS];
+    out->attempts = (int64_t)t[ENG_M_ATTEMPTS];
+    out->retries = (int64_t)t[ENG_M_RETRIES];
+    out->successes = (int64_t)t[ENG_M_SUCCESSES];
+    out->rejected = (int64_t)(t[ENG_M_REJ_QUEUE_FULL] + t[ENG_M_REJ_ROUTER]);
+    out->dropped = (int64_t)t[ENG_M_SHED];
+    out->timeouts = (int64_t)t[ENG_M_TIMEOUTS];
+    out->wasted = (int64_t)t[ENG_M_WASTED];
+    out->budget_refused = (int64_t)t[ENG_M_REJ_BUDGET];
+    out->failed_calls = (int64_t)t[ENG_M_FAILED];
+    out->amplification = (double)out->attempts * per;
+    out->work_ms = out->busy_share = NAN;
+    return;
+  }
+  g_service *v = &g->svc[k];
+  *out = v->sum;
+  snprintf(out->name, sizeof out->name, "%s", v->cfg->name);
+  const size_t T = (size_t)g->ticks;
+  eng_recovery_traces tr = {
+      .queue = v->tr + TR_QUEUE * T,
+      .successes = v->tr + TR_SUCC * T,
+      .new_requests = v->tr + TR_NEW * T,
+      .attempts = v->tr + TR_ATT * T,
+      .wasted = v->tr + TR_WASTED * T,
+  };
+  eng_recovery_params p = *rule;
+  p.capacity = (double)v->cfg->shards * v->cfg->workers / v->mean_ticks;
+  p.queue_cap = isinf(v->q_cap) ? INFINITY : v->q_cap * v->cfg->shards / 2;
+  eng_summary s;
+  memset(&s, 0, sizeof s);
+  eng_recovery_assess(&tr, &p, &s);
+  out->outcome = s.outcome;
+  out->recovery_ms = s.recovery_ms;
+  out->amplification = (double)out->attempts * per;
+  out->work_ms = v->busy_ticks * c->tick_ms * per;
+  double avail = (double)v->cfg->shards * v->cfg->workers * (double)g->ticks;
+  out->busy_share = avail > 0 ? v->busy_ticks / avail : NAN;
+}

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# cli_call_graph.sh — call graphs from the outside: `sim` on a three-service
+# scenario prints each service's outcome, the amplification chain and what
+# users saw (and --json has them); a multi-service sweep gives identical
+# result datasets for -j 1 and -j 2, for two slices merged, and (when built
+# with MPI) for 2 ranks; analyze and recommend read such a file; bad
+# graphs are refused with a message naming the problem, and no file.
+# Usage: bash cli_call_graph.sh STORMSWEEP_BIN SOURCE_DIR
+set -u
+BIN=$1
+SRC=$2
+T=$(mktemp -d /tmp/cli_call_graph.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+failures=0
+source "$SRC/tests/lib/cli_common.sh"
+
+# work of (nearly) no time: every request's tree of attempts ends in its tick
+cat >chain.ini <<'EOF'
+[scenario]
+service = deterministic
+service_mean_ms = 1e-6
+surge = none
+brownout = none
+horizon_ms = 3000
+rate_rps = 300
+timeout_ms = 1000
+max_retries = 3
+
+[service api]
+calls = mid
+
+[service mid]
+service = deterministic
+service_mean_ms = 1e-6
+calls = db
+
+[service db]
+service = deterministic
+service_mean_ms = 1e-6
+error_rate = 1
+
+[call api->mid]
+max_retries = 3
+
+[call mid->db]
+max_retries = 3
+EOF
+
+# ---- sim: the chain, each service, --json ----
+expect_exit 0 "$BIN" sim chain.ini
+expect_in "$T/out" "services             attempts per user request, front first: api 4 -> mid 16 -> db 64"
+expect_in "$T/out" "    db                 "
+expect_in "$T/out" "users saw"
+expect_exit 0 "$BIN" sim chain.ini --json
+python3 - "$T/out" <<'EOF' || fail "sim --json services"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["services"]
+assert [x["name"] for x in s] == ["api", "mid", "db"], s
+assert [x["amplification"] for x in s] == [4, 16, 64], s
+assert s[0]["calls"] == "mid" and s[2]["calls"] == "none", s
+assert s[2]["errors"] == s[2]["attempts"] > 0, s
+EOF
+# a single tier has no services
+expect_exit 0 "$BIN" sim --json --set horizon_ms=1000 --set surge=none --set brownout=none
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["services"] is None' "$T/out" ||
+  fail "a single tier's --json services should be null"
+expect_exit 0 "$BIN" sim --set horizon_ms=1000 --set surge=none --set brownout=none
+grep -q "services " "$T/out" && fail "a single tier printed a services line"
+
+# ---- bad graphs: exit 2, one message ----
+bad() { # WANT SET...
+  local want=$1
+  shift
+  local args=()
+  for s in "$@"; do args+=(--set "$s"); done
+  expect_exit 2 "$BIN" sim chain.ini "${args[@]}"
+  expect_in "$T/err" "$want"
+}
+bad "a service cannot call itself" "mid.calls=mid"
+bad "in a cycle" "db.calls=api"
+bad "is never called" "api.calls=db"
+bad "db does not call mid" "db->mid.max_retries=1"
+bad "a call edge has timeout_ms" "mid->db.hedge_attempts=2"
+bad "db.brownout_shard: 20 is not a shard" "db.brownout=100+100" "db.brownout_shard=20"
+bad "db.brownout: window" "db.brownout=2900+200"
+printf '[service]\nworkers = 2\n' >noname.ini
+expect_exit 2 "$BIN" run noname.ini -o noname.h5
+expect_in "$T/err" "[service] needs its name"
+[ -e noname.h5 ] && fail "a refused sweep left noname.h5"
+
+# ---- a sweep over a graph: -j 1 = -j 2 = two slices merged ----
+cat >graph.ini <<'EOF'
+[sweep]
+name = graph
+replicates = 3
+seed = 4
+
+[scenario]
+horizon_ms = 3000
+surge = none
+brownout = none
+rate_rps = 2000
+timeout_ms = 200
+
+[service api]
+shards = 4
+calls = mid | cache
+
+[service mid]
+shards = 4
+service_mean_ms = 2
+calls = db
+
+[service cache]
+shards = 2
+service_mean_ms = 0.5
+
+[service db]
+shards = 4
+workers = 4
+brownout = 1000+500
+brownout_factor = 0.2
+brownout_shard = -1
+
+[call mid->db]
+timeout_ms = 40
+
+[grid]
+mid->db.max_retries = 0, 3
+api->mid.deadline_propagation = off, on
+EOF
+expect_exit 0 "$BIN" run graph.ini -o j1.h5 -j 1 -q
+expect_exit 0 "$BIN" run graph.ini -o j2.h5 -j 2 -q
+for d in /runs /points /points_text /ticks; do
+  h5diff j1.h5 j2.h5 "$d" "$d" >"$T/diff" 2>&1 || fail "h5diff $d: -j 1 and -j 2 differ: $(head -c 300 "$T/diff")"
+done
+expect_exit 0 "$BIN" run graph.ini --slice 0/2 -o part-1.h5 -q
+expect_exit 0 "$BIN" run graph.ini --slice 1/2 -o part-2.h5 -q
+expect_exit 0 "$BIN" merge part-1.h5 part-2.h5 -o merged.h5
+for d in /runs /ticks; do
+  h5diff j1.h5 merged.h5 "$d" "$d" >"$T/diff" 2>&1 || fail "h5diff $d: merged slices differ: $(head -c 300 "$T/diff")"
+done
+if "$BIN" run --help 2>/dev/null | grep -q "built with MPI" && command -v mpirun >/dev/null; then
+  OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe -np 2 "$BIN" run graph.ini -o mpi.h5 -q \
+    >"$T/mpi.out" 2>&1 || fail "mpirun run: $(head -c 300 "$T/mpi.out")"
+  h5diff j1.h5 mpi.h5 /runs /runs >"$T/diff" 2>&1 || fail "h5diff /runs: MPI differs"
+fi
+# the sweep keeps the graph: its text parses back, and verify reruns a point of it
+h5dump -a /sweep_text j1.h5 | grep -q 'mid->db.timeout_ms = 40' || fail "sweep_text lacks the call's settings"
+expect_exit 0 "$BIN" analyze j1.h5
+expect_in "$T/out" "mid->db.max_retries"
+expect_exit 0 "$BIN" recommend j1.h5
+[ "$failures" -eq 0 ] || { echo "cli_call_graph: $failures failure(s)" >&2; exit 1; }
+echo "cli_call_graph: ok"

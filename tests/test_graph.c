@@ -1,0 +1,235 @@
+/*
+ * test_graph.c — call graphs (engine/graph.c, engine/graph_config.c)
+ * against closed forms: retries multiply across tiers ((1 + r)^k attempts
+ * at the leaf when it fails every attempt), retries at one tier only give
+ * 1 + r, a 10% budget per client process holds every tier near 1.1, a
+ * propagated deadline with deadline drop bounds the leaf's work per request,
+ * and a chain at low load takes the sum of its tiers' M/M/c times in system.
+ * Also the settings: "NAME.key", "A->B.key", calls and their checks.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "eng.h"
+
+static void apply(eng_config *c, const char *sets) {
+  char buf[2048], err[256];
+  snprintf(buf, sizeof buf, "%s", sets);
+  for (char *kv = strtok(buf, ";"); kv; kv = strtok(NULL, ";")) {
+    char *eq = strchr(kv, '=');
+    assert_non_null(eq);
+    *eq = 0;
+    if (eng_config_set(c, kv, eq + 1, err, sizeof err)) fail_msg("%s: %s", kv, err);
+  }
+  if (eng_config_validate(c, err, sizeof err)) fail_msg("%s: %s", sets, err);
+}
+
+/* No fault, no timeout that can fire, work of (nearly) zero ticks: a
+ * request's whole tree of attempts ends in the tick it starts. */
+#define QUIET                                                                              \
+  "surge=none;brownout=none;rate_rps=300;horizon_ms=4000;timeout_ms=1e6;service=deterministic;" \
+  "service_mean_ms=1e-6;"
+
+static void run(const char *sets, eng_service_summary *out, int n, eng_summary *sum) {
+  eng_config c;
+  eng_config_defaults(&c);
+  apply(&c, sets);
+  eng_run *r = eng_run_create();
+  assert_non_null(r);
+  char err[256];
+  if (eng_run_simulate(r, &c, 7, sum, err, sizeof err)) fail_msg("simulate: %s", err);
+  assert_int_equal(eng_run_services(r), n);
+  for (int k = 0; k < n; k++) assert_int_equal(eng_run_service(r, k, &out[k]), 0);
+  eng_run_destroy(r);
+}
+
+/* k tiers of r retries each (the clients' edge counts as the first), the
+ * leaf failing every attempt: exactly (1 + r)^k attempts at the leaf. */
+static void chain(int tiers, int retries, const int *retry_at) {
+  char sets[2048];
+  int n = snprintf(sets, sizeof sets, QUIET "max_retries=%d;", retry_at[0] ? retries : 0);
+  for (int k = 1; k < tiers; k++) {
+    n += snprintf(sets + n, sizeof sets - (size_t)n, "s%d.calls=s%d;", k - 1, k);
+    n += snprintf(sets + n, sizeof sets - (size_t)n,
+                  "s%d.service=deterministic;s%d.service_mean_ms=1e-6;s%d->s%d.max_retries=%d;"
+                  "s%d->s%d.timeout_ms=1e6;",
+                  k, k, k - 1, k, retry_at[k] ? retries : 0, k - 1, k);
+  }
+  snprintf(sets + n, sizeof sets - (size_t)n, "s%d.error_rate=1", tiers - 1);
+  eng_service_summary v[ENG_MAX_SERVICES + 1];
+  eng_summary s;
+  run(sets, v, tiers, &s);
+  assert_true(s.new_requests > 500);
+  double expect = 1;
+  for (int k = 0; k < tiers; k++) {
+    expect *= retry_at[k] ? 1 + retries : 1;
+    assert_int_equal(v[k].attempts, (int64_t)expect * s.new_requests);
+    assert_int_equal(v[k].successes, 0);
+  }
+  assert_int_equal(s.failed_requests, s.new_requests);
+}
+
+static void amplification_multiplies(void **state) {
+  (void)state;
+  const int all[5] = {1, 1, 1, 1, 1};
+  chain(3, 3, all); /* the SRE book's 4 x 4 x 4 = 64 */
+  chain(5, 2, all); /* 3^5 = 243 */
+}
+
+static void retries_at_one_tier(void **state) {
+  (void)state;
+  const int middle[3] = {0, 1, 0}, leaf[3] = {0, 0, 1};
+  chain(3, 3, middle); /* 1 + r at the middle, passed on unchanged */
+  chain(3, 3, leaf);
+}
+
+/* A 10% token bucket per client process on every edge: each tier sends
+ * about 1.1 attempts per call it gets, whatever fails below. */
+static void budgets_hold_each_tier(void **state) {
+  (void)state;
+  eng_service_summary v[3];
+  eng_summary s;
+  run(QUIET "horizon_ms=20000;rate_rps=5000;max_retries=3;budget_ratio=0.1;"
+            "api.calls=mid;mid.calls=db;mid.service=deterministic;mid.service_mean_ms=1e-6;"
+            "db.service=deterministic;db.service_mean_ms=1e-6;db.error_rate=1;"
+            "api->mid.max_retries=3;api->mid.budget_ratio=0.1;api->mid.timeout_ms=1e6;"
+            "mid->db.max_retries=3;mid->db.budget_ratio=0.1;mid->db.timeout_ms=1e6",
+      v, 3, &s);
+  double per_tier[3] = {(double)v[0].attempts / (double)v[0].calls,
+                        (double)v[1].attempts / (double)v[1].calls,
+                        (double)v[2].attempts / (double)v[2].calls};
+  for (int k = 0; k < 3; k++) {
+    if (per_tier[k] < 1.09 || per_tier[k] > 1.12)
+      fail_msg("tier %d: %.4f attempts per call (1.1 expected)", k, per_tier[k]);
+    assert_true(v[k].budget_refused > 0 || k == 0);
+  }
+  /* and the chain is their product: about 1.1^3 at the leaf */
+  assert_true(fabs(v[2].amplification - per_tier[0] * per_tier[1] * per_tier[2]) < 0.01);
+}
+
+/* The leaf fails every attempt after 5 ms of work and everyone retries at
+ * once; the clients give a request 60 ms. Propagated with deadline_drop, the
+ * deadline bounds the leaf's work per request (its last attempt may finish
+ * past it); without propagation the tiers below keep retrying after the
+ * clients gave up. */
+static void deadline_bounds_leaf_work(void **state) {
+  (void)state;
+  const char *base =
+      "surge=none;brownout=none;rate_rps=20;horizon_ms=20000;timeout_ms=1e6;deadline_ms=60;"
+      "max_retries=1000;service_mean_ms=1;api.calls=mid;mid.calls=db;mid.service_mean_ms=1;"
+      "db.service=deterministic;db.service_mean_ms=5;db.error_rate=1;db.deadline_drop=on;"
+      "mid.deadline_drop=on;api->mid.max_retries=20;mid->db.max_retries=20;"
+      "api->mid.timeout_ms=1e6;mid->db.timeout_ms=1e6;";
+  char sets[1024];
+  eng_service_summary v[3], w[3];
+  eng_summary s;
+  snprintf(sets, sizeof sets, "%sapi->mid.deadline_propagation=on;mid->db.deadline_propagation=on",
+           base);
+  run(sets, v, 3, &s);
+  if (!(v[2].work_ms <= 60 + 5)) fail_msg("propagated: %.1f ms of leaf work per request", v[2].work_ms);
+  assert_true(v[2].work_ms > 30); /* it does keep the leaf busy until then */
+  snprintf(sets, sizeof sets, "%sapi->mid.deadline_propagation=off;mid->db.deadline_propagation=off",
+           base);
+  run(sets, w, 3, &s);
+  if (!(w[2].work_ms > 3 * 65)) fail_msg("not propagated: %.1f ms of leaf work", w[2].work_ms);
+}
+
+/* Erlang C: the mean wait in queue of an M/M/c queue with offered load a
+ * = lambda S (erlangs), and the mean time in system W = Wq + S. */
+static double mmc_w(int c, double a, double S) {
+  double sum = 0, term = 1;
+  for (int k = 0; k < c; k++) {
+    sum += term;
+    term *= a / (k + 1);
+  }
+  double pc = term * c / (c - a);
+  double p_wait = pc / (sum + pc);
+  return S + p_wait * S / (c - a);
+}
+
+static void chain_sums_mmc_times(void **state) {
+  (void)state;
+  eng_service_summary v[3];
+  eng_summary s;
+  /* 8 shards x 4 workers each; front 2 ms, mid 5 ms, store 10 ms; 200
+   * requests/s: the store's shards carry 0.25 erlangs of 4, the front's
+   * (whose workers wait for the calls) 0.43 */
+  run("surge=none;brownout=none;horizon_ms=100000;warmup_ms=1000;baseline_ms=90000;rate_rps=200;"
+      "timeout_ms=1e6;shards=8;workers=4;service_mean_ms=2;api.calls=mid;mid.calls=store;"
+      "mid.shards=8;mid.workers=4;mid.service_mean_ms=5;store.shards=8;store.workers=4;"
+      "store.service_mean_ms=10;api->mid.timeout_ms=1e6;mid->store.timeout_ms=1e6",
+      v, 3, &s);
+  double lam = 200.0 / 1000 / 8; /* per shard, per ms */
+  double w_store = mmc_w(4, lam * 10, 10), w_mid = mmc_w(4, lam * 5, 5);
+  /* the front's worker waits for its calls: its occupancy is 2 + the rest */
+  double w_front = mmc_w(4, lam * (2 + w_mid + w_store), 2 + w_mid + w_store) - w_mid - w_store;
+  double expect = w_front + w_mid + w_store;
+  double rel = fabs(s.little_w_ms - expect) / expect;
+  if (rel > 0.02)
+    fail_msg("time in system %.3f ms, M/M/c chain %.3f ms (%.1f%% off)", s.little_w_ms, expect,
+             100 * rel);
+  assert_int_equal(v[1].rejected + v[2].rejected + v[1].timeouts + v[2].timeouts, 0);
+}
+
+static void settings_by_name(void **state) {
+  (void)state;
+  eng_config c;
+  char err[256], buf[256];
+  eng_config_defaults(&c);
+  assert_int_equal(eng_config_set(&c, "api.workers", "6", err, sizeof err), 0);
+  assert_int_equal(c.workers, 6); /* the first service named is the front */
+  assert_int_equal(eng_config_set(&c, "api.calls", "auth, store | cache", err, sizeof err), 0);
+  assert_int_equal(c.graph.n_services, 3);
+  assert_int_equal(eng_config_get(&c, "api.calls", buf, sizeof buf), 0);
+  assert_string_equal(buf, "auth, store | cache");
+  assert_int_equal(eng_config_set(&c, "store.workers", "3", err, sizeof err), 0);
+  assert_int_equal(eng_config_set(&c, "api->store.max_retries", "2", err, sizeof err), 0);
+  assert_int_equal(eng_config_get(&c, "api->store.max_retries", buf, sizeof buf), 0);
+  assert_string_equal(buf, "2");
+  assert_true(eng_config_get_number(&c, "store.workers") == 3);
+  assert_true(eng_settings_find("store.service_mean_ms") != NULL);
+  assert_true(eng_settings_find("api->store.fanout") != NULL);
+  assert_null(eng_settings_find("api->store.hedge_attempts"));
+  /* a list that keeps an edge keeps its policy */
+  assert_int_equal(eng_config_set(&c, "api.calls", "store", err, sizeof err), 0);
+  assert_int_equal(eng_config_get(&c, "api->store.max_retries", buf, sizeof buf), 0);
+  assert_string_equal(buf, "2");
+  assert_int_not_equal(eng_config_get(&c, "api->auth.max_retries", buf, sizeof buf), 0);
+  /* refusals, each saying what is wrong; a refused set changes nothing */
+  eng_config before = c;
+  assert_int_not_equal(eng_config_set(&c, "store->api.max_retries", "1", err, sizeof err), 0);
+  assert_non_null(strstr(err, "does not call"));
+  assert_int_not_equal(eng_config_set(&c, "store.codel_target_ms", "5", err, sizeof err), 0);
+  assert_int_not_equal(eng_config_set(&c, "newsvc.workers", "0", err, sizeof err), 0);
+  assert_int_not_equal(eng_config_set(&c, "1bad.workers", "2", err, sizeof err), 0);
+  assert_int_not_equal(eng_config_set(&c, "api.calls", "store, store", err, sizeof err), 0);
+  assert_memory_equal(&before.graph, &c.graph, sizeof c.graph);
+  /* auth and cache are no longer called: the whole check says so */
+  assert_int_not_equal(eng_config_validate(&c, err, sizeof err), 0);
+  assert_non_null(strstr(err, "never called"));
+  assert_int_equal(eng_config_set(&c, "api.calls", "store | auth, cache", err, sizeof err), 0);
+  assert_int_equal(eng_config_validate(&c, err, sizeof err), 0);
+  assert_int_equal(eng_config_set(&c, "cache.calls", "api", err, sizeof err), 0);
+  assert_int_not_equal(eng_config_validate(&c, err, sizeof err), 0);
+  assert_non_null(strstr(err, "cycle"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(settings_by_name),
+      cmocka_unit_test(amplification_multiplies),
+      cmocka_unit_test(retries_at_one_tier),
+      cmocka_unit_test(budgets_hold_each_tier),
+      cmocka_unit_test(deadline_bounds_leaf_work),
+      cmocka_unit_test(chain_sums_mmc_times),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
