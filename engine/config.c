@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "config_err.h"
-#include "graph_config.h"
+#include "setting_store.h"
 #include "eng_config.h"
 #include "telemetry_tables.h"
 
@@ -425,16 +425,11 @@ eng_setting_role eng_setting_role_of(const eng_setting *s) {
   return ENG_ROLE_TUNABLE;
 }
 
-eng_setting_role eng_setting_role_find(const char *key) {
-  return eng_setting_role_of(eng_settings_find(key));
-}
-
 int eng_setting_names_file(const char *key) {
   return !strcmp(key, "service_histogram") || !strcmp(key, "rate_profile");
 }
 
-const eng_setting *eng_settings_find(const char *key) {
-  if (eng__graph_key(key)) return eng__graph_setting(key);
+const eng_setting *eng__settings_find_plain(const char *key) {
   for (size_t i = 0; i < NSETTINGS; i++)
     if (!strcmp(settings[i].key, key)) return &settings[i];
   return NULL;
@@ -551,7 +546,7 @@ static int eng_config_set_pair(eng_config *c, const char *pair, char *err, size_
   char key[64];
   const char *eq = strchr(pair, '=');
   snprintf(key, sizeof key, "%.*s", (int)(eq - pair), pair);
-  return eng_config_set(c, key, eq + 1, err, errlen);
+  return eng__config_set_plain(c, key, eq + 1, err, errlen);
 }
 
 static int apply_preset(eng_config *c, int which) {
@@ -567,13 +562,13 @@ static int preset_matches(const eng_config *c, int which) {
     const char *pair = preset_settings[which][i], *eq = strchr(pair, '=');
     char key[64], val[64];
     snprintf(key, sizeof key, "%.*s", (int)(eq - pair), pair);
-    if (eng_config_get(c, key, val, sizeof val) || strcmp(val, eq + 1)) return 0;
+    if (eng__config_get_plain(c, key, val, sizeof val) || strcmp(val, eq + 1)) return 0;
   }
   return 1;
 }
 
 const char *const *eng_preset_settings(const char *key, const char *name) {
-  const eng_setting *s = eng_settings_find(key);
+  const eng_setting *s = eng__settings_find_plain(key);
   if (!s || s->type != ENG_SET_PRESET) return NULL;
   for (int i = 0; s->names[i]; i++)
     if (!strcmp(s->names[i], name)) return preset_settings[i];
@@ -712,6 +707,20 @@ static int set_text(eng_config *c, const eng_setting *s, const char *value, char
   return 0;
 }
 
+/* The first word of value (blanks around it skipped) into word; 1 when
+ * nothing follows it, as an enum or preset name must stand alone. */
+static int one_word(const char *value, char *word, size_t len) {
+  size_t n = 0;
+  while (isspace((unsigned char)*value)) value++;
+  while (value[n] && !isspace((unsigned char)value[n]) && n < len - 1) {
+    word[n] = value[n];
+    n++;
+  }
+  word[n] = 0;
+  while (isspace((unsigned char)value[n])) n++;
+  return !value[n];
+}
+
 /* Parses value into field, the storage of setting s (its key spelt key in
  * messages): every type but presets and text, which need the whole
  * configuration (eng_config_set). Call graphs store a service's or an
@@ -724,16 +733,8 @@ int eng__setting_parse(const eng_setting *s, const char *key, void *field_p, con
   switch (s->type) {
   case ENG_SET_ENUM: {
     char word[64];
-    size_t n = 0;
-    while (isspace((unsigned char)*value)) value++;
-    while (value[n] && !isspace((unsigned char)value[n]) && n < sizeof word - 1) {
-      word[n] = value[n];
-      n++;
-    }
-    word[n] = 0;
-    size_t rest = n;
-    while (isspace((unsigned char)value[rest])) rest++;
-    for (int i = 0; s->names[i] && !value[rest]; i++)
+    int one = one_word(value, word, sizeof word);
+    for (int i = 0; s->names[i] && one; i++)
       if (!strcmp(word, s->names[i])) {
         *(int32_t *)field = i;
         return 0;
@@ -782,9 +783,9 @@ int eng__setting_parse(const eng_setting *s, const char *key, void *field_p, con
   return 0;
 }
 
-int eng_config_set(eng_config *c, const char *key, const char *value, char *err, size_t errlen) {
-  if (eng__graph_key(key)) return eng__graph_set(c, key, value, err, errlen);
-  const eng_setting *s = eng_settings_find(key);
+int eng__config_set_plain(eng_config *c, const char *key, const char *value, char *err,
+                          size_t errlen) {
+  const eng_setting *s = eng__settings_find_plain(key);
   if (!s) {
     const char *sug = eng_settings_suggest(key);
     if (sug)
@@ -797,19 +798,11 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
   if (s->type != ENG_SET_PRESET)
     return eng__setting_parse(s, key, (char *)c + s->offset, value, err, errlen);
   char word[64], names[256];
-  size_t n = 0;
-  while (isspace((unsigned char)*value)) value++;
-  while (value[n] && !isspace((unsigned char)value[n]) && n < sizeof word - 1) {
-    word[n] = value[n];
-    n++;
-  }
-  word[n] = 0;
-  size_t rest = n;
-  while (isspace((unsigned char)value[rest])) rest++;
+  int one = one_word(value, word, sizeof word);
   /* "custom" is what get reports for hand-made policy settings, not a
    * preset: taken as "change nothing" it would run whatever the other
    * settings say under a name that promises something else. */
-  if (!strcmp(word, "custom") && !value[rest]) {
+  if (one && !strcmp(word, "custom")) {
     seterr(err, errlen,
            "%s: 'custom' is not a preset (it is how settings changed one by one are "
            "reported): choose naive or guarded, or set budget_ratio, backoff, "
@@ -817,7 +810,7 @@ int eng_config_set(eng_config *c, const char *key, const char *value, char *err,
            key);
     return -1;
   }
-  for (int i = 0; s->names[i] && !value[rest]; i++)
+  for (int i = 0; s->names[i] && one; i++)
     if (!strcmp(word, s->names[i])) return apply_preset(c, i);
   describe_names(s->names, names, sizeof names);
   seterr(err, errlen, "%s: must be one of %s, got '%s'", key, names, value);
@@ -868,9 +861,8 @@ void eng__setting_format(const eng_setting *s, const void *field_p, char *buf, s
   }
 }
 
-int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) {
-  if (eng__graph_key(key)) return eng__graph_get(c, key, buf, len);
-  const eng_setting *s = eng_settings_find(key);
+int eng__config_get_plain(const eng_config *c, const char *key, char *buf, size_t len) {
+  const eng_setting *s = eng__settings_find_plain(key);
   if (!s || !len) return -1;
   if (s->type == ENG_SET_PRESET) {
     /* A preset has no state of its own: report the name whose settings match. */
@@ -884,33 +876,36 @@ int eng_config_get(const eng_config *c, const char *key, char *buf, size_t len) 
   return 0;
 }
 
-double eng_config_get_number(const eng_config *c, const char *key) {
-  const eng_setting *s = eng_settings_find(key);
-  if (!s) return NAN;
-  const char *field = (const char *)c + s->offset;
-  if (eng__graph_key(key)) {
-    field = eng__graph_field(c, key, &s);
-    if (!field) return NAN;
-  }
+/* The number of field, the storage of setting s, for tables: enums give
+ * their index, windows the first start (NaN when none), text NaN. */
+double eng__setting_number(const eng_setting *s, const void *field_p) {
+  const char *field = field_p;
   switch (s->type) {
   case ENG_SET_INT:
   case ENG_SET_ENUM:
   case ENG_SET_FLAGS: return *(const int32_t *)field; /* flags: the bit set */
   case ENG_SET_INT64: return (double)*(const int64_t *)field;
-  case ENG_SET_TEXT: return NAN;
+  case ENG_SET_TEXT:
+  case ENG_SET_PRESET: return NAN;
   case ENG_SET_DOUBLE:
   case ENG_SET_DOUBLE_INF: return *(const double *)field;
   case ENG_SET_WINDOWS: {
     const eng_windows *w = (const eng_windows *)field;
     return w->count ? w->w[0].start_ms : NAN;
   }
-  case ENG_SET_PRESET: {
-    char buf[32];
-    eng_config_get(c, key, buf, sizeof buf);
-    return !strcmp(buf, "naive") ? 0 : !strcmp(buf, "guarded") ? 1 : NAN;
-  }
   }
   return NAN;
+}
+
+double eng__config_number_plain(const eng_config *c, const char *key) {
+  const eng_setting *s = eng__settings_find_plain(key);
+  if (!s) return NAN;
+  if (s->type == ENG_SET_PRESET) {
+    char buf[32];
+    eng__config_get_plain(c, key, buf, sizeof buf);
+    return !strcmp(buf, "naive") ? 0 : !strcmp(buf, "guarded") ? 1 : NAN;
+  }
+  return eng__setting_number(s, (const char *)c + s->offset);
 }
 
 int32_t eng_config_ticks(const eng_config *c) {

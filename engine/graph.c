@@ -66,7 +66,7 @@ typedef struct g_call {
 } g_call;
 
 typedef struct g_event {
-  uint32_t next, id, gen;
+  uint32_t next, gen, id, id_gen; /* gen: the record's own; id_gen: its call's or attempt's */
   int32_t due;
   uint16_t tries;
   uint8_t kind;
@@ -150,57 +150,42 @@ static void *grow(eng_graph_run *g, void *p, uint32_t *cap, size_t elem) {
   return q;
 }
 
-/* Pops a record from a pool's free list, growing the pool (and linking the
- * new records into the list) when it is empty. */
-#define POOL_ALLOC(g, arr, cap, freel, type)                                   \
-  do {                                                                          \
-    if ((g)->freel == GNIL) {                                                   \
-      uint32_t old = (g)->cap;                                                  \
-      (g)->arr = grow((g), (g)->arr, &(g)->cap, sizeof(type));                  \
-      for (uint32_t q = (g)->cap; q-- > old;) {                                 \
-        (g)->arr[q].next = (g)->freel;                                          \
-        (g)->arr[q].gen = 0;                                                    \
-        (g)->freel = q;                                                         \
-      }                                                                         \
-    }                                                                           \
-  } while (0)
+/* A pool's alloc and free: a record pops off its free list (the pool grows,
+ * linking the new records into the list, when it is empty) and goes back
+ * with its generation bumped, so references to it go stale. */
+#define POOL_FUNCS(name, arr, cap, freel, type)                                \
+  static uint32_t name##_alloc(eng_graph_run *g) {                            \
+    if (g->freel == GNIL) {                                                   \
+      uint32_t old = g->cap;                                                  \
+      g->arr = grow(g, g->arr, &g->cap, sizeof(type));                        \
+      for (uint32_t q = g->cap; q-- > old;) {                                 \
+        g->arr[q].next = g->freel;                                            \
+        g->arr[q].gen = 0;                                                    \
+        g->freel = q;                                                         \
+      }                                                                       \
+    }                                                                         \
+    uint32_t i = g->freel;                                                    \
+    g->freel = g->arr[i].next;                                                \
+    return i;                                                                 \
+  }                                                                           \
+  static void name##_free(eng_graph_run *g, uint32_t i) {                     \
+    g->arr[i].gen++;                                                          \
+    g->arr[i].next = g->freel;                                                \
+    g->freel = i;                                                             \
+  }
 
-static uint32_t att_alloc(eng_graph_run *g) {
-  POOL_ALLOC(g, at, at_cap, at_free, g_att);
-  uint32_t i = g->at_free;
-  g->at_free = g->at[i].next;
-  return i;
-}
-
-static void att_free(eng_graph_run *g, uint32_t i) {
-  g->at[i].gen++;
-  g->at[i].next = g->at_free;
-  g->at_free = i;
-}
-
-static uint32_t call_alloc(eng_graph_run *g) {
-  POOL_ALLOC(g, cl, cl_cap, cl_free, g_call);
-  uint32_t i = g->cl_free;
-  g->cl_free = g->cl[i].next;
-  return i;
-}
-
-static void call_free(eng_graph_run *g, uint32_t i) {
-  g->cl[i].gen++;
-  g->cl[i].next = g->cl_free;
-  g->cl_free = i;
-}
+POOL_FUNCS(att, at, at_cap, at_free, g_att)
+POOL_FUNCS(call, cl, cl_cap, cl_free, g_call)
+POOL_FUNCS(ev, ev, ev_cap, ev_free, g_event)
 
 static void event_add(eng_graph_run *g, int kind, uint32_t id, uint32_t gen, uint16_t tries,
                       int32_t due) {
   if (due >= g->ticks) return; /* past the horizon: it never happens in this run */
-  POOL_ALLOC(g, ev, ev_cap, ev_free, g_event);
-  uint32_t e = g->ev_free;
-  g->ev_free = g->ev[e].next;
+  uint32_t e = ev_alloc(g);
   g_event *x = &g->ev[e];
   x->kind = (uint8_t)kind;
   x->id = id;
-  x->gen = gen;
+  x->id_gen = gen;
   x->tries = tries;
   x->due = due;
   uint32_t *b = &g->wheel[(uint32_t)due & (WHEEL - 1)];
@@ -299,10 +284,7 @@ int eng_graph_prepare(eng_graph_run *g, const eng_config *c, uint64_t seed, int3
   g->at_free = g->cl_free = g->ev_free = GNIL;
   for (uint32_t q = g->at_cap; q-- > 0;) att_free(g, q);
   for (uint32_t q = g->cl_cap; q-- > 0;) call_free(g, q);
-  for (uint32_t q = g->ev_cap; q-- > 0;) {
-    g->ev[q].next = g->ev_free;
-    g->ev_free = q;
-  }
+  for (uint32_t q = g->ev_cap; q-- > 0;) ev_free(g, q);
   for (uint32_t b = 0; b < WHEEL; b++) g->wheel[b] = GNIL;
   g->n_done = 0;
   memset(g->front_totals, 0, sizeof g->front_totals);
@@ -621,7 +603,7 @@ void eng_graph_front_start(eng_graph_run *g, int32_t now, uint32_t i, uint32_t g
 static void on_event(eng_graph_run *g, const g_event *e) {
   if (e->kind == EV_WORK) {
     g_att *x = &g->at[e->id];
-    if (x->gen != e->gen) return;
+    if (x->gen != e->id_gen) return;
     if (x->state == ST_PRE) {
       x->state = ST_CALLS;
       stage_run(g, e->id);
@@ -631,7 +613,7 @@ static void on_event(eng_graph_run *g, const g_event *e) {
     return;
   }
   g_call *c = &g->cl[e->id];
-  if (c->gen != e->gen || c->tries != e->tries) return; /* ended, or a later attempt's */
+  if (c->gen != e->id_gen || c->tries != e->tries) return; /* ended, or a later attempt's */
   if (e->kind == EV_RETRY) {
     call_send(g, e->id);
     return;
@@ -655,8 +637,7 @@ void eng_graph_tick(eng_graph_run *g, int32_t now) {
       *b = e;
     } else {
       g_event copy = g->ev[e];
-      g->ev[e].next = g->ev_free;
-      g->ev_free = e;
+      ev_free(g, e);
       on_event(g, &copy);
     }
     e = next;

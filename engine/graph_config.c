@@ -24,6 +24,7 @@
 
 #include "config_err.h"
 #include "graph_config.h"
+#include "setting_store.h"
 
 typedef struct mirror {
   const char *key;
@@ -129,12 +130,7 @@ static const eng_setting *own_find(const eng_setting *t, size_t n, const char *k
   return NULL;
 }
 
-/* The main table's row of a plain key, without the graph's detour. */
-static const eng_setting *plain_find(const char *key) {
-  for (size_t i = 0; i < eng_settings_count(); i++)
-    if (!strcmp(eng_settings_at(i)->key, key)) return eng_settings_at(i);
-  return NULL;
-}
+static const eng_setting *plain_find(const char *key) { return eng__settings_find_plain(key); }
 
 /* The front takes every server setting (cluster, router) of the plain table. */
 static const eng_setting *front_plain(const char *rest) {
@@ -401,7 +397,7 @@ int eng__graph_set(eng_config *c, const char *key, const char *value, char *err,
   if (field && !strcmp(s->key, "calls") && !k.b[0])
     rc = set_calls(&c->graph, service_index(&c->graph, k.a), value, err, errlen);
   else if (field && s->type == ENG_SET_TEXT)
-    rc = eng_config_set(c, k.rest, value, err, errlen); /* the front's histogram */
+    rc = eng__config_set_plain(c, k.rest, value, err, errlen); /* the front's histogram */
   else if (field)
     rc = eng__setting_parse(s, key, field, value, err, errlen);
   if (rc) c->graph = before; /* a failed set names no service */

@@ -1,7 +1,8 @@
 /*
  * graph_config.h — settings of call graphs: "NAME.key" for a service and
  * "A->B.key" for the calls from A to B (graph_config.c), reached through
- * the one settings interface (eng_config_set / get / eng_settings_find).
+ * the one settings interface (settings.c: eng_config_set / get /
+ * eng_settings_find).
  */
 #ifndef STORMSWEEP_GRAPH_CONFIG_H
 #define STORMSWEEP_GRAPH_CONFIG_H
@@ -9,11 +10,6 @@
 #include <stddef.h>
 
 #include "eng_config.h"
-
-/* config.c's parser and formatter of one setting's storage. */
-int eng__setting_parse(const eng_setting *s, const char *key, void *field, const char *value,
-                       char *err, size_t errlen);
-void eng__setting_format(const eng_setting *s, const void *field, char *buf, size_t len);
 
 /* 1 when key addresses a service or an edge (it has a '.'). */
 static inline int eng__graph_key(const char *key) {
