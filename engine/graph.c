@@ -713,3 +713,16 @@ void eng_graph_summarize(eng_graph_run *g, const eng_recovery_params *rule,
   double avail = (double)v->cfg->shards * v->cfg->workers * (double)g->ticks;
   out->busy_share = avail > 0 ? v->busy_ticks / avail : NAN;
 }
+
+void eng_graph_memory(const eng_config *c, double ticks, double *traces, double *records) {
+  const eng_graph *gr = &c->graph;
+  *traces = (double)gr->n_services * TR_COUNT * sizeof(int32_t) * ticks;
+  /* attempts alive at once: every worker busy and every queue full, each
+   * with its call and two events (its timeout, its work or a retry) */
+  double live = 0;
+  for (int k = 0; k < gr->n_services; k++) {
+    const eng_service *s = &gr->svc[k];
+    live += (double)s->shards * (s->workers + fmin(s->queue_capacity, 1e6));
+  }
+  *records = live * (sizeof(g_att) + sizeof(g_call) + 2 * sizeof(g_event)) + sizeof(eng_graph_run);
+}

@@ -58,4 +58,8 @@ const eng_graph_done *eng_graph_take(eng_graph_run *g, size_t *n);
 void eng_graph_summarize(eng_graph_run *g, const eng_recovery_params *rule,
                          const eng_summary *front, int k, eng_service_summary *out);
 
+/* What a run of c's graph holds at most: its per-tick traces, and its
+ * records (bytes), for eng_run_memory. */
+void eng_graph_memory(const eng_config *c, double ticks, double *traces, double *records);
+
 #endif

@@ -418,6 +418,12 @@ void eng_run_memory(const eng_config *c, int32_t row_ticks, eng_memory *m) {
   double wticks = fmax(1, floor(c->latency_window_ms / c->tick_ms + 0.5));
   m->latency = LH_COUNT * sizeof(eng_lat_hist) +
                ceil(ticks / wticks) * ENG_L_COUNT * sizeof(double);
+  if (c->graph.n_services) {
+    double traces, records;
+    eng_graph_memory(c, ticks, &traces, &records);
+    m->per_tick += traces;
+    m->attempts += records;
+  }
   m->total = m->per_tick + m->shard_queues + m->ring + m->breakers + m->tables + m->attempts +
              m->latency;
 }
