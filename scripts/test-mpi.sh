@@ -2,7 +2,8 @@
 # The MPI build and its test: configures build-mpi with -DSTORMSWEEP_MPI=ON
 # (needs mpicc/mpirun: Debian packages openmpi-bin libopenmpi-dev), builds,
 # and runs tests/cli_mpi.sh through ctest, which compares
-# `mpirun -np 2 stormsweep run` with `stormsweep run -j 2` (h5diff).
+# `mpirun -np 2 stormsweep run` with `stormsweep run -j 2` (h5diff), and
+# tests/cli_call_graph.sh, which does the same for a multi-service sweep.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
@@ -11,4 +12,4 @@ if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
 fi
 cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DSTORMSWEEP_MPI=ON >/dev/null
 cmake --build build-mpi -j"$(nproc)"
-(cd build-mpi && ctest --output-on-failure -R '^cli_mpi$')
+(cd build-mpi && ctest --output-on-failure -R '^(cli_mpi|cli_call_graph)$')
