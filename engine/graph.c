@@ -503,6 +503,7 @@ static void stage_run(eng_graph_run *g, uint32_t a) {
     for (int32_t j = v->first_edge; j < v->first_edge + v->n_edges; j++) {
       int32_t ei = g->order[j];
       const g_edge *e = &g->edge[ei];
+      x = &g->at[a]; /* the pool may have moved while the last call went out */
       if (e->cfg->stage != x->stage) continue;
       double f = e->cfg->fanout;
       int32_t n = (int32_t)f;
