@@ -39,7 +39,8 @@ static void sim_usage(FILE *out) {
           "  --client FILE       the retry policy you ship: a gRPC service config (JSON) or an\n"
           "                      Envoy retry_policy + circuit_breakers (YAML or JSON), mapped\n"
           "                      onto settings after --policy (the mapping goes to stderr;\n"
-          "                      docs/client-import.md)\n"
+          "                      docs/client-import.md); A->B=FILE: the policy of the\n"
+          "                      call edge A->B of a call graph (docs/call-graphs.md)\n"
           "  --client-lenient    an unknown field in the --client file is a note, not an error\n"
           "  --set KEY=VALUE     change one setting (repeatable; applied after the file)\n"
           "  --seed N            run seed (default 1)\n"
@@ -481,7 +482,7 @@ static int sim_configure(eng_config *cfg, origins *o, const char *file, const ch
   }
   if (client) {
     swp_client_map map;
-    if (swp_client_load_opts(client, client_flags, &map, err, sizeof err)) {
+    if (swp_client_load_target(client, client_flags, &map, err, sizeof err)) {
       cli_error("sim", "--client %s", err);
       return 2;
     }

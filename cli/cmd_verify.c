@@ -107,7 +107,8 @@ static void usage(FILE *out) {
   cli_help_presets(out, 24);
   fprintf(out,
           "  --client FILE         the retry policy you ship (gRPC service config or Envoy\n"
-          "                        retry_policy; docs/client-import.md), after --policy\n"
+          "                        retry_policy; docs/client-import.md), after --policy;\n"
+          "                        A->B=FILE: the call edge A->B's (docs/call-graphs.md)\n"
           "  --client-lenient      an unknown field in the --client file is a note, not an\n"
           "                        error\n"
           "  --set KEY=VALUE       change one setting (repeatable, applied in order)\n"
@@ -304,7 +305,7 @@ static int build_sweep(verify_state *v) {
   }
   if (a->client) {
     swp_client_map map;
-    if (swp_client_load_opts(a->client, a->client_flags, &map, err, sizeof err)) goto bad_client;
+    if (swp_client_load_target(a->client, a->client_flags, &map, err, sizeof err)) goto bad_client;
     if (!a->quiet) swp_client_print(&map, a->client, stderr, ana_term_fputs);
     if (swp_client_apply_sweep(&map, a->client, &v->sw, err, sizeof err)) goto bad_client;
   }

@@ -43,7 +43,7 @@ int cli_sweep_load(const char *cmd, const cli_sweep_spec *spec, swp_sweep *sw) {
   }
   if (!rc && spec->client) {
     swp_client_map map;
-    rc = swp_client_load_opts(spec->client, spec->client_flags, &map, err, sizeof err);
+    rc = swp_client_load_target(spec->client, spec->client_flags, &map, err, sizeof err);
     if (!rc && spec->loud) swp_client_print(&map, spec->client, stderr, ana_term_fputs);
     if (!rc) rc = swp_client_apply_sweep(&map, spec->client, sw, err, sizeof err);
     if (rc) {

@@ -22,6 +22,9 @@
 
 #include <stdint.h>
 
+#include "eng_config.h"
+#include "rng.h"
+
 /* Every kind but envoy (which gives 0 here: see eng_backoff_envoy_ms). */
 double eng_backoff_ms(int kind, double base_ms, double cap_ms, double multiplier,
                       int retries_made, double prev_sleep_ms, double u);
@@ -34,5 +37,18 @@ uint64_t eng_backoff_envoy_interval(uint64_t base_ms, uint64_t max_ms, int retri
 /* Envoy's wait: random % interval (base_ms and cap_ms are truncated to whole
  * milliseconds, as Envoy reads its durations; base must be at least 1). */
 double eng_backoff_envoy_ms(double base_ms, double cap_ms, int retries_made, uint64_t random);
+
+/* A client's sleep before its retry retries_made + 1 under backoff kind,
+ * drawing from rng: one 64-bit draw for envoy, one uniform for the others;
+ * none (0) without backoff or with a cap of 0. Every client (the front's,
+ * sim.c, and each call edge's, graph.c) draws through it. */
+static inline double eng_backoff_sleep(int kind, double base_ms, double cap_ms, double multiplier,
+                                       int retries_made, double prev_sleep_ms, eng_rng *rng) {
+  if (kind == ENG_BACKOFF_NONE || !(cap_ms > 0)) return 0;
+  if (__builtin_expect(kind == ENG_BACKOFF_ENVOY, 0))
+    return eng_backoff_envoy_ms(base_ms, cap_ms, retries_made, eng_rng_next(rng));
+  return eng_backoff_ms(kind, base_ms, cap_ms, multiplier, retries_made, prev_sleep_ms,
+                        eng_rng_uniform(rng));
+}
 
 #endif

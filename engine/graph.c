@@ -62,6 +62,7 @@ typedef struct g_call {
   uint32_t att, att_gen;  /* the attempt in flight; GNIL: none */
   uint32_t keyhash;
   int32_t deadline;       /* NO_TICK: none */
+  float prev_sleep;       /* decorrelated jitter's previous sleep, ms */
   uint16_t edge, tries, client;
 } g_call;
 
@@ -412,10 +413,9 @@ static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
       return;
     }
   }
-  double sleep = 0;
-  if (ce->backoff != ENG_BACKOFF_NONE && ce->backoff_cap_ms > 0)
-    sleep = eng_backoff_ms(ce->backoff, ce->backoff_base_ms, ce->backoff_cap_ms,
-                           ce->backoff_multiplier, c->tries - 1, 0, eng_rng_uniform(&g->rng));
+  double sleep = eng_backoff_sleep(ce->backoff, ce->backoff_base_ms, ce->backoff_cap_ms,
+                                   ce->backoff_multiplier, c->tries - 1, c->prev_sleep, &g->rng);
+  c->prev_sleep = (float)sleep;
   int32_t delay = (int32_t)floor(sleep / g->c->tick_ms + 0.5);
   if (delay <= 0) {
     call_send(g, ci);
@@ -518,6 +518,7 @@ static void stage_run(eng_graph_run *g, uint32_t a) {
         c->keyhash = child_key(g, x->keyhash, ei, k);
         c->edge = (uint16_t)ei;
         c->tries = 0;
+        c->prev_sleep = 0;
         c->client = x->shard; /* the caller's process: its shard */
         int32_t dl = e->deadline == NO_TICK ? NO_TICK : g->now + e->deadline;
         if (e->cfg->deadline_propagation && x->deadline < dl) dl = x->deadline;

@@ -62,6 +62,7 @@ static const mirror edge_keys[] = {
     {"backoff_multiplier", EOFF(backoff_multiplier)},
     {"budget_ratio", EOFF(budget_ratio)},
     {"budget_max_tokens", EOFF(budget_max_tokens)},
+    {"retry_limiter", EOFF(retry_limiter)},
 };
 
 /* What only services of a graph have; offsets into eng_service (the front
@@ -203,6 +204,7 @@ static void edge_defaults(eng_call_edge *e, int from, int to, int stage) {
   e->backoff_multiplier = d.backoff_multiplier;
   e->budget_ratio = d.budget_ratio;
   e->budget_max_tokens = d.budget_max_tokens;
+  e->retry_limiter = d.retry_limiter;
   e->fanout = 1;
 }
 
@@ -344,7 +346,8 @@ static void *field_of(eng_config *c, const gkey *k, const eng_setting **s, char 
       seterr(err, errlen,
              "%s->%s.%s: a call edge has timeout_ms, deadline_ms, deadline_propagation, "
              "retry_on, max_retries, backoff, backoff_base_ms, backoff_cap_ms, "
-             "backoff_multiplier, budget_ratio, budget_max_tokens and fanout",
+             "backoff_multiplier, budget_ratio, budget_max_tokens, retry_limiter "
+             "(token_bucket) and fanout",
              k->a, k->b, k->rest);
       return NULL;
     }
@@ -470,8 +473,11 @@ int eng__graph_validate(const eng_config *c, char *err, size_t errlen) {
              a, b, c->tick_ms);
       return -1;
     }
-    if (x->backoff == ENG_BACKOFF_ENVOY || x->backoff == ENG_BACKOFF_DECORRELATED) {
-      seterr(err, errlen, "%s->%s.backoff: a call edge has none, full, equal or grpc", a, b);
+    if (x->retry_limiter != ENG_LIMITER_TOKEN_BUCKET) {
+      seterr(err, errlen,
+             "%s->%s.retry_limiter: a call edge has the token_bucket limiter (budget_ratio) "
+             "only; the other limiters are the front's clients' (docs/call-graphs.md)",
+             a, b);
       return -1;
     }
   }

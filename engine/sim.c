@@ -900,11 +900,8 @@ static void shard_crash(eng_run *r, int32_t k) {
  * takes a whole 64-bit number, as its random() % interval does. */
 static inline double backoff_draw(eng_run *r, int retries_made, double prev_sleep) {
   const eng_config *c = r->cfg;
-  if (__builtin_expect(c->backoff == ENG_BACKOFF_ENVOY, 0))
-    return eng_backoff_envoy_ms(c->backoff_base_ms, c->backoff_cap_ms, retries_made,
-                                eng_rng_next(&r->r_cli));
-  return eng_backoff_ms(c->backoff, c->backoff_base_ms, c->backoff_cap_ms, c->backoff_multiplier,
-                        retries_made, prev_sleep, eng_rng_uniform(&r->r_cli));
+  return eng_backoff_sleep(c->backoff, c->backoff_base_ms, c->backoff_cap_ms,
+                           c->backoff_multiplier, retries_made, prev_sleep, &r->r_cli);
 }
 
 /* client_send's failures name their kind by the shard: a full queue's
@@ -952,9 +949,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
     if (reuse) at_free(r, i);
     return NIL;
   }
-  double sleep = 0;
-  if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
-    sleep = backoff_draw(r, a->attempt_no, a->prev_sleep);
+  double sleep = backoff_draw(r, a->attempt_no, a->prev_sleep);
   uint32_t j;
   attempt *b;
   if (reuse) {
@@ -1469,9 +1464,7 @@ static __attribute__((noinline)) uint32_t req_failed(eng_run *r, uint32_t i, int
     req_attempt_gone(r, qi);
     return NIL;
   }
-  double sleep = 0;
-  if (c->backoff != ENG_BACKOFF_NONE && c->backoff_cap_ms > 0)
-    sleep = backoff_draw(r, q->backoffs, q->prev_sleep);
+  double sleep = backoff_draw(r, q->backoffs, q->prev_sleep);
   q->backoffs++;
   int32_t delay = 0;
   if (sleep > 0) {

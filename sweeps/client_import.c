@@ -13,6 +13,7 @@
  * tables of client_grpc.c and client_envoy.c; docs/client-import.md prints
  * them and says which reading was chosen where the libraries leave it open.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -149,6 +150,41 @@ int swp_client_load_opts(const char *path, unsigned flags, swp_client_map *m, ch
 
 int swp_client_load(const char *path, swp_client_map *m, char *err, size_t errlen) {
   return swp_client_load_opts(path, 0, m, err, errlen);
+}
+
+/* "A->B=FILE": the edge A->B into edge, and FILE; else "" and arg itself. */
+static const char *edge_target(const char *arg, char *edge, size_t len) {
+  const char *eq = strchr(arg, '='), *arrow = strstr(arg, "->");
+  edge[0] = 0;
+  if (!eq || !arrow || arrow > eq || arrow == arg || arrow + 2 == eq || (size_t)(eq - arg) >= len)
+    return arg;
+  for (const char *p = arg; p < eq; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_' || (p == arrow) || (p == arrow + 1)))
+      return arg;
+  memcpy(edge, arg, (size_t)(eq - arg));
+  edge[eq - arg] = 0;
+  return eq + 1;
+}
+
+int swp_client_load_target(const char *arg, unsigned flags, swp_client_map *m, char *err,
+                           size_t errlen) {
+  char edge[80];
+  const char *path = edge_target(arg, edge, sizeof edge);
+  if (swp_client_load_opts(path, flags, m, err, errlen)) return -1;
+  for (size_t i = 0; edge[0] && i < m->n; i++) {
+    swp_client_entry *e = &m->e[i];
+    char key[sizeof e->key];
+    snprintf(key, sizeof key, "%s.%s", edge, e->key);
+    if (!eng_settings_find(key)) {
+      snprintf(err, errlen,
+               "%.200s: %s maps to %s = %s, which a call edge does not have "
+               "(docs/call-graphs.md lists what an edge has)",
+               path, e->source, e->key, e->value);
+      return -1;
+    }
+    memcpy(e->key, key, sizeof key);
+  }
+  return 0;
 }
 
 int swp_client_apply(const swp_client_map *m, const char *name, eng_config *cfg, char *err,

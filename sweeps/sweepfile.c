@@ -722,6 +722,18 @@ static void unknown_key_message(const char *opt, const char *key, char *err, siz
 }
 
 
+/* Whether key = value is a setting the sweep's scenario can take: set on
+ * the scenario so far (a call edge's key needs its services and calls). */
+static int scenario_value_check(const swp_sweep *sw, const char *key, const char *value,
+                                char *msg, size_t len) {
+  eng_config scratch;
+  eng_config_defaults(&scratch);
+  char ignore[256];
+  for (size_t i = 0; i < sw->n_settings; i++)
+    eng_config_set(&scratch, sw->settings[i].key, sw->settings[i].value, ignore, sizeof ignore);
+  return eng_config_set(&scratch, key, value, msg, len);
+}
+
 /* --set after its text is split and checked. */
 static int set_apply(swp_sweep *sw, const char *assignment, const char *key, const char *value,
                      char *err, size_t errlen) {
@@ -745,9 +757,7 @@ static int set_apply(swp_sweep *sw, const char *assignment, const char *key, con
     }
     return 0;
   }
-  eng_config scratch;
-  eng_config_defaults(&scratch);
-  if (eng_config_set(&scratch, key, value, msg, sizeof msg)) {
+  if (scenario_value_check(sw, key, value, msg, sizeof msg)) {
     swp_seterr(err, errlen, "--set %s: %s", assignment, msg);
     return -1;
   }
@@ -775,9 +785,7 @@ int swp_sweep_scenario_set(swp_sweep *sw, const char *key, const char *value, ch
     swp_seterr(err, errlen, "%s: the value is too long for a sweep-file line", key);
     return -1;
   }
-  eng_config scratch;
-  eng_config_defaults(&scratch);
-  if (eng_config_set(&scratch, key, value, msg, sizeof msg)) {
+  if (scenario_value_check(sw, key, value, msg, sizeof msg)) {
     swp_seterr(err, errlen, "%s", msg);
     return -1;
   }

@@ -69,6 +69,21 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["services"] is 
 expect_exit 0 "$BIN" sim --set horizon_ms=1000 --set surge=none --set brownout=none
 grep -q "services " "$T/out" && fail "a single tier printed a services line"
 
+# ---- --client A->B=FILE: a library's policy on one call edge ----
+expect_exit 0 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/grpc.json" --show-settings
+expect_in "$T/out" "api->mid.backoff                 = grpc"
+expect_in "$T/out" "api->mid.deadline_ms             = 500"
+expect_in "$T/out" "mid->db.max_retries              = 3"
+expect_in "$T/err" "-> api->mid.max_retries = 3"
+# the limiter, budget and breakers of Envoy's are not an edge's: refused by name
+expect_exit 2 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/envoy.yaml"
+expect_in "$T/err" "which a call edge does not have"
+expect_exit 2 "$BIN" sim chain.ini --client "api->db=$SRC/sweeps/clients/grpc.json"
+expect_in "$T/err" "api does not call db"
+# a sweep takes it too, as [scenario] settings of the edge
+expect_exit 0 "$BIN" list chain.ini --client "mid->db=$SRC/sweeps/clients/grpc.json"
+expect_in "$T/out" "mid->db.backoff = grpc"
+
 # ---- bad graphs: exit 2, one message ----
 bad() { # WANT SET...
   local want=$1

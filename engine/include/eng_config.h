@@ -134,6 +134,7 @@ typedef struct eng_call_edge {
   int32_t deadline_propagation; /* the callee gets the rest of the caller's deadline */
   int32_t retry_on, max_retries, backoff;
   double backoff_base_ms, backoff_cap_ms, backoff_multiplier;
+  int32_t retry_limiter;   /* token_bucket only, for now (so --client maps that name it apply) */
   double budget_ratio, budget_max_tokens; /* per client process of the caller (its shard) */
   double fanout;           /* calls per caller attempt: whole part, and the fraction's chance of one more */
 } eng_call_edge;

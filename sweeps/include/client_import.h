@@ -28,7 +28,7 @@
 typedef enum { SWP_CLIENT_GRPC = 1, SWP_CLIENT_ENVOY } swp_client_kind;
 
 typedef struct swp_client_entry {
-  char key[48];     /* engine setting, e.g. "max_retries" */
+  char key[96];     /* engine setting, e.g. "max_retries" (or "api->db.max_retries") */
   char value[96];   /* as eng_config_set takes it, e.g. "3" */
   char source[288]; /* the field it came from, e.g. "methodConfig[0].retryPolicy.maxAttempts",
                        or a parenthesised reason for a value the file does not state */
@@ -68,6 +68,13 @@ int swp_client_parse_opts(const char *name, const char *buf, size_t len, unsigne
 int swp_client_load(const char *path, swp_client_map *m, char *err, size_t errlen);
 int swp_client_load_opts(const char *path, unsigned flags, swp_client_map *m, char *err,
                          size_t errlen);
+
+/* What --client takes: FILE, the front clients' policy, or EDGE=FILE
+ * ("api->db=grpc.json"), the policy api's processes use towards db in a
+ * call graph: the map's keys then name that edge ("api->db.max_retries"),
+ * and a field that maps to a setting no edge has is refused, naming it. */
+int swp_client_load_target(const char *arg, unsigned flags, swp_client_map *m, char *err,
+                           size_t errlen);
 
 /* Applies every entry with eng_config_set, in order. Returns 0, or -1 with
  * "NAME: SOURCE: message" in err. */
