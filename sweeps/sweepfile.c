@@ -252,6 +252,8 @@ static int handler(void *user, const char *section, const char *name, const char
   int sec = section_lookup(section);
   char prefix[80], dotted[160];
   if (graph_section(section, prefix, sizeof prefix) == 1) {
+    if (strlen(prefix) + strlen(name) >= sizeof dotted)
+      return fail(c, c->line, "'%.60s...' in [%s] is no setting (too long)", name, section);
     snprintf(dotted, sizeof dotted, "%s%s", prefix, name);
     name = dotted;
   }
