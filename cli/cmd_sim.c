@@ -179,6 +179,12 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
   const int32_t *shardq = eng_run_shard_queues(run);
   int32_t S = shardq ? cfg->shards : 0;
   for (int32_t k = 0; k < S; k++) fprintf(f, ",shard_queue_%d", k);
+  /* A call graph: each service's traces behind the front, NAME.metric. */
+  static const char *const sv_names[ENG_SV_COUNT] = {"queue_depth", "successes", "new_requests",
+                                                      "attempts", "wasted"};
+  int32_t NS = eng_run_services(run);
+  for (int32_t k = 1; k < NS; k++)
+    for (int q = 0; q < ENG_SV_COUNT; q++) fprintf(f, ",%s.%s", cfg->graph.svc[k - 1].name, sv_names[q]);
   /* Then the latency windows' series: each tick's row has its window's. */
   for (int l = 0; l < ENG_L_COUNT; l++) fprintf(f, ",%s", eng_lat_series_info(l)->name);
   fputc('\n', f);
@@ -193,6 +199,9 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
     fprintf(f, "%d,%g", t, t * cfg->tick_ms);
     for (int m = 0; m < ENG_M_USER_FIRST; m++) fprintf(f, ",%d", cols[m][t]);
     for (int32_t k = 0; k < S; k++) fprintf(f, ",%d", shardq[(size_t)t * (size_t)S + (size_t)k]);
+    for (int32_t k = 1; k < NS; k++)
+      for (int q = 0; q < ENG_SV_COUNT; q++)
+        fprintf(f, ",%d", eng_run_service_trace(run, k, (eng_service_trace)q)[t]);
     for (int l = 0; l < ENG_L_COUNT; l++) {
       double v = lat[l][t / wticks];
       if (isnan(v)) fputc(',', f); /* no request ended in the window */

@@ -78,8 +78,16 @@ typedef struct g_shard {
   int32_t qlen, busy;
 } g_shard;
 
-/* A service's per-tick traces, for the outcome rule (ticks each). */
-enum { TR_QUEUE, TR_SUCC, TR_NEW, TR_ATT, TR_WASTED, TR_COUNT };
+/* A service's per-tick traces (eng_service_trace), for the outcome rule and
+ * eng_run_service_trace. */
+enum {
+  TR_QUEUE = ENG_SV_QUEUE,
+  TR_SUCC = ENG_SV_SUCCESSES,
+  TR_NEW = ENG_SV_CALLS,
+  TR_ATT = ENG_SV_ATTEMPTS,
+  TR_WASTED = ENG_SV_WASTED,
+  TR_COUNT = ENG_SV_COUNT
+};
 
 typedef struct g_service {
   const eng_service *cfg;
@@ -727,4 +735,9 @@ void eng_graph_memory(const eng_config *c, double ticks, double *traces, double 
     live += (double)s->shards * (s->workers + fmin(s->queue_capacity, 1e6));
   }
   *records = live * (sizeof(g_att) + sizeof(g_call) + 2 * sizeof(g_event)) + sizeof(eng_graph_run);
+}
+
+const int32_t *eng_graph_trace(const eng_graph_run *g, int k, int which) {
+  if (k < 1 || k >= g->n_svc || which < 0 || which >= TR_COUNT) return NULL;
+  return g->svc[k].tr + (size_t)which * (size_t)g->ticks;
 }

@@ -2722,6 +2722,10 @@ int32_t eng_run_services(const eng_run *r) {
   return r->graph_on ? r->cfg->graph.n_services + 1 : 0;
 }
 
+const int32_t *eng_run_service_trace(const eng_run *r, int32_t k, eng_service_trace which) {
+  return r->graph_on ? eng_graph_trace(r->graph, k, which) : NULL;
+}
+
 int eng_run_service(const eng_run *r, int32_t k, eng_service_summary *out) {
   if (k < 0 || k >= eng_run_services(r)) return -1;
   *out = r->svc_sum[k];

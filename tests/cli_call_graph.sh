@@ -62,6 +62,18 @@ assert [x["amplification"] for x in s] == [4, 16, 64], s
 assert s[0]["calls"] == "mid" and s[2]["calls"] == "none", s
 assert s[2]["errors"] == s[2]["attempts"] > 0, s
 EOF
+# --ticks-csv: each service's traces, NAME.metric, summing to its summary
+expect_exit 0 "$BIN" sim chain.ini --json --ticks-csv ticks.csv
+python3 - "$T/out" ticks.csv <<'EOF' || fail "sim --ticks-csv per-service columns"
+import csv, json, sys
+s = {x["name"]: x for x in json.load(open(sys.argv[1]))["services"]}
+rows = list(csv.DictReader(open(sys.argv[2])))
+for name in ("mid", "db"):
+    for col, key in (("attempts", "attempts"), ("successes", "successes"), ("new_requests", "calls_in")):
+        got = sum(int(r[f"{name}.{col}"]) for r in rows)
+        assert got == s[name][key], (name, col, got, s[name][key])
+assert "api.attempts" not in rows[0]  # the front's are the plain columns
+EOF
 # a single tier has no services
 expect_exit 0 "$BIN" sim --json --set horizon_ms=1000 --set surge=none --set brownout=none
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["services"] is None' "$T/out" ||

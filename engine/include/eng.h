@@ -317,6 +317,18 @@ const eng_config *eng_run_config(const eng_run *run);
  * it; 0 for a single tier), and service k's summary (0: the front). */
 int32_t eng_run_services(const eng_run *run);
 int eng_run_service(const eng_run *run, int32_t k, eng_service_summary *out);
+/* A service's per-tick traces (k >= 1, a service behind the front; the
+ * front's are eng_run_metric's), one value per tick, named as the metrics
+ * they mirror; NULL for k out of range. */
+typedef enum eng_service_trace {
+  ENG_SV_QUEUE,     /* queue_depth: attempts waiting in its queues */
+  ENG_SV_SUCCESSES, /* successes: attempts answered while their caller waited */
+  ENG_SV_CALLS,     /* new_requests: calls made to it (first attempts) */
+  ENG_SV_ATTEMPTS,  /* attempts: first attempts and retries */
+  ENG_SV_WASTED,    /* wasted: work finished after its caller gave up */
+  ENG_SV_COUNT
+} eng_service_trace;
+const int32_t *eng_run_service_trace(const eng_run *run, int32_t k, eng_service_trace which);
 
 /* Optional per-shard queue depth matrix (rows x shards, row-major, a row's
  * last tick's depths); NULL unless cfg->record_shard_queues was set and
