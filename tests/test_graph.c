@@ -179,6 +179,37 @@ static void chain_sums_mmc_times(void **state) {
   assert_int_equal(v[1].rejected + v[2].rejected + v[1].timeouts + v[2].timeouts, 0);
 }
 
+/* Stages and fan-out: "a | b, c" calls a and b at once, then c; a with
+ * fanout 2 gets exactly two calls per attempt, b with fanout 0.5 one call
+ * in half of them. When b fails (no retries), c is never called: a failed
+ * stage ends the attempt. */
+static void stages_and_fanout(void **state) {
+  (void)state;
+  const char *base = QUIET "max_retries=0;api.calls=a | b, c;a.service=deterministic;"
+                           "a.service_mean_ms=1e-6;b.service=deterministic;b.service_mean_ms=1e-6;"
+                           "c.service=deterministic;c.service_mean_ms=1e-6;api->a.fanout=2;"
+                           "api->b.fanout=0.5;api->a.max_retries=0;api->b.max_retries=0;"
+                           "api->c.max_retries=0;";
+  eng_service_summary v[4];
+  eng_summary s;
+  char sets[1024];
+  snprintf(sets, sizeof sets, "%s", base);
+  run(sets, v, 4, &s);
+  int64_t n = s.new_requests;
+  assert_int_equal(v[1].attempts, 2 * n);
+  assert_int_equal(v[3].attempts, n);
+  double sd = sqrt(0.25 * (double)n);
+  if (fabs((double)v[2].attempts - 0.5 * (double)n) > 4 * sd)
+    fail_msg("b: %lld calls for %lld requests (half expected)", (long long)v[2].attempts,
+             (long long)n);
+  assert_int_equal(s.successes, n);
+  snprintf(sets, sizeof sets, "%sb.error_rate=1", base);
+  run(sets, v, 4, &s);
+  assert_int_equal(v[3].attempts, n - v[2].attempts); /* c only after a stage without b */
+  assert_int_equal(s.successes, n - v[2].attempts);
+  assert_int_equal(v[1].attempts, 2 * n);             /* a is called beside b either way */
+}
+
 static void settings_by_name(void **state) {
   (void)state;
   eng_config c;
@@ -227,6 +258,7 @@ int main(void) {
       cmocka_unit_test(settings_by_name),
       cmocka_unit_test(amplification_multiplies),
       cmocka_unit_test(retries_at_one_tier),
+      cmocka_unit_test(stages_and_fanout),
       cmocka_unit_test(budgets_hold_each_tier),
       cmocka_unit_test(deadline_bounds_leaf_work),
       cmocka_unit_test(chain_sums_mmc_times),
