@@ -23,6 +23,7 @@
 #include <xxhash.h>
 
 #include "eng.h"
+#include "testutil.h"
 
 typedef struct golden {
   const char *name;
@@ -57,22 +58,10 @@ static const golden cases[] = {
     {"plain timeout", "timeout_ms=3;max_retries=5;workers=2;horizon_ms=3000", 14, 0x16ad67a22bc75767ULL},
 };
 
-static void apply(eng_config *c, const char *sets) {
-  char buf[512], err[256];
-  snprintf(buf, sizeof buf, "%s", sets);
-  for (char *kv = strtok(buf, ";"); kv; kv = strtok(NULL, ";")) {
-    char *eq = strchr(kv, '=');
-    assert_non_null(eq);
-    *eq = 0;
-    if (eng_config_set(c, kv, eq + 1, err, sizeof err)) fail_msg("%s: %s", kv, err);
-  }
-  if (eng_config_validate(c, err, sizeof err)) fail_msg("%s: %s", sets, err);
-}
-
 static uint64_t run_digest(eng_run *r, const golden *g) {
   eng_config c;
   eng_config_defaults(&c);
-  apply(&c, g->sets);
+  tu_config_apply(&c, g->sets);
   eng_summary s;
   char err[256];
   if (eng_run_simulate(r, &c, g->seed, &s, err, sizeof err)) fail_msg("%s: %s", g->name, err);
@@ -125,7 +114,7 @@ static void test_without_rows_same_summary(void **state) {
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     eng_config c;
     eng_config_defaults(&c);
-    apply(&c, cases[k].sets);
+    tu_config_apply(&c, cases[k].sets);
     eng_summary a, b;
     char err[256];
     if (eng_run_simulate(full, &c, cases[k].seed, &a, err, sizeof err) ||
@@ -162,7 +151,7 @@ static void test_rows_of_k_ticks(void **state) {
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     eng_config c;
     eng_config_defaults(&c);
-    apply(&c, cases[k].sets);
+    tu_config_apply(&c, cases[k].sets);
     c.record_shard_queues = 1;
     eng_summary a, b;
     char err[256];

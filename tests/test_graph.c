@@ -19,18 +19,7 @@
 #include <cmocka.h>
 
 #include "eng.h"
-
-static void apply(eng_config *c, const char *sets) {
-  char buf[2048], err[256];
-  snprintf(buf, sizeof buf, "%s", sets);
-  for (char *kv = strtok(buf, ";"); kv; kv = strtok(NULL, ";")) {
-    char *eq = strchr(kv, '=');
-    assert_non_null(eq);
-    *eq = 0;
-    if (eng_config_set(c, kv, eq + 1, err, sizeof err)) fail_msg("%s: %s", kv, err);
-  }
-  if (eng_config_validate(c, err, sizeof err)) fail_msg("%s: %s", sets, err);
-}
+#include "testutil.h"
 
 /* No fault, no timeout that can fire, work of (nearly) zero ticks: a
  * request's whole tree of attempts ends in the tick it starts. */
@@ -41,7 +30,7 @@ static void apply(eng_config *c, const char *sets) {
 static void run(const char *sets, eng_service_summary *out, int n, eng_summary *sum) {
   eng_config c;
   eng_config_defaults(&c);
-  apply(&c, sets);
+  tu_config_apply(&c, sets);
   eng_run *r = eng_run_create();
   assert_non_null(r);
   char err[256];

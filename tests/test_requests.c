@@ -23,18 +23,7 @@
 #include <xxhash.h>
 
 #include "eng.h"
-
-static void apply(eng_config *c, const char *sets) {
-  char buf[512], err[256];
-  snprintf(buf, sizeof buf, "%s", sets);
-  for (char *kv = strtok(buf, ";"); kv; kv = strtok(NULL, ";")) {
-    char *eq = strchr(kv, '=');
-    assert_non_null(eq);
-    *eq = 0;
-    if (eng_config_set(c, kv, eq + 1, err, sizeof err)) fail_msg("%s: %s", kv, err);
-  }
-  if (eng_config_validate(c, err, sizeof err)) fail_msg("%s: %s", sets, err);
-}
+#include "testutil.h"
 
 static void simulate(eng_run *r, const eng_config *c, uint64_t seed, eng_summary *s) {
   char err[256];
@@ -52,7 +41,7 @@ static int64_t metric_sum(const eng_run *r, eng_metric m) {
 static uint64_t digest(eng_run *r, const char *sets, uint64_t seed) {
   eng_config c;
   eng_config_defaults(&c);
-  apply(&c, sets);
+  tu_config_apply(&c, sets);
   eng_summary s;
   simulate(r, &c, seed, &s);
   XXH3_state_t *st = XXH3_createState();
@@ -177,10 +166,10 @@ static size_t user_spans(const eng_run *r, span *sp, size_t cap, int32_t d) {
  * later requests wait, time out and retry. */
 static void one_user(eng_config *c, const char *extra) {
   eng_config_defaults(c);
-  apply(c, "client_model=closed;clients=1;concurrency=1;think_ms=3;shards=1;workers=1;"
+  tu_config_apply(c, "client_model=closed;clients=1;concurrency=1;think_ms=3;shards=1;workers=1;"
            "vnodes=1;service_mean_ms=12;queue_capacity=inf;surge=none;brownout=none;"
            "horizon_ms=60000;max_retries=6");
-  apply(c, extra);
+  tu_config_apply(c, extra);
 }
 
 /* A deadline is never exceeded: every request ends within deadline_ms of its
@@ -284,12 +273,12 @@ static void test_retry_on_selects_failures(void **state) {
   eng_config c;
   eng_summary s;
   eng_config_defaults(&c);
-  apply(&c, "queue_capacity=inf");
+  tu_config_apply(&c, "queue_capacity=inf");
   simulate(r, &c, 3, &s);
   int64_t timeouts = metric_sum(r, ENG_M_TIMEOUTS), retries = metric_sum(r, ENG_M_RETRIES);
   assert_int_equal(metric_sum(r, ENG_M_REJ_QUEUE_FULL), 0);
   assert_true(timeouts > 1000 && retries > 1000);
-  apply(&c, "retry_on=rejected");
+  tu_config_apply(&c, "retry_on=rejected");
   simulate(r, &c, 3, &s);
   assert_int_equal(metric_sum(r, ENG_M_RETRIES), 0);
   assert_true(s.attempts == s.new_requests);
@@ -298,12 +287,12 @@ static void test_retry_on_selects_failures(void **state) {
                 (long long)retries);
   /* rejections only */
   eng_config_defaults(&c);
-  apply(&c, "queue_capacity=2;timeout_ms=100000;horizon_ms=5000");
+  tu_config_apply(&c, "queue_capacity=2;timeout_ms=100000;horizon_ms=5000");
   simulate(r, &c, 3, &s);
   int64_t rejected = metric_sum(r, ENG_M_REJ_QUEUE_FULL);
   assert_int_equal(metric_sum(r, ENG_M_TIMEOUTS), 0);
   assert_true(rejected > 1000 && metric_sum(r, ENG_M_RETRIES) > 1000);
-  apply(&c, "retry_on=timeout");
+  tu_config_apply(&c, "retry_on=timeout");
   simulate(r, &c, 3, &s);
   assert_int_equal(metric_sum(r, ENG_M_RETRIES), 0);
   /* a failure retry_on does not name ends the request at once: every
@@ -320,10 +309,10 @@ static void test_deadline_propagation(void **state) {
   eng_config c;
   eng_summary s;
   eng_config_defaults(&c);
-  apply(&c, "deadline_ms=150;timeout_ms=none;deadline_drop=on;deadline_propagation=off");
+  tu_config_apply(&c, "deadline_ms=150;timeout_ms=none;deadline_drop=on;deadline_propagation=off");
   simulate(r, &c, 2, &s);
   int64_t shed_off = metric_sum(r, ENG_M_SHED), wasted_off = metric_sum(r, ENG_M_WASTED);
-  apply(&c, "deadline_propagation=on");
+  tu_config_apply(&c, "deadline_propagation=on");
   simulate(r, &c, 2, &s);
   int64_t shed_on = metric_sum(r, ENG_M_SHED), wasted_on = metric_sum(r, ENG_M_WASTED);
   print_message("deadline drop: %lld shed / %lld wasted without propagation, %lld / %lld with\n",
@@ -350,11 +339,11 @@ static void test_hedges(void **state) {
   for (int cancel = 0; cancel < 2; cancel++) {
     eng_config c;
     eng_config_defaults(&c);
-    apply(&c, "client_model=closed;clients=1;concurrency=1;think_ms=5;shards=1;workers=1;"
+    tu_config_apply(&c, "client_model=closed;clients=1;concurrency=1;think_ms=5;shards=1;workers=1;"
               "vnodes=1;service=deterministic;service_mean_ms=10;queue_capacity=inf;"
               "surge=none;brownout=none;horizon_ms=20000;timeout_ms=1e6;max_retries=10;"
               "hedge_attempts=3;hedge_delay_ms=2");
-    apply(&c, cancel ? "hedge_cancel=on" : "hedge_cancel=off");
+    tu_config_apply(&c, cancel ? "hedge_cancel=on" : "hedge_cancel=off");
     eng_summary s;
     simulate(r, &c, 9, &s);
     int64_t req = s.new_requests, ok = s.successes, wasted = metric_sum(r, ENG_M_WASTED);
@@ -386,12 +375,12 @@ static void test_hedges_in_a_storm(void **state) {
   eng_config c;
   eng_summary plain, hedged, throttled;
   eng_config_defaults(&c);
-  apply(&c, "horizon_ms=5000;deadline_ms=300");
+  tu_config_apply(&c, "horizon_ms=5000;deadline_ms=300");
   simulate(r, &c, 6, &plain);
-  apply(&c, "hedge_attempts=3;hedge_delay_ms=10");
+  tu_config_apply(&c, "hedge_attempts=3;hedge_delay_ms=10");
   simulate(r, &c, 6, &hedged);
   int64_t hedged_rej = metric_sum(r, ENG_M_REJ_BUDGET);
-  apply(&c, "retry_limiter=grpc");
+  tu_config_apply(&c, "retry_limiter=grpc");
   simulate(r, &c, 6, &throttled);
   int64_t throttled_rej = metric_sum(r, ENG_M_REJ_BUDGET);
   print_message("storm: %lld attempts plain, %lld hedged, %lld hedged with gRPC throttling "
@@ -403,7 +392,7 @@ static void test_hedges_in_a_storm(void **state) {
   assert_true(throttled_rej > 0 && throttled.attempts < hedged.attempts);
   /* zero delay: every copy at once, up to hedge_attempts and max_retries */
   eng_config_defaults(&c);
-  apply(&c, "horizon_ms=3000;surge=none;brownout=none;hedge_attempts=4;hedge_delay_ms=0;"
+  tu_config_apply(&c, "horizon_ms=3000;surge=none;brownout=none;hedge_attempts=4;hedge_delay_ms=0;"
             "max_retries=2;service=deterministic;load=0.3");
   simulate(r, &c, 6, &hedged);
   assert_true(hedged.attempts == 3 * hedged.new_requests);
@@ -424,7 +413,7 @@ static void test_concurrency_limit(void **state) {
   eng_config c;
   eng_summary s;
   eng_config_defaults(&c);
-  apply(&c, "clients=4;max_requests_per_client=3;timeout_ms=1e6;horizon_ms=3000;"
+  tu_config_apply(&c, "clients=4;max_requests_per_client=3;timeout_ms=1e6;horizon_ms=3000;"
             "surge=none;brownout=1000+500;load=0.05;capacity_factor=inf;backoff=full;"
             "backoff_base_ms=20");
   for (int pass = 0; pass < 2; pass++) {
@@ -444,7 +433,7 @@ static void test_concurrency_limit(void **state) {
     } else {
       assert_true(retries > 100);
     }
-    apply(&c, "retry_on=all");
+    tu_config_apply(&c, "retry_on=all");
   }
   eng_run_destroy(r);
 }

@@ -81,6 +81,20 @@ void tu_path(char *buf, size_t len, const char *dir, const char *name) {
 
 /* ---- sweeps ---- */
 
+void tu_config_apply(eng_config *c, const char *sets) {
+  char buf[4096], err[512];
+  if (strlen(sets) >= sizeof buf) fail_msg("tu_config_apply: %zu bytes of settings", strlen(sets));
+  snprintf(buf, sizeof buf, "%s", sets);
+  char *save = NULL;
+  for (char *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+    char *eq = strchr(kv, '=');
+    if (!eq) fail_msg("tu_config_apply: '%s' is not KEY=VALUE", kv);
+    *eq = 0;
+    if (eng_config_set(c, kv, eq + 1, err, sizeof err)) fail_msg("%s: %s", kv, err);
+  }
+  if (eng_config_validate(c, err, sizeof err)) fail_msg("%s: %s", sets, err);
+}
+
 void tu_sweep_load(swp_sweep *sw, const char *text) {
   char err[1024] = "";
   swp_sweep_init(sw);

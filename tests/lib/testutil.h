@@ -6,6 +6,7 @@
  *                labelled form assert_near_msg, and assert_contains;
  *   files        a private temporary directory per test program and paths
  *                in it, removed without a shell;
+ *   configs      tu_config_apply: "KEY=VALUE;..." set and validated, or fail;
  *   sweeps       tu_sweep_load: parse + check a sweep text or fail;
  *   result files the fixture builder: a synthetic, valid result file
  *                written through the format library's public API
@@ -63,6 +64,12 @@ int tu_tmpdir_make(char *dir, size_t len, const char *tag);
 int tu_tmpdir_remove(const char *dir);
 /* dir/name into buf, any file already there removed. */
 void tu_path(char *buf, size_t len, const char *dir, const char *name);
+
+/* ---- configurations ---- */
+
+/* Applies "KEY=VALUE;KEY=VALUE..." to c in order with eng_config_set, then
+ * eng_config_validate; fails the test naming the key or the whole text. */
+void tu_config_apply(eng_config *c, const char *sets);
 
 /* ---- sweeps ---- */
 
