@@ -244,6 +244,12 @@ static void file_header(FILE *out, const fmt_results *r) {
     fprintf(out, "; record = ");
     ana_term_fputs(out, r->record, 0);
   }
+  if (r->services) { /* the file holds the front's figures only (docs/call-graphs.md) */
+    fprintf(out, "\na call graph of %d services: every figure below is the front service ",
+            (int)r->services);
+    ana_term_fputs(out, r->front, 0);
+    fprintf(out, "'s (per service: stormsweep sim)");
+  }
   fprintf(out, "\n\n");
 }
 

@@ -285,6 +285,10 @@ void fmt__rr_sweep_apply(fmt_results *r, const char *text) {
   if (points < (int64_t)r->n_points) goto out;
   if (isnan(r->tick_ms)) r->tick_ms = sw.base.tick_ms;
   if (isnan(r->slo_ms)) r->slo_ms = sw.base.slo_ms;
+  if (sw.base.graph.n_services) {
+    r->services = sw.base.graph.n_services + 1;
+    snprintf(r->front, sizeof r->front, "%s", sw.base.graph.front);
+  }
   /* Labels only when the stored grid is the table's grid. */
   int same_axes = sw.n_axes == r->n_axes;
   for (size_t a = 0; same_axes && a < r->n_axes; a++)

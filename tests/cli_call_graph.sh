@@ -195,6 +195,7 @@ fi
 h5dump -a /sweep_text j1.h5 | grep -q 'mid->db.timeout_ms = 40' || fail "sweep_text lacks the call's settings"
 expect_exit 0 "$BIN" analyze j1.h5
 expect_in "$T/out" "mid->db.max_retries"
+expect_in "$T/out" "a call graph of 4 services: every figure below is the front service api's"
 expect_exit 0 "$BIN" recommend j1.h5
 [ "$failures" -eq 0 ] || { echo "cli_call_graph: $failures failure(s)" >&2; exit 1; }
 echo "cli_call_graph: ok"

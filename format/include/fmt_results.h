@@ -68,6 +68,8 @@ typedef struct fmt_results {
   int crn;                 /* root attribute "crn" (0 when absent) */
   double tick_ms;          /* NaN when unknown (plots then use ticks) */
   double slo_ms;           /* the sweep's own SLO; NaN when unknown */
+  int32_t services;        /* a call graph's services, the front included (0: a single tier) */
+  char front[ENG_NAME_MAX]; /* its front service's name: every figure in the file is that one's */
   int64_t n_ticks;         /* columns of the /ticks datasets, the stored rows (0 when none) */
   char record[64];         /* root `record`: "full" (also when absent), "every=10ms", "summary" */
   int64_t row_ticks;       /* ticks per stored /ticks row: 1 at full, 0 at summary */
