@@ -252,9 +252,13 @@ static int handler(void *user, const char *section, const char *name, const char
   int sec = section_lookup(section);
   char prefix[80], dotted[160];
   if (graph_section(section, prefix, sizeof prefix) == 1) {
-    if (strlen(prefix) + strlen(name) >= sizeof dotted)
+    size_t pl = strlen(prefix), nl = strlen(name);
+    if (pl + nl >= sizeof dotted)
       return fail(c, c->line, "'%.60s...' in [%s] is no setting (too long)", name, section);
-    snprintf(dotted, sizeof dotted, "%s%s", prefix, name);
+    /* memcpy, not snprintf: the length is checked, and gcc's
+     * -Wformat-truncation cannot see that */
+    memcpy(dotted, prefix, pl);
+    memcpy(dotted + pl, name, nl + 1);
     name = dotted;
   }
   if (!*section) sec = SEC_NONE;
