@@ -1168,7 +1168,7 @@ static void on_timeout(eng_run *r, uint32_t i) {
 /* Overload errors from shed attempts (shed_reply = error), in shed order;
  * a retry they trigger may be shed and answered in turn. Called between
  * events only, so no event handler ever recurses through a shard. */
-static void graph_reply(eng_run *r, uint32_t i);
+static int graph_release(eng_run *r, uint32_t i);
 
 static __attribute__((noinline)) void replies_deliver(eng_run *r) {
   while (r->reply_head != NIL) {
@@ -1176,10 +1176,8 @@ static __attribute__((noinline)) void replies_deliver(eng_run *r) {
     r->reply_head = r->at[i].next;
     if (r->reply_head == NIL) r->reply_tail = NIL;
     r->at[i].x &= (uint8_t)~X_REPLY;
-    if (r->at[i].x & X_GRAPH) {
-      graph_reply(r, i);
-      continue;
-    }
+    /* a call graph's front attempt: done, or its error goes the way of a shed one's */
+    if ((r->at[i].x & X_GRAPH) && !graph_release(r, i)) continue;
     if (r->at[i].abandoned) { /* request mode: its request gave it up meanwhile */
       at_free(r, i);
       continue;
@@ -1236,30 +1234,23 @@ static __attribute__((noinline)) void front_start(eng_run *r, shard *s, uint32_t
   graph_results(r);
 }
 
-/* Front attempt i's calls ended now with no own work left (ok), or one of
- * them failed (X_ERROR). */
-static __attribute__((noinline)) void graph_reply(eng_run *r, uint32_t i) {
+/* Front attempt i's calls ended now with no own work left (ok: it is
+ * answered, 0), or one of them failed (X_ERROR): its worker goes to the
+ * next queued attempt, and 1 says that its client now hears an error, which
+ * replies_deliver hands on as it does a shed attempt's. */
+static __attribute__((noinline)) int graph_release(eng_run *r, uint32_t i) {
   attempt *a = &r->at[i];
-  uint32_t k = a->shard;
-  shard *s = &r->sh[k];
+  shard *s = &r->sh[a->shard];
   int failed = a->x & X_ERROR;
   a->x &= (uint8_t)~(X_GRAPH | X_ERROR);
   if (!failed || a->epoch != s->epoch) { /* answered, or lost with its crashed shard */
     on_complete(r, i);
-    return;
+    return 0;
   }
   s->busy--;
   shard_release(r, a);
-  if (a->abandoned) {
-    at_free(r, i);
-  } else if (r->reqs) {
-    uint32_t retry = req_failed(r, i, ENG_FAIL_SHED, (int32_t)k, 1);
-    if (retry != NIL) client_send_req(r, retry);
-  } else {
-    uint32_t retry = client_failed(r, i, ENG_FAIL_SHED, (int32_t)k, 1);
-    if (retry != NIL) client_issue(r, retry);
-  }
-  if (r->sh[k].qhead != NIL) shard_pump(r, &r->sh[k]);
+  if (s->qhead != NIL) shard_pump(r, s);
+  return 1;
 }
 
 /* ------------------------------------------------------------------------ */
