@@ -248,7 +248,7 @@ static void file_header(FILE *out, const fmt_results *r) {
     fprintf(out, "\na call graph of %d services: every figure below is the front service ",
             (int)r->services);
     ana_term_fputs(out, r->front, 0);
-    fprintf(out, "'s (per service: stormsweep sim)");
+    fprintf(out, "'s (per service: /ticks/service_summary, docs/call-graphs.md)");
   }
   fprintf(out, "\n\n");
 }

@@ -328,7 +328,7 @@ static int load_sweep(const bargs *b, const eng_setting *st, const ana_bnd_opts 
   }
   /* The estimate grows or shrinks with any one setting, so a run between
    * the ends needs no more than the larger end. */
-  if (drv_memory_check(&most, 0, 0, 0, b->threads, err, sizeof err)) {
+  if (drv_memory_check(&most, 0, NULL, 0, b->threads, err, sizeof err)) {
     cli_error_text("boundary", err);
     return CLI_EXIT_USAGE;
   }
@@ -413,7 +413,7 @@ static int engine_oracle(void *user, int64_t first, size_t m, const double *x, u
     eng_run_memory(&cfg, 0, &one);
     eng_memory_max(&most, &one);
   }
-  drv_source src = {(int64_t)m, batch_job, batch_config, 0, 0, c, &most, NULL};
+  drv_source src = {(int64_t)m, batch_job, batch_config, 0, {0}, c, &most, NULL};
   drv_sink sink = {batch_record, NULL, c};
   drv_options opt = {.threads = c->threads, .stop = c->stop};
   drv_result res;

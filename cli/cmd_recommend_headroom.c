@@ -80,7 +80,7 @@ static int h_oracle(void *user, int64_t first, size_t m, const double *x, uint8_
     eng_run_memory(&cfg, 0, &one);
     eng_memory_max(&most, &one);
   }
-  drv_source src = {(int64_t)m, h_job, h_config, 0, 0, c, &most, NULL};
+  drv_source src = {(int64_t)m, h_job, h_config, 0, {0}, c, &most, NULL};
   drv_sink sink = {h_record, NULL, c};
   drv_options opt = {.threads = c->threads, .stop = c->stop};
   drv_result res;

@@ -180,11 +180,10 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
   int32_t S = shardq ? cfg->shards : 0;
   for (int32_t k = 0; k < S; k++) fprintf(f, ",shard_queue_%d", k);
   /* A call graph: each service's traces behind the front, NAME.metric. */
-  static const char *const sv_names[ENG_SV_COUNT] = {"queue_depth", "successes", "new_requests",
-                                                      "attempts", "wasted"};
   int32_t NS = eng_run_services(run);
   for (int32_t k = 1; k < NS; k++)
-    for (int q = 0; q < ENG_SV_COUNT; q++) fprintf(f, ",%s.%s", cfg->graph.svc[k - 1].name, sv_names[q]);
+    for (int q = 0; q < ENG_SV_COUNT; q++) fprintf(f, ",%s.%s", cfg->graph.svc[k - 1].name,
+              eng_metric_get_info(eng_service_trace_metric((eng_service_trace)q))->name);
   /* Then the latency windows' series: each tick's row has its window's. */
   for (int l = 0; l < ENG_L_COUNT; l++) fprintf(f, ",%s", eng_lat_series_info(l)->name);
   fputc('\n', f);

@@ -114,7 +114,7 @@ int drv_execute(const drv_source *src, const drv_sink *sink, const drv_options *
   /* Before any thread exists: threads that cannot all hold a run are
    * refused whole, rather than each failing (or the kernel killing the
    * process) once the memory runs out. */
-  if (src->run_memory && drv_memory_check(src->run_memory, src->ticks, src->shard_queues, src->n,
+  if (src->run_memory && drv_memory_check(src->run_memory, src->ticks, src->wide, src->n,
                                           res->threads, res->first_error,
                                           sizeof res->first_error)) {
     res->refused = 1;

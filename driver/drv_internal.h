@@ -21,11 +21,14 @@ typedef struct drv_worker {
   uint8_t *tmp;       /* one chunk's encoding, fmt_chunk_bound bytes */
   uint8_t *arena;     /* the run's encoded chunks back to back (compressed sizes only) */
   size_t bound, arena_cap;
-  /* Per-shard queue depths (sources with shard_queues > 0), made on first
-   * use: ticks x shard_queues values, their encoder and encoding. */
-  int32_t *shard_padded;
-  fmt_chunk_encoder *shard_encoder;
-  uint8_t *shard_tmp;
+  /* The fmt_wide matrices (sources with wide[w] > 0), made on first use:
+   * one padded ticks x width matrix (the widest), and per matrix its
+   * encoder and encoding. */
+  int32_t *wide_padded;
+  size_t wide_padded_n;
+  int32_t *wide_series; /* one service's series, ticks values */
+  fmt_chunk_encoder *wide_encoder[FMT_WIDE_COUNT];
+  uint8_t *wide_tmp[FMT_WIDE_COUNT];
 } drv_worker;
 
 /* ticks 0: the worker encodes nothing. */

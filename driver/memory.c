@@ -41,7 +41,7 @@
  * chunks are touched only that far. */
 #define DRV_COMPRESSED_SHARE 0.1
 
-double drv_worker_memory(int32_t ticks, int32_t shard_queues) {
+double drv_worker_memory(int32_t ticks, const int32_t *wide) {
   if (ticks <= 0) return 0;
   double t = ticks, one = t * sizeof(int32_t);
   /* The encoder's shuffle buffer and deflate state, one chunk's encoding
@@ -49,9 +49,12 @@ double drv_worker_memory(int32_t ticks, int32_t shard_queues) {
    * touched only for points with a shorter horizon than the file's: not
    * counted. */
   double b = one + DRV_DEFLATE_BYTES + one * DRV_COMPRESSED_SHARE * (1 + ENG_M_COUNT);
-  /* The ticks x shards matrix of per-shard queue depths: padded (always
-   * written), shuffled, and its encoding. */
-  if (shard_queues > 0) b += one * shard_queues * (2 + DRV_COMPRESSED_SHARE) + DRV_DEFLATE_BYTES;
+  /* Each fmt_wide matrix (ticks x width): padded (always written),
+   * shuffled, and its encoding, with an encoder of its own. */
+  for (int w = 0; wide && w < FMT_WIDE_COUNT; w++)
+    if (wide[w] > 0)
+      b += (double)fmt_wide_rows((fmt_wide)w, ticks) * sizeof(int32_t) * wide[w] *
+               (2 + DRV_COMPRESSED_SHARE) + DRV_DEFLATE_BYTES;
   return b;
 }
 
@@ -142,7 +145,7 @@ double drv_available_memory(const char **what, int *address_space) {
   return avail;
 }
 
-int drv_memory_check(const eng_memory *run, int32_t ticks, int32_t shard_queues, int64_t jobs,
+int drv_memory_check(const eng_memory *run, int32_t ticks, const int32_t *wide, int64_t jobs,
                      int threads, char *err, size_t errlen) {
   if (threads <= 0) threads = omp_get_max_threads();
   const char *what;
@@ -151,7 +154,7 @@ int drv_memory_check(const eng_memory *run, int32_t ticks, int32_t shard_queues,
   if (avail < 0) return 0; /* the system does not say: nothing to check against */
   /* Threads beyond the jobs never get a run; each still sets up its worker. */
   double busy = jobs > 0 && jobs < threads ? (double)jobs : threads;
-  double worker = drv_worker_memory(ticks, shard_queues) + (as ? DRV_THREAD_ADDRESS_BYTES : 0);
+  double worker = drv_worker_memory(ticks, wide) + (as ? DRV_THREAD_ADDRESS_BYTES : 0);
   double per_run = run->total;
   double need = DRV_PROCESS_BYTES + busy * per_run + threads * worker;
   if (need <= avail) return 0;
@@ -171,6 +174,7 @@ int drv_memory_check(const eng_memory *run, int32_t ticks, int32_t shard_queues,
 
 int drv_sweep_memory_check(const swp_sweep *sw, int threads, int64_t jobs, char *err,
                            size_t errlen) {
-  return drv_memory_check(&sw->run_memory, sw->ticks, sw->shard_queues, jobs, threads, err,
-                          errlen);
+  int32_t wide[FMT_WIDE_COUNT];
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) wide[w] = fmt_wide_width(sw, (fmt_wide)w);
+  return drv_memory_check(&sw->run_memory, sw->ticks, wide, jobs, threads, err, errlen);
 }

@@ -77,7 +77,7 @@ typedef struct msg_head {
   double wall_s, encode_s;
   eng_summary summary;
   uint64_t chunk_size[ENG_M_COUNT];
-  uint64_t shard_chunk_size; /* 0: none (the sweep records no per-shard queues) */
+  uint64_t wide_chunk_size[FMT_WIDE_COUNT]; /* 0: not recorded */
   char msg[256];
 } msg_head;
 
@@ -184,13 +184,15 @@ static void server_loop(server *sv) {
       rec.chunk_size[m] = (size_t)h.chunk_size[m];
       used += (size_t)h.chunk_size[m];
     }
-    if (!bad && h.kind == MSG_RESULT && h.shard_chunk_size) {
-      if (h.shard_chunk_size > (uint64_t)count - used) {
+    for (int w = 0; w < FMT_WIDE_COUNT && !bad && h.kind == MSG_RESULT; w++) {
+      if (!h.wide_chunk_size[w]) continue;
+      if (h.wide_chunk_size[w] > (uint64_t)count - used) {
         bad = 1;
-      } else {
-        rec.shard_chunk = sv->buf + used;
-        rec.shard_chunk_size = (size_t)h.shard_chunk_size;
+        break;
       }
+      rec.wide_chunk[w] = sv->buf + used;
+      rec.wide_chunk_size[w] = (size_t)h.wide_chunk_size[w];
+      used += (size_t)h.wide_chunk_size[w];
     }
     if (bad) snprintf(h.msg, sizeof h.msg, "rank %d sent a truncated result", src);
 #pragma omp critical(drv_writer)
@@ -321,9 +323,10 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
     int team = omp_get_num_threads(), me = omp_get_thread_num();
     drv_worker w;
     int ok = drv_worker_init(&w, src.ticks) == 0;
-    size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * fmt_chunk_bound((size_t)sw->ticks) +
-                 (sw->shard_queues ? fmt_chunk_bound((size_t)sw->ticks * (size_t)sw->shard_queues)
-                                   : 0);
+    size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * fmt_chunk_bound((size_t)sw->ticks);
+    for (int w = 0; w < FMT_WIDE_COUNT; w++)
+      if (src.wide[w])
+        cap += fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, sw->ticks) * (size_t)src.wide[w]);
     uint8_t *buf = ok ? malloc(cap) : NULL;
     msg_head h;
     memset(&h, 0, sizeof h);
@@ -367,10 +370,10 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
         if (rec.chunk_size[m]) memcpy(buf + len, rec.chunk[m], rec.chunk_size[m]);
         len += rec.chunk_size[m];
       }
-      h.shard_chunk_size = rec.shard_chunk_size;
-      if (rec.shard_chunk_size) {
-        memcpy(buf + len, rec.shard_chunk, rec.shard_chunk_size);
-        len += rec.shard_chunk_size;
+      for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+        h.wide_chunk_size[w] = rec.wide_chunk_size[w];
+        if (rec.wide_chunk_size[w]) memcpy(buf + len, rec.wide_chunk[w], rec.wide_chunk_size[w]);
+        len += rec.wide_chunk_size[w];
       }
     }
     if (!ok) {

@@ -68,8 +68,9 @@ int drv_sweep_jobs_init(drv_sweep_jobs *js, const swp_sweep *sw, fmt_out *out,
   } else {
     js->n = swp_sweep_runs(sw);
   }
-  *src = (drv_source){js->n,   sweep_job, sweep_config, encode ? sw->rows : 0,
-                      encode ? sw->shard_queues : 0, js, &sw->run_memory, sw};
+  *src = (drv_source){js->n, sweep_job, sweep_config, encode ? sw->rows : 0, {0}, js,
+                      &sw->run_memory, sw};
+  for (int w = 0; w < FMT_WIDE_COUNT && encode; w++) src->wide[w] = fmt_wide_width(sw, (fmt_wide)w);
   *sink = (drv_sink){writer_record, writer_flush, js};
   return 0;
 }

@@ -33,45 +33,97 @@ void drv_worker_free(drv_worker *w) {
   fmt_chunk_encoder_destroy(w->encoder);
   free(w->tmp);
   free(w->arena);
-  free(w->shard_padded);
-  fmt_chunk_encoder_destroy(w->shard_encoder);
-  free(w->shard_tmp);
+  free(w->wide_padded);
+  free(w->wide_series);
+  for (int k = 0; k < FMT_WIDE_COUNT; k++) {
+    fmt_chunk_encoder_destroy(w->wide_encoder[k]);
+    free(w->wide_tmp[k]);
+  }
   memset(w, 0, sizeof *w);
 }
 
-/* The run's rows x shards matrix (the engine keeps a row's last tick),
- * padded to the file's rows x S with -1 (a shorter horizon, fewer shards,
- * or a point that does not record them), encoded into the worker's
- * shard_tmp. */
-static int encode_shard_queues(drv_worker *w, int32_t S_, int32_t rows, fmt_run_record *rec,
-                               char *msg, size_t msglen) {
-  size_t S = (size_t)S_, T = (size_t)w->ticks, n = T * S;
-  size_t bound = fmt_chunk_bound(n);
-  if (!w->shard_encoder) {
-    w->shard_padded = malloc(n * sizeof *w->shard_padded);
-    w->shard_encoder = fmt_chunk_encoder_create(n);
-    w->shard_tmp = malloc(bound);
-    if (!w->shard_padded || !w->shard_encoder || !w->shard_tmp) {
-      swp_seterr(msg, msglen, "out of memory for the per-shard queue depths");
+/* Fills padded (T x width, -1 where the run has nothing) with matrix w of
+ * the run's rows: the engine's rows x shards queue depths (its row keeps
+ * the row's last tick), or each service's series w names. */
+static int wide_fill(drv_worker *w, fmt_wide which, size_t width, int32_t rows, int32_t *padded,
+                     char *msg, size_t msglen) {
+  size_t T = (size_t)fmt_wide_rows(which, w->ticks), R = (size_t)rows;
+  for (size_t i = 0; i < T * width; i++) padded[i] = -1;
+  if (which == FMT_WIDE_SHARD_QUEUES) {
+    const int32_t *q = eng_run_shard_queues(w->run);
+    size_t own = q ? (size_t)w->cfg.shards : 0;
+    if (own > width) {
+      swp_seterr(msg, msglen, "the run has %zu shards, more than the file's %zu", own, width);
       return -1;
     }
+    for (size_t t = 0; t < R; t++)
+      for (size_t k = 0; k < own; k++) padded[t * width + k] = q[t * own + k];
+    return 0;
   }
-  const int32_t *q = eng_run_shard_queues(w->run);
-  size_t own = q ? (size_t)w->cfg.shards : 0;
-  if (own > S) {
-    swp_seterr(msg, msglen, "the run has %zu shards, more than the file's %zu", own, S);
+  size_t own = (size_t)eng_run_services(w->run);
+  if (own > width) {
+    swp_seterr(msg, msglen, "the run has %zu services, more than the file's %zu", own, width);
     return -1;
   }
-  for (size_t t = 0; t < T; t++)
-    for (size_t k = 0; k < S; k++)
-      w->shard_padded[t * S + k] = t < (size_t)rows && k < own ? q[t * own + k] : -1;
-  size_t len = fmt_chunk_encode(w->shard_encoder, w->shard_padded, w->shard_tmp, bound);
-  if (!len) {
-    swp_seterr(msg, msglen, "compressing the per-shard queue depths failed");
-    return -1;
+  if (which == FMT_WIDE_SERVICE_SUMMARY) {
+    for (size_t k = 0; k < own; k++) {
+      eng_service_summary s;
+      int32_t f[FMT_SERVICE_FIELDS];
+      if (eng_run_service(w->run, (int32_t)k, &s)) return -1;
+      fmt_service_fields(&s, f);
+      for (size_t i = 0; i < FMT_SERVICE_FIELDS; i++) padded[i * width + k] = f[i];
+    }
+    return 0;
   }
-  rec->shard_chunk = w->shard_tmp;
-  rec->shard_chunk_size = len;
+  /* One service's rows at a time, then across: the matrix is ticks-major,
+   * a service's series is not. */
+  int32_t *one = w->wide_series;
+  for (size_t k = 0; k < own; k++) {
+    if (eng_run_service_rows(w->run, (int32_t)k,
+                             (eng_service_trace)(which - FMT_WIDE_SERVICE_FIRST), one)) {
+      swp_seterr(msg, msglen, "the engine has no series %s for service %zu",
+                 fmt_wide_name(which), k);
+      return -1;
+    }
+    for (size_t t = 0; t < R; t++) padded[t * width + k] = one[t];
+  }
+  return 0;
+}
+
+/* The run's fmt_wide matrices the source records, each padded to the
+ * file's rows x width with -1 (a shorter horizon, fewer shards or
+ * services, or a point that does not record them) and encoded into the
+ * worker's wide_tmp. */
+static int encode_wide(drv_worker *w, const drv_source *src, int32_t rows, fmt_run_record *rec,
+                       char *msg, size_t msglen) {
+  size_t T = (size_t)w->ticks;
+  for (int k = 0; k < FMT_WIDE_COUNT; k++) {
+    if (src->wide[k] <= 0) continue;
+    size_t width = (size_t)src->wide[k], n = (size_t)fmt_wide_rows((fmt_wide)k, w->ticks) * width;
+    size_t bound = fmt_chunk_bound(n);
+    if (n > w->wide_padded_n) {
+      free(w->wide_padded);
+      w->wide_padded = malloc(n * sizeof *w->wide_padded);
+      w->wide_padded_n = w->wide_padded ? n : 0;
+    }
+    if (!w->wide_series) w->wide_series = malloc((T ? T : 1) * sizeof *w->wide_series);
+    if (!w->wide_encoder[k]) {
+      w->wide_encoder[k] = fmt_chunk_encoder_create(n);
+      w->wide_tmp[k] = malloc(bound);
+    }
+    if (!w->wide_padded || !w->wide_series || !w->wide_encoder[k] || !w->wide_tmp[k]) {
+      swp_seterr(msg, msglen, "out of memory for /ticks/%s", fmt_wide_name((fmt_wide)k));
+      return -1;
+    }
+    if (wide_fill(w, (fmt_wide)k, width, rows, w->wide_padded, msg, msglen)) return -1;
+    size_t len = fmt_chunk_encode(w->wide_encoder[k], w->wide_padded, w->wide_tmp[k], bound);
+    if (!len) {
+      swp_seterr(msg, msglen, "compressing /ticks/%s failed", fmt_wide_name((fmt_wide)k));
+      return -1;
+    }
+    rec->wide_chunk[k] = w->wide_tmp[k];
+    rec->wide_chunk_size[k] = len;
+  }
   return 0;
 }
 
@@ -154,9 +206,7 @@ int drv_worker_run(drv_worker *w, const drv_source *src, int64_t j, int32_t thre
   }
   double e0 = omp_get_wtime();
   if (encode_metrics(w, src->record, rows, rec, msg, msglen)) return -1;
-  if (src->shard_queues > 0 &&
-      encode_shard_queues(w, src->shard_queues, rows, rec, msg, msglen))
-    return -1;
+  if (encode_wide(w, src, rows, rec, msg, msglen)) return -1;
   *encode_s = omp_get_wtime() - e0;
   return 0;
 }

@@ -2717,6 +2717,36 @@ const int32_t *eng_run_service_trace(const eng_run *r, int32_t k, eng_service_tr
   return r->graph_on ? eng_graph_trace(r->graph, k, which) : NULL;
 }
 
+eng_metric eng_service_trace_metric(eng_service_trace which) {
+  static const eng_metric mirror[ENG_SV_COUNT] = {ENG_M_QUEUE_DEPTH, ENG_M_SUCCESSES,
+                                                  ENG_M_NEW_REQUESTS, ENG_M_ATTEMPTS,
+                                                  ENG_M_WASTED};
+  return (unsigned)which < ENG_SV_COUNT ? mirror[which] : ENG_M_COUNT;
+}
+
+/* A downstream service's traces are kept per tick (the outcome rule reads
+ * them so); rows of several ticks combine them as rows_add does the
+ * front's metrics. */
+int eng_run_service_rows(const eng_run *r, int32_t k, eng_service_trace which, int32_t *out) {
+  eng_metric m = eng_service_trace_metric(which);
+  int32_t rows = eng_run_rows(r);
+  if (m == ENG_M_COUNT || k < 0 || k >= eng_run_services(r) || rows <= 0) return -1;
+  if (k == ENG_FRONT) {
+    memcpy(out, eng_run_metric(r, m), (size_t)rows * sizeof *out);
+    return 0;
+  }
+  const int32_t *tr = eng_run_service_trace(r, k, which);
+  const int32_t every = r->row_every, T = r->ticks;
+  const int sums = eng_metric_get_info(m)->sums;
+  for (int32_t i = 0; i < rows; i++) {
+    int32_t t0 = i * every, t1 = t0 + every < T ? t0 + every : T;
+    int64_t v = 0;
+    for (int32_t t = t0; t < t1; t++) v = sums ? v + tr[t] : tr[t];
+    out[i] = v > INT32_MAX ? INT32_MAX : (int32_t)v;
+  }
+  return 0;
+}
+
 int eng_run_service(const eng_run *r, int32_t k, eng_service_summary *out) {
   if (k < 0 || k >= eng_run_services(r)) return -1;
   *out = r->svc_sum[k];

@@ -176,9 +176,10 @@ static int fmt_out_append_q(fmt_out *o, int64_t n, const int64_t *point,
       rc = ds < 0 || H5Dset_extent(ds, &dim) < 0;
       if (ds >= 0 && i != 3) H5Dclose(ds);
     }
-    if (!rc && o->shardq >= 0) {
-      hsize_t d3[3] = {(hsize_t)n1, (hsize_t)o->ticks_n, (hsize_t)o->shards_n};
-      rc = H5Dset_extent(o->shardq, d3) < 0;
+    for (int w = 0; w < FMT_WIDE_COUNT && !rc; w++) {
+      hsize_t d3[3] = {(hsize_t)n1, (hsize_t)fmt_wide_rows((fmt_wide)w, o->ticks_n),
+                       (hsize_t)o->wide_n[w]};
+      if (o->wide[w] >= 0) rc = H5Dset_extent(o->wide[w], d3) < 0;
     }
     double *numbers = rc ? NULL : fmt__points_numbers(sw);
     if (!rc) {

@@ -196,9 +196,11 @@ int fmt__run_matches(fmt_out *o, int64_t r, const fmt_run_record *rec, uint8_t *
     if (o->ticks[m] >= 0 && !chunk_matches(o->ticks[m], r, eng_metric_get_info((eng_metric)m)->name, rec->chunk[m],
                        rec->chunk_size[m], buf, cap, why, whylen))
       return 0;
-  if (o->shardq >= 0 && !chunk_matches(o->shardq, r, FMT_TICKS_SHARD_QUEUES, rec->shard_chunk,
-                                       rec->shard_chunk_size, buf, cap, why, whylen))
-    return 0;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (o->wide[w] >= 0 && !chunk_matches(o->wide[w], r, fmt_wide_name((fmt_wide)w),
+                                          rec->wide_chunk[w], rec->wide_chunk_size[w], buf, cap,
+                                          why, whylen))
+      return 0;
   return 1;
 }
 

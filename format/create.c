@@ -422,18 +422,125 @@ static char *coords_attr(const swp_sweep *sw) {
   return s;
 }
 
-/* A per-tick variable: its scales, units, long_name and coordinates. */
-static int ticks_var_attrs(hid_t ds, hid_t run_ds, hid_t time_ds, hid_t shard_ds,
-                           const char *units, const char *long_name, const char *coords) {
+/* A per-tick variable: its scales (time_ds, or the scale named dim1 of a
+ * fmt_wide one without a time axis; the third, width_ds named width_name,
+ * for a fmt_wide one), units, long_name and coordinates. */
+static int ticks_var_attrs(hid_t ds, hid_t run_ds, hid_t time_ds, const char *dim1,
+                           hid_t width_ds, const char *width_name, const char *units,
+                           const char *long_name, const char *coords) {
   return fmt_attr_put_str(ds, "units", units) || fmt_attr_put_str(ds, "long_name", long_name) ||
                  fmt_attr_put_str(ds, "coordinates", coords) || H5DSattach_scale(ds, run_ds, 0) < 0 ||
                  H5DSattach_scale(ds, time_ds, 1) < 0 ||
-                 (shard_ds >= 0 && H5DSattach_scale(ds, shard_ds, 2) < 0) ||
+                 (width_ds >= 0 && H5DSattach_scale(ds, width_ds, 2) < 0) ||
                  /* h5py's d.dims[i].label, as format 1 had them */
-                 H5DSset_label(ds, 0, FMT_COORD_RUN) < 0 || H5DSset_label(ds, 1, FMT_COORD_TIME) < 0 ||
-                 (shard_ds >= 0 && H5DSset_label(ds, 2, FMT_COORD_SHARD) < 0)
+                 H5DSset_label(ds, 0, FMT_COORD_RUN) < 0 ||
+                 H5DSset_label(ds, 1, dim1 ? dim1 : FMT_COORD_TIME) < 0 ||
+                 (width_ds >= 0 && H5DSset_label(ds, 2, width_name) < 0)
              ? -1
              : 0;
+}
+
+/* A 1-D scale of names (variable-length strings: xarray takes them as
+ * the coordinate's labels, ds.service_attempts.sel(service="db")). */
+static hid_t names_scale(hid_t g, const char *name, const char *const *names, hsize_t n,
+                         const char *long_name) {
+  hid_t st = fmt_h5_str_type(0), sp = H5Screate_simple(1, &n, NULL);
+  hid_t ds = H5Dcreate2(g, name, st, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = ds < 0 || H5Dwrite(ds, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) < 0 ||
+           H5DSset_scale(ds, name) < 0 || fmt_attr_put_str(ds, "units", "1") ||
+           fmt_attr_put_str(ds, "long_name", long_name);
+  H5Sclose(sp);
+  H5Tclose(st);
+  if (rc && ds >= 0) H5Dclose(ds);
+  return rc ? -1 : ds;
+}
+
+/* A /ticks dataset of int32 [N, rows(, width)] (rank 2 or 3), extendable
+ * in runs, in chunks of one run with the filters fmt_chunk_encode
+ * reproduces. The fill value lives in the storage only: a _FillValue
+ * attribute would make xarray decode the counts to float64 (layout.h). */
+static hid_t ticks_dataset(hid_t g, const char *name, int rank, hsize_t n, hsize_t rows,
+                           hsize_t width) {
+  hsize_t d[3] = {n, rows, width}, c[3] = {1, rows, width}, m[3] = {H5S_UNLIMITED, rows, width};
+  int32_t fill = TICKS_FILL;
+  hid_t sp = H5Screate_simple(rank, d, m);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, rank, c);
+  H5Pset_shuffle(dcpl);
+  H5Pset_deflate(dcpl, FMT_DEFLATE_LEVEL);
+  H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
+  hid_t ds = sp < 0 || dcpl < 0 ? -1
+                                : H5Dcreate2(g, name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl,
+                                             H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (sp >= 0) H5Sclose(sp);
+  return ds;
+}
+
+/* The scale of a fmt_wide dataset's third dimension: the shard index, or
+ * the service names. */
+static hid_t wide_scale(hid_t g, const swp_sweep *sw, fmt_wide w, hsize_t width) {
+  const char *name = fmt_layout_wide_scale(w);
+  if (w != FMT_WIDE_SHARD_QUEUES) {
+    const char *names[ENG_MAX_SERVICES + 1];
+    for (hsize_t k = 0; k < width; k++) names[k] = sw->service_names[k];
+    return names_scale(g, name, names, width, "service of the call graph (the front first)");
+  }
+  hid_t ds = fmt__dataset_1d(g, name, H5T_STD_I32LE, width, 0, NULL, 0, 0);
+  int32_t *ids = ds < 0 ? NULL : malloc((size_t)width * sizeof *ids);
+  for (hsize_t k = 0; ids && k < width; k++) ids[k] = (int32_t)k;
+  int rc = !ids || H5Dwrite(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0 ||
+           H5DSset_scale(ds, name) < 0 || fmt_attr_put_str(ds, "units", "1") ||
+           fmt_attr_put_str(ds, "long_name", "shard index");
+  free(ids);
+  if (rc && ds >= 0) H5Dclose(ds);
+  return rc ? -1 : ds;
+}
+
+/* The fmt_wide datasets sw records: int32 [runs, ticks, width], chunks of
+ * one run, written like the metrics. */
+static int create_wide(fmt_out *o, const swp_sweep *sw, hid_t g, hid_t run_ds, hid_t time_ds,
+                       const char *coords) {
+  hsize_t n = (hsize_t)o->n_runs;
+  hid_t scale[2] = {-1, -1}, fields = -1; /* shard, service; service_field */
+  int rc = 0;
+  for (int w = 0; w < FMT_WIDE_COUNT && !rc; w++) {
+    hsize_t s = (hsize_t)o->wide_n[w], t = (hsize_t)fmt_wide_rows((fmt_wide)w, o->ticks_n);
+    if (!s) continue;
+    int which = w == FMT_WIDE_SHARD_QUEUES ? 0 : 1, summary = w == FMT_WIDE_SERVICE_SUMMARY;
+    if (scale[which] < 0 && (scale[which] = wide_scale(g, sw, (fmt_wide)w, s)) < 0) rc = -1;
+    if (!rc && summary) {
+      const char *names[FMT_SERVICE_FIELDS];
+      for (int i = 0; i < FMT_SERVICE_FIELDS; i++) names[i] = fmt_service_field_name(i);
+      fields = names_scale(g, FMT_COORD_SERVICE_FIELD, names, FMT_SERVICE_FIELDS,
+                           "what a service did in the run (docs/file-format.md)");
+      rc = fields < 0;
+    }
+    if (!rc) o->wide[w] = ticks_dataset(g, fmt_wide_name((fmt_wide)w), 3, n, t, s);
+    if (!rc) rc = o->wide[w] < 0;
+    if (rc) break;
+    const char *units = "attempts";
+    char desc[256];
+    if (which == 0) {
+      snprintf(desc, sizeof desc, "attempts queued at each shard at the end of the tick (-1: none)");
+    } else if (summary) {
+      units = "1";
+      snprintf(desc, sizeof desc, "what each service did in the run, one row per service_field "
+               "(the outcome rule on its own traces; counts; -1: none)");
+    } else {
+      const eng_metric_info *mi =
+          eng_metric_get_info(eng_service_trace_metric((eng_service_trace)(w - FMT_WIDE_SERVICE_FIRST)));
+      units = mi->unit;
+      snprintf(desc, sizeof desc, "each service's %s: %s", mi->name, mi->description);
+    }
+    rc = ticks_var_attrs(o->wide[w], run_ds, summary ? fields : time_ds,
+                         summary ? FMT_COORD_SERVICE_FIELD : NULL, scale[which],
+                         fmt_layout_wide_scale((fmt_wide)w), units, desc, coords);
+  }
+  for (int i = 0; i < 2; i++)
+    if (scale[i] >= 0) H5Dclose(scale[i]);
+  if (fields >= 0) H5Dclose(fields);
+  return rc;
 }
 
 static int create_ticks(fmt_out *o, const swp_sweep *sw) {
@@ -443,7 +550,6 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   double tick_ms = sw->rows ? swp_record_row_ms(sw) : sw->tick_ms; /* stored rows' spacing */
   hid_t run_ds = fmt__dataset_1d(g, FMT_COORD_RUN, H5T_STD_I64LE, n, n < 65536 ? n : 65536, NULL, 0, 1);
   hid_t time_ds = fmt__dataset_1d(g, FMT_COORD_TIME, H5T_IEEE_F64LE, t, 0, NULL, 0, 0);
-  hid_t shard_ds = -1;
   int rc = run_ds < 0 || time_ds < 0 ? -1 : 0;
   if (!rc) rc = write_blocks(run_ds, H5T_NATIVE_INT64, 8, n, fill_run_index, NULL);
   if (!rc) rc = write_blocks(time_ds, H5T_NATIVE_DOUBLE, 8, t, fill_time, &tick_ms);
@@ -504,57 +610,17 @@ static int create_ticks(fmt_out *o, const swp_sweep *sw) {
   free(numbers);
   char *coords = rc ? NULL : coords_attr(sw);
   if (!rc && !coords) rc = -1;
-  hsize_t dims[2] = {n, t}, chunk[2] = {1, t}, maxdims[2] = {H5S_UNLIMITED, t};
-  int32_t fill = TICKS_FILL;
   for (int m = 0; m < ENG_M_COUNT && !rc; m++) {
     const eng_metric_info *info = eng_metric_get_info((eng_metric)m);
     if (!swp_record_stored(sw, m)) continue; /* record_metrics, summary: no dataset */
-    hid_t sp = H5Screate_simple(2, dims, maxdims);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 2, chunk);
-    H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, FMT_DEFLATE_LEVEL);
-    /* The fill value lives in the storage only: a _FillValue attribute
-     * would make xarray decode the counts to float64 (layout.h). */
-    H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
-    o->ticks[m] = H5Dcreate2(g, info->name, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
+    o->ticks[m] = ticks_dataset(g, info->name, 2, n, t, 1);
     if (o->ticks[m] < 0) rc = -1;
     if (!rc)
-      rc = ticks_var_attrs(o->ticks[m], run_ds, time_ds, -1, info->unit, info->description,
+      rc = ticks_var_attrs(o->ticks[m], run_ds, time_ds, NULL, -1, NULL, info->unit, info->description,
                            coords);
   }
-  if (!rc && o->shards_n > 0) {
-    /* Per-shard queue depths (record_shard_queues = on): runs x ticks x shards. */
-    hsize_t s = (hsize_t)o->shards_n;
-    shard_ds = fmt__dataset_1d(g, FMT_COORD_SHARD, H5T_STD_I32LE, s, 0, NULL, 0, 0);
-    int32_t *ids = shard_ds < 0 ? NULL : malloc((size_t)s * sizeof *ids);
-    for (hsize_t k = 0; ids && k < s; k++) ids[k] = (int32_t)k;
-    rc = !ids || H5Dwrite(shard_ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) < 0 ||
-         H5DSset_scale(shard_ds, FMT_COORD_SHARD) < 0 || fmt_attr_put_str(shard_ds, "units", "1") ||
-         fmt_attr_put_str(shard_ds, "long_name", "shard index");
-    free(ids);
-    hsize_t d3[3] = {n, t, s}, c3[3] = {1, t, s}, m3[3] = {H5S_UNLIMITED, t, s};
-    hid_t sp = H5Screate_simple(3, d3, m3);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 3, c3);
-    H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, FMT_DEFLATE_LEVEL);
-    H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &fill);
-    if (!rc)
-      o->shardq = H5Dcreate2(g, FMT_TICKS_SHARD_QUEUES, H5T_STD_I32LE, sp, H5P_DEFAULT, dcpl,
-                             H5P_DEFAULT);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-    if (!rc) rc = o->shardq < 0;
-    if (!rc)
-      rc = ticks_var_attrs(o->shardq, run_ds, time_ds, shard_ds, "attempts",
-                           "attempts queued at each shard at the end of the tick (-1: none)",
-                           coords);
-  }
+  if (!rc) rc = create_wide(o, sw, g, run_ds, time_ds, coords);
   free(coords);
-  if (shard_ds >= 0) H5Dclose(shard_ds);
   if (run_ds >= 0) H5Dclose(run_ds);
   if (time_ds >= 0) H5Dclose(time_ds);
   H5Gclose(g);
@@ -633,7 +699,7 @@ int fmt__out_create(fmt_out **out, const char *path, const swp_sweep *sw,
     (void)chmod_rc;
     close(fd);
   }
-  o->shards_n = sw->shard_queues;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) o->wide_n[w] = fmt_wide_width(sw, (fmt_wide)w);
   o->stored = swp_record_mask(sw);
   o->sw = sw;
   hid_t fapl = fmt__file_access();

@@ -368,9 +368,9 @@ int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size) {
   return 0;
 }
 
-int fmt__run_chunks_none(const hid_t *ticks, hid_t shardq, int64_t r) {
-  for (int m = 0; m <= ENG_M_COUNT; m++) {
-    hid_t ds = m < ENG_M_COUNT ? ticks[m] : shardq;
+int fmt__run_chunks_none(const hid_t *ticks, const hid_t *wide, int64_t r) {
+  for (int m = 0; m < ENG_M_COUNT + FMT_WIDE_COUNT; m++) {
+    hid_t ds = m < ENG_M_COUNT ? ticks[m] : wide[m - ENG_M_COUNT];
     hsize_t size = 0;
     if (ds < 0) continue;
     if (fmt__chunk_size_at(ds, r, &size)) return -1;

@@ -93,9 +93,9 @@ hid_t fmt_group_open_or_create(hid_t loc, const char *name);
  * fill value). -1 when the chunk index cannot be read. */
 int fmt__chunk_size_at(hid_t ds, int64_t r, hsize_t *size);
 /* 1 when run r has no chunk in any of the ENG_M_COUNT /ticks datasets
- * ticks[] nor in shardq (-1 entries: absent): a run that stores its summary
+ * ticks[] nor in the FMT_WIDE_COUNT wide[] (-1 entries: absent): a run that stores its summary
  * row alone (refine's confirmation runs); 0 when it has one; -1 when an
  * index cannot be read. */
-int fmt__run_chunks_none(const hid_t *ticks, hid_t shardq, int64_t r);
+int fmt__run_chunks_none(const hid_t *ticks, const hid_t *wide, int64_t r);
 
 #endif

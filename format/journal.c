@@ -18,18 +18,20 @@
  * Layout (native byte order, checked by a marker; the journal is only read
  * by the same stormsweep version on the same machine kind that wrote it):
  *
- *   header: "SSWJRN2\0", u32 0x01020304, u32 header bytes, u64 master_seed,
+ *   header: "SSWJRN4\0", u32 0x01020304, u32 header bytes, u64 master_seed,
  *           i64 n_runs, i32 ticks, i32 sizeof(eng_summary), i64 slice_index,
  *           i64 slice_count, u32 crc32(sweep text), u32 tool_len, u32 cmd_len,
- *           u64 instance, i32 shard_queues, u32 text_len, tool_version,
- *           command_line, sweep text, u32 crc32(all of the above)
+ *           u64 instance, i32 width[FMT_WIDE_COUNT] (each fmt_wide dataset's,
+ *           0: none), u32 text_len, tool_version, command_line, sweep text,
+ *           u32 crc32(all of the above)
  *   record: u32 kind, u32 len, payload[len], u32 crc32(kind, len, payload)
  *   run (kind 0x53524E31): i64 run, i64 point, i32 replicate, i32 ticks,
- *           f64 wall_s, i32 thread, u32 shard_chunk_size, eng_summary,
- *           u32 chunk_size[19], the 19 chunks as stored in /ticks (shuffle +
- *           deflate), back to back, then the /ticks/shard_queue_depth chunk
- *           (record_shard_queues; shard_chunk_size 0: none); every size 0:
- *           a run that stores no /ticks rows (refine's, summary only)
+ *           f64 wall_s, i32 thread, u32 wide_chunk_size[FMT_WIDE_COUNT],
+ *           eng_summary, u32 chunk_size[19], the 19 chunks as stored in /ticks
+ *           (shuffle + deflate), back to back, then the fmt_wide chunks
+ *           (shard queue depths, the service series; size 0: not recorded);
+ *           every size 0: a run that stores no /ticks rows (refine's,
+ *           summary only)
  *   rows appended (kind 0x53524E41, refine): i64 first row, i64 n, then n x
  *           (i64 point, i32 replicate); first is always the rows so far
  *   group (kind 0x53524E47): u32 name_len, name, an HDF5 file image holding
@@ -56,13 +58,15 @@
 #include "fmt.h"
 #include "layout.h"
 
-#define J_MAGIC "SSWJRN3"
+#define J_MAGIC "SSWJRN4"
 #define J_ORDER 0x01020304u
-#define J_FIXED 84
+#define J_FIXED (80 + 4 * FMT_WIDE_COUNT)
 #define K_RUN 0x53524E31u
 #define K_ROWS 0x53524E41u
 #define K_GROUP 0x53524E47u
-#define R_FIXED (8 + 8 + 4 + 4 + 8 + 4 + 4 + sizeof(eng_summary) + 4 * ENG_M_COUNT)
+#define R_WIDE 36 /* offset of a run record's wide_chunk_size[] */
+#define R_SUMMARY (R_WIDE + 4 * FMT_WIDE_COUNT)
+#define R_FIXED (R_SUMMARY + sizeof(eng_summary) + 4 * ENG_M_COUNT)
 #define ROW_BYTES 12          /* an appended row: i64 point, i32 replicate */
 #define GROUP_MAX (64u << 20) /* a group image: /refine is a few KB per candidate */
 #define GROUP_NAMES 8
@@ -72,7 +76,7 @@ struct fmt_journal {
   char *path;
   int64_t n_runs;     /* the sweep's own runs */
   int64_t rows;       /* ... plus the rows appended so far */
-  int32_t ticks, shards;
+  int32_t ticks, wide[FMT_WIDE_COUNT]; /* each fmt_wide chunk's width (0: none) */
   uint64_t instance;
   int64_t *at;        /* per row: offset of its run's latest record, -1 none */
   int64_t at_cap;
@@ -177,13 +181,13 @@ static fmt_journal *journal_alloc(const char *h5path) {
 
 /* The shapes the records are checked against: the sweep's (or, for a
  * journal opened without one, its own header's). */
-static int journal_shape(fmt_journal *j, int64_t n_runs, int32_t ticks, int32_t shards) {
-  if (n_runs < 0 || n_runs > SWP_MAX_RUNS || ticks < 0 || ticks > FMT_MAX_TICKS ||
-      shards < 0 || shards > ENG_MAX_SHARDS)
-    return -1;
+static int journal_shape(fmt_journal *j, int64_t n_runs, int32_t ticks, const int32_t *wide) {
+  if (n_runs < 0 || n_runs > SWP_MAX_RUNS || ticks < 0 || ticks > FMT_MAX_TICKS) return -1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (wide[w] < 0 || wide[w] > fmt_layout_wide_max((fmt_wide)w)) return -1;
   j->n_runs = j->rows = n_runs;
   j->ticks = ticks;
-  j->shards = shards;
+  memcpy(j->wide, wide, sizeof j->wide);
   return rows_reserve(j, n_runs > 0 ? n_runs : 1);
 }
 
@@ -206,7 +210,7 @@ int fmt_journal_create(fmt_journal **out, const char *h5path, const fmt_journal_
                        char *err, size_t errlen) {
   *out = NULL;
   fmt_journal *j = journal_alloc(h5path);
-  if (!j || journal_shape(j, id->n_runs, id->ticks, id->shard_queues)) {
+  if (!j || journal_shape(j, id->n_runs, id->ticks, id->wide)) {
     fmt_journal_close(j);
     swp_seterr(err, errlen, "%s: out of memory", h5path);
     return -1;
@@ -238,8 +242,8 @@ int fmt_journal_create(fmt_journal **out, const char *h5path, const fmt_journal_
   PUT(p, 60, tool_len);
   PUT(p, 64, cmd_len);
   PUT(p, 68, id->instance);
-  PUT(p, 76, id->shard_queues);
-  PUT(p, 80, text_len);
+  memcpy(p + 76, id->wide, sizeof id->wide);
+  PUT(p, J_FIXED - 4, text_len);
   memcpy(p + J_FIXED, id->tool_version, tool_len);
   memcpy(p + J_FIXED + tool_len, cmd, cmd_len);
   memcpy(p + J_FIXED + tool_len + cmd_len, text, text_len);
@@ -286,7 +290,7 @@ static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id
   uint32_t order, hlen, tool_len, cmd_len, sweep_crc, text_len;
   uint64_t seed;
   int64_t n_runs, si, sc;
-  int32_t ticks, ssize, shards;
+  int32_t ticks, ssize, wide[FMT_WIDE_COUNT];
   GET(fixed, 8, order);
   GET(fixed, 12, hlen);
   GET(fixed, 16, seed);
@@ -299,8 +303,8 @@ static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id
   GET(fixed, 60, tool_len);
   GET(fixed, 64, cmd_len);
   GET(fixed, 68, j->instance);
-  GET(fixed, 76, shards);
-  GET(fixed, 80, text_len);
+  memcpy(wide, fixed + 76, sizeof wide);
+  GET(fixed, J_FIXED - 4, text_len);
   if (memcmp(fixed, J_MAGIC, 8) || order != J_ORDER || hlen > 1u << 24 || hlen > size ||
       (uint64_t)J_FIXED + tool_len + cmd_len + text_len + 4 != hlen || grow(j, hlen) ||
       read_all(j->fd, j->buf, hlen, 0) ||
@@ -317,9 +321,9 @@ static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id
       what = "another stormsweep version";
     else if (seed != id->master_seed) what = "another master seed";
     else if (sweep_crc != id->sweep_crc) what = "another sweep definition";
-    else if (n_runs != id->n_runs || ticks != id->ticks || shards != id->shard_queues ||
+    else if (n_runs != id->n_runs || ticks != id->ticks || memcmp(wide, id->wide, sizeof wide) ||
              ssize != (int32_t)sizeof(eng_summary))
-      what = "another shape (runs, ticks, shards)";
+      what = "another shape (runs, ticks, shards, services)";
     else if (si != id->slice_index || sc != id->slice_count) what = "another slice";
   } else if (ssize != (int32_t)sizeof(eng_summary)) {
     what = "another stormsweep version";
@@ -328,7 +332,7 @@ static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id
     swp_seterr(err, errlen, "%s: its journal %s belongs to %s", h5path, j->path, what);
     return -1;
   }
-  if (journal_shape(j, n_runs, ticks, shards)) {
+  if (journal_shape(j, n_runs, ticks, wide)) {
     swp_seterr(err, errlen, "%s: its journal %s declares impossible shapes", h5path, j->path);
     return -1;
   }
@@ -353,9 +357,13 @@ static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id
 /* The largest payload a record of this kind may have in this journal. */
 static uint64_t kind_bound(const fmt_journal *j, uint32_t kind) {
   switch (kind) {
-  case K_RUN:
-    return R_FIXED + (uint64_t)ENG_M_COUNT * fmt_chunk_bound((size_t)j->ticks) +
-           (j->shards ? fmt_chunk_bound((size_t)j->ticks * (size_t)j->shards) : 0);
+  case K_RUN: {
+    uint64_t b = R_FIXED + (uint64_t)ENG_M_COUNT * fmt_chunk_bound((size_t)j->ticks);
+    for (int w = 0; w < FMT_WIDE_COUNT; w++)
+      if (j->wide[w])
+        b += fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, j->ticks) * (size_t)j->wide[w]);
+    return b;
+  }
   case K_ROWS: return 16 + (uint64_t)ROW_BYTES * (uint64_t)(SWP_MAX_RUNS - j->rows);
   case K_GROUP: return GROUP_MAX;
   }
@@ -392,13 +400,19 @@ static int64_t record_at(fmt_journal *j, int64_t off, int64_t size, uint32_t *ki
     if (cs > bound1) return 0; /* 0: a metric the sweep does not record */
     sum += cs;
   }
-  uint32_t shard_cs; /* the per-shard queue chunk, 0: none */
-  memcpy(&shard_cs, p + 36, 4);
-  /* (sum 0: a run that stores no rows, refine's; fmt__record_check says
-   * which rows may) */
-  if (shard_cs && !j->shards) return 0;
-  if (!shard_cs && j->shards && sum) return 0;
-  sum += shard_cs;
+  /* The wide chunks: one of each the journal records when the run stores
+   * rows (sum 0: one that stores none, refine's; fmt__record_check says
+   * which may), none of the others. */
+  int rows = sum != 0;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    uint32_t cs;
+    memcpy(&cs, p + R_WIDE + 4 * w, 4);
+    if (cs && !j->wide[w]) return 0;
+    if (!cs && j->wide[w] && rows) return 0;
+    if (cs > fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, j->ticks) * (size_t)j->wide[w]))
+      return 0;
+    sum += cs;
+  }
   if (R_FIXED + sum != len) return 0;
   *run = r;
   return 12 + (int64_t)len;
@@ -588,7 +602,7 @@ int fmt_journal_read(fmt_journal *j, int64_t run, fmt_run_record *rec, uint8_t *
   memcpy(&rec->ticks, p + 20, 4);
   memcpy(&rec->wall_s, p + 24, 8);
   memcpy(&rec->thread, p + 32, 4);
-  memcpy(&rec->summary, p + 40, sizeof(eng_summary));
+  memcpy(&rec->summary, p + R_SUMMARY, sizeof(eng_summary));
   size_t at = R_FIXED;
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs;
@@ -597,12 +611,13 @@ int fmt_journal_read(fmt_journal *j, int64_t run, fmt_run_record *rec, uint8_t *
     rec->chunk_size[m] = cs;
     at += cs;
   }
-  uint32_t shard_cs;
-  memcpy(&shard_cs, p + 36, 4);
-  if (shard_cs) {
-    rec->shard_chunk = p + at;
-    rec->shard_chunk_size = shard_cs;
-    at += shard_cs;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    uint32_t cs;
+    memcpy(&cs, p + R_WIDE + 4 * w, 4);
+    if (!cs) continue;
+    rec->wide_chunk[w] = p + at;
+    rec->wide_chunk_size[w] = cs;
+    at += cs;
   }
   if (at != len) {
     swp_seterr(err, errlen, "%s: run %lld's record has inconsistent chunk sizes", j->path,
@@ -727,9 +742,12 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
   }
   size_t len = R_FIXED;
   for (int m = 0; m < ENG_M_COUNT; m++) len += rec->chunk_size[m];
-  len += rec->shard_chunk_size;
-  if (len > kind_bound(j, K_RUN) || (rec->shard_chunk_size && !j->shards) ||
-      (!rec->shard_chunk_size && j->shards && len > R_FIXED)) {
+  int rows = len > R_FIXED, fits = 1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    len += rec->wide_chunk_size[w];
+    if ((rec->wide_chunk_size[w] != 0) != (j->wide[w] && rows)) fits = 0;
+  }
+  if (!fits || len > kind_bound(j, K_RUN)) {
     swp_seterr(err, errlen, "%s: run %lld's chunks do not fit its journal's shapes", j->path,
                (long long)rec->run);
     return -1;
@@ -739,15 +757,17 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
     return -1;
   }
   uint8_t *p = j->buf + 8;
-  uint32_t shard32 = (uint32_t)rec->shard_chunk_size;
   PUT(p, 0, rec->run);
   PUT(p, 8, rec->point);
   PUT(p, 16, rec->replicate);
   PUT(p, 20, rec->ticks);
   PUT(p, 24, rec->wall_s);
   PUT(p, 32, rec->thread);
-  PUT(p, 36, shard32);
-  memcpy(p + 40, &rec->summary, sizeof(eng_summary));
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    uint32_t cs = (uint32_t)rec->wide_chunk_size[w];
+    PUT(p, R_WIDE + 4 * (size_t)w, cs);
+  }
+  memcpy(p + R_SUMMARY, &rec->summary, sizeof(eng_summary));
   size_t at = R_FIXED;
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs = (uint32_t)rec->chunk_size[m];
@@ -755,7 +775,10 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
     if (cs) memcpy(p + at, rec->chunk[m], rec->chunk_size[m]); /* none stored: NULL */
     at += rec->chunk_size[m];
   }
-  if (rec->shard_chunk_size) memcpy(p + at, rec->shard_chunk, rec->shard_chunk_size);
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    if (rec->wide_chunk_size[w]) memcpy(p + at, rec->wide_chunk[w], rec->wide_chunk_size[w]);
+    at += rec->wide_chunk_size[w];
+  }
   return record_put(j, K_RUN, len, err, errlen);
 }
 

@@ -18,7 +18,7 @@ typedef struct fmt_journal_id {
   uint64_t master_seed;
   int64_t n_runs;          /* the sweep's own runs */
   int32_t ticks;
-  int32_t shard_queues;    /* width of a run's per-shard queue chunk (0: none) */
+  int32_t wide[FMT_WIDE_COUNT]; /* each fmt_wide chunk's width (0: none) */
   int64_t slice_index, slice_count;
   uint32_t sweep_crc;      /* crc32 of the effective sweep text */
   const char *sweep_text;  /* that text, kept in the header (NULL: none) so a

@@ -17,7 +17,7 @@
 static int out_read_run(fmt_out *o, int64_t r, fmt_run_record *rec, uint8_t **buf, size_t *cap,
                         char *err, size_t errlen) {
   return fmt__out_read_row(o, r, rec, err, errlen) ||
-         fmt__chunks_read(o->path, o->ticks, o->shardq, o->ticks_n, o->shards_n, r,
+         fmt__chunks_read(o->path, o->ticks, o->wide, o->ticks_n, o->wide_n, r,
                           o->base_runs, buf, cap, rec, err, errlen);
 }
 

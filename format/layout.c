@@ -21,10 +21,64 @@
 
 const char *const fmt_run_coord_names[FMT_RUN_COORDS] = {"point", "replicate", "seed", "outcome"};
 
+/* In fmt_wide order; the service series are named service_<the metric
+ * each mirrors> (eng_service_trace_metric; test_format checks it). */
+static const char *const wide_names[FMT_WIDE_COUNT] = {
+    FMT_TICKS_SHARD_QUEUES, "service_queue_depth", "service_successes", "service_new_requests",
+    "service_attempts",     "service_wasted",      "service_summary"};
+
+static const char *const service_fields[FMT_SERVICE_FIELDS] = {
+    "outcome", "recovery_ms", "calls",          "attempts",     "retries",
+    "successes", "errors",    "rejected",       "dropped",      "timeouts",
+    "wasted",  "budget_refused", "failed_calls", "peak_queue",  "busy_ppm"};
+
+const char *fmt_service_field_name(int i) {
+  return i >= 0 && i < FMT_SERVICE_FIELDS ? service_fields[i] : "";
+}
+
+static int32_t field_i32(double v) {
+  if (!(v == v)) return -1; /* NaN: none */
+  v = floor(v + 0.5);
+  return v > INT32_MAX ? INT32_MAX : v < -1 ? -1 : (int32_t)v;
+}
+
+void fmt_service_fields(const eng_service_summary *s, int32_t out[FMT_SERVICE_FIELDS]) {
+  const double v[FMT_SERVICE_FIELDS] = {
+      (double)s->outcome,  s->recovery_ms,       (double)s->calls,    (double)s->attempts,
+      (double)s->retries,  (double)s->successes, (double)s->errors,   (double)s->rejected,
+      (double)s->dropped,  (double)s->timeouts,  (double)s->wasted,   (double)s->budget_refused,
+      (double)s->failed_calls, s->peak_queue,    s->busy_share * 1e6};
+  for (int i = 0; i < FMT_SERVICE_FIELDS; i++) out[i] = field_i32(v[i]);
+}
+
+int32_t fmt_wide_rows(fmt_wide w, int32_t rows) {
+  return w == FMT_WIDE_SERVICE_SUMMARY ? FMT_SERVICE_FIELDS : rows;
+}
+
+const char *fmt_wide_name(fmt_wide w) {
+  return (unsigned)w < FMT_WIDE_COUNT ? wide_names[w] : "";
+}
+
+int32_t fmt_wide_width(const swp_sweep *sw, fmt_wide w) {
+  if ((unsigned)w >= FMT_WIDE_COUNT) return 0;
+  return w == FMT_WIDE_SHARD_QUEUES ? sw->shard_queues : sw->services;
+}
+
+const char *fmt_layout_wide_scale(fmt_wide w) {
+  return w == FMT_WIDE_SHARD_QUEUES ? FMT_COORD_SHARD : FMT_COORD_SERVICE;
+}
+
+int32_t fmt_layout_wide_max(fmt_wide w) {
+  return w == FMT_WIDE_SHARD_QUEUES ? ENG_MAX_SHARDS : ENG_MAX_SERVICES + 1;
+}
+
 int fmt_layout_is_fixed_coord(const char *name) {
   if (!strcmp(name, FMT_COORD_RUN) || !strcmp(name, FMT_COORD_TIME) ||
-      !strcmp(name, FMT_COORD_SHARD) || !strcmp(name, FMT_TICKS_SHARD_QUEUES))
+      !strcmp(name, FMT_COORD_SHARD) || !strcmp(name, FMT_COORD_SERVICE) ||
+      !strcmp(name, FMT_COORD_SERVICE_FIELD))
     return 1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (!strcmp(name, wide_names[w])) return 1;
   for (int i = 0; i < FMT_RUN_COORDS; i++)
     if (!strcmp(name, fmt_run_coord_names[i])) return 1;
   return 0;
@@ -375,13 +429,49 @@ int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err,
   return 0;
 }
 
+/* One fmt_wide dataset, when present: int32 [n_runs, rows, width] in
+ * chunks of one run with our filters (*ds -1, *width 0 when absent). */
+static int layout_open_wide(hid_t f, const fmt_info *info, fmt_wide w, hid_t *ds, int32_t *width,
+                            char *what, size_t whatlen) {
+  char name[64];
+  snprintf(name, sizeof name, "ticks/%s", fmt_wide_name(w));
+  if (H5Lexists(f, "ticks", H5P_DEFAULT) <= 0 || H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
+  *ds = H5Dopen2(f, name, H5P_DEFAULT);
+  hid_t t = *ds < 0 ? -1 : H5Dget_type(*ds), sp = *ds < 0 ? -1 : H5Dget_space(*ds),
+        dcpl = *ds < 0 ? -1 : H5Dget_create_plist(*ds);
+  hsize_t dims[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
+  unsigned flags, cd[8];
+  size_t ncd = 8;
+  int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
+           H5Sget_simple_extent_ndims(sp) == 3 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 &&
+           dims[0] == (hsize_t)info->n_runs && dims[1] == (hsize_t)fmt_wide_rows(w, info->rows) &&
+           dims[2] >= 1 && dims[2] <= (hsize_t)fmt_layout_wide_max(w) && dcpl >= 0 &&
+           H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 3, chunk) == 3 &&
+           chunk[0] == 1 && chunk[1] == dims[1] && chunk[2] == dims[2] &&
+           H5Pget_nfilters(dcpl) == 2 &&
+           H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
+  ncd = 8;
+  ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
+       ncd >= 1 && cd[0] == FMT_DEFLATE_LEVEL;
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (!ok) {
+    snprintf(what, whatlen, "/%s is not int32 [n_runs, %s, %ss] in chunks of one run", name,
+             w == FMT_WIDE_SERVICE_SUMMARY ? "fields" : "ticks", fmt_layout_wide_scale(w));
+    return 1;
+  }
+  *width = (int32_t)dims[2];
+  return 0;
+}
+
 /* Format 2's /ticks coordinates: the run scale, /ticks/outcome (opened into
- * *outcome, n_runs int8 values) and, when present, /ticks/shard_queue_depth
- * (int32 [n_runs, ticks, shards], chunks of one run, our filters). */
-static int layout_open_coords(hid_t f, const fmt_info *info, hid_t *outcome, hid_t *shardq,
-                              int32_t *shards_n, char *what, size_t whatlen) {
-  *outcome = *shardq = -1;
-  *shards_n = 0;
+ * *outcome, n_runs int8 values) and the fmt_wide datasets present. A call
+ * graph's service series come together, of one width. */
+static int layout_open_coords(hid_t f, const fmt_info *info, hid_t *outcome, hid_t wide[],
+                              int32_t wide_n[], char *what, size_t whatlen) {
+  *outcome = -1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) wide[w] = -1, wide_n[w] = 0;
   for (int i = -1; i < FMT_RUN_COORDS; i++) {
     char name[64];
     snprintf(name, sizeof name, "ticks/%s", i < 0 ? FMT_COORD_RUN : fmt_run_coord_names[i]);
@@ -399,33 +489,14 @@ static int layout_open_coords(hid_t f, const fmt_info *info, hid_t *outcome, hid
     if (i == 3) *outcome = ds;
     else H5Dclose(ds);
   }
-  char name[64];
-  snprintf(name, sizeof name, "ticks/%s", FMT_TICKS_SHARD_QUEUES);
-  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
-  *shardq = H5Dopen2(f, name, H5P_DEFAULT);
-  hid_t t = *shardq < 0 ? -1 : H5Dget_type(*shardq), sp = *shardq < 0 ? -1 : H5Dget_space(*shardq),
-        dcpl = *shardq < 0 ? -1 : H5Dget_create_plist(*shardq);
-  hsize_t dims[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
-  unsigned flags, cd[8];
-  size_t ncd = 8;
-  int ok = t >= 0 && H5Tequal(t, H5T_STD_I32LE) > 0 && sp >= 0 &&
-           H5Sget_simple_extent_ndims(sp) == 3 && H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 &&
-           dims[0] == (hsize_t)info->n_runs && dims[1] == (hsize_t)info->rows && dims[2] >= 1 &&
-           dims[2] <= (hsize_t)ENG_MAX_SHARDS && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
-           H5Pget_chunk(dcpl, 3, chunk) == 3 && chunk[0] == 1 && chunk[1] == dims[1] &&
-           chunk[2] == dims[2] && H5Pget_nfilters(dcpl) == 2 &&
-           H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_SHUFFLE;
-  ncd = 8;
-  ok = ok && H5Pget_filter2(dcpl, 1, &flags, &ncd, cd, 0, NULL, NULL) == H5Z_FILTER_DEFLATE &&
-       ncd >= 1 && cd[0] == FMT_DEFLATE_LEVEL;
-  if (t >= 0) H5Tclose(t);
-  if (sp >= 0) H5Sclose(sp);
-  if (dcpl >= 0) H5Pclose(dcpl);
-  if (!ok) {
-    snprintf(what, whatlen, "/%s is not int32 [n_runs, ticks, shards] in chunks of one run", name);
-    return 1;
-  }
-  *shards_n = (int32_t)dims[2];
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (layout_open_wide(f, info, (fmt_wide)w, &wide[w], &wide_n[w], what, whatlen)) return 1;
+  for (int w = FMT_WIDE_SERVICE_FIRST + 1; w < FMT_WIDE_COUNT; w++)
+    if (wide_n[w] != wide_n[FMT_WIDE_SERVICE_FIRST]) {
+      snprintf(what, whatlen, "/ticks/%s and /ticks/%s differ in services",
+               fmt_wide_name((fmt_wide)w), fmt_wide_name(FMT_WIDE_SERVICE_FIRST));
+      return 1;
+    }
   return 0;
 }
 
@@ -444,7 +515,7 @@ static int runs_unstaged(hid_t t) {
  * shapes against info; *runs_mem gets the in-memory row type. */
 int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hid_t *runs,
                              hid_t *runs_mem, hid_t ticks[], hid_t *wall, hid_t *thread,
-                             hid_t *outcome, hid_t *shardq, int32_t *shards_n, char *err,
+                             hid_t *outcome, hid_t wide[], int32_t wide_n[], char *err,
                              size_t errlen) {
   hid_t ft = -1;
   char what[160] = "";
@@ -533,7 +604,7 @@ int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hi
       if (sp >= 0) H5Sclose(sp);
     }
   }
-  if (!rc) rc = layout_open_coords(f, info, outcome, shardq, shards_n, what, sizeof what);
+  if (!rc) rc = layout_open_coords(f, info, outcome, wide, wide_n, what, sizeof what);
   if (rc) {
     swp_seterr(err, errlen, "%s: not a stormsweep result file of this layout: %s", path, what);
     return -1;

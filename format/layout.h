@@ -48,6 +48,8 @@
  * | `/ticks/outcome`  | int8 [N], allocated early, fill -1       | run coordinate written at each commit with the /runs row; `flag_values` -1..4, `flag_meanings` "not_run recovered slow metastable collapsed undetermined" |
  * | `/ticks/<axis>`   | float64 [N]                              | one per grid axis, named by its key ("axis_<key>" if a metric has that name): the /points value of the run's point |
  * | `/ticks/shard`, `/ticks/shard_queue_depth` | int32 [S]; int32 [N, T, S], chunk [1, T, S], shuffle + deflate 3, fill -1 | only when some point records them (record_shard_queues = on; S the most shards of such a point): each shard's queue depth at the end of each tick; -1 for shards a point lacks. Written like the metrics (H5Dwrite_chunk) |
+ * | `/ticks/service`, `/ticks/service_<metric>` | string (variable length) [K]; int32 [N, T, K], chunk [1, T, K], shuffle + deflate 3, fill -1 | only for a call graph (swp_sweep.services = K, the front first; not at record = summary): each service's series (eng_service_trace, named service_ + the metric each mirrors, eng_service_trace_metric) per stored row; the front's column is its metric. Written like the metrics |
+ * | `/ticks/service_field`, `/ticks/service_summary` | string [FMT_SERVICE_FIELDS]; int32 [N, FMT_SERVICE_FIELDS, K], chunk of one run, filters and fill as above | the same graphs: each service's eng_service_summary as fmt_service_fields encodes it |
  * | `/timing`         | group                                    | wall-clock data, the only part that differs between two runs of one sweep: `run_wall_s` (float64 [N], simulation time of each run, NaN until written), `run_thread` (int32 [N], OpenMP thread — under MPI rank x 1000 + thread — -1 until written); attributes of the last session: `wall_s`, `threads`, `ranks` (MPI processes), `runs_done`, `runs_per_s`, `host`, `started`, `finished`, and where the time went: `simulate_s`, `encode_s` (summed over threads), `write_s` (the single writer); `sessions` (1, plus one per --resume; merge: the parts) and, when resumed, `last_command_line` |
  *
  * `/runs` columns, in order (the dataset's `columns` attribute has a line on
@@ -138,6 +140,12 @@
 #define FMT_COORD_TIME "time_ms"
 #define FMT_COORD_SHARD "shard"
 #define FMT_TICKS_SHARD_QUEUES "shard_queue_depth"
+#define FMT_COORD_SERVICE "service"
+#define FMT_COORD_SERVICE_FIELD "service_field"
+/* A fmt_wide dataset's third dimension: its scale's name (shard, service)
+ * and the most it may hold. */
+const char *fmt_layout_wide_scale(fmt_wide w);
+int32_t fmt_layout_wide_max(fmt_wide w);
 /* The run-indexed coordinates every format 2 file has, in this order; the
  * grid axes follow, named by their setting keys. */
 enum { FMT_RUN_COORDS = 4 };
@@ -148,8 +156,8 @@ extern const char *const fmt_run_coord_names[FMT_RUN_COORDS]; /* point replicate
  * buf holds len bytes. */
 const char *fmt_layout_axis_coord(const char *key, char *buf, size_t len);
 /* Whether name is a member of a format 2 /ticks group that is no (runs x
- * ticks) metric: a coordinate (run, time_ms, shard, a run coordinate above)
- * or shard_queue_depth. Axis coordinates are named by fmt_layout_axis_coord. */
+ * ticks) metric: a coordinate (run, time_ms, shard, service, a run
+ * coordinate above) or a fmt_wide dataset. Axis coordinates are named by fmt_layout_axis_coord. */
 int fmt_layout_is_fixed_coord(const char *name);
 
 #endif

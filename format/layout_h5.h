@@ -33,12 +33,12 @@ char *fmt_layout_runs_doc(void);
  * FMT_FORMAT_VERSION, dimensions, printable text). -1 with a message. */
 int fmt_layout_read_info(hid_t f, const char *path, fmt_info *info, char *err, size_t errlen);
 /* Opens /runs (with its memory row type), /ticks/<metric>, /timing/run_*,
- * /ticks/outcome and, when present, /ticks/shard_queue_depth (*shardq -1 and
- * *shards_n 0 otherwise), checking their types, shapes and storage against
- * info. -1 with a message naming what differs. */
+ * /ticks/outcome and the fmt_wide datasets present (wide[w] -1 and
+ * wide_n[w] 0 for one absent; FMT_WIDE_COUNT each), checking their types,
+ * shapes and storage against info. -1 with a message naming what differs. */
 int fmt_layout_open_datasets(hid_t f, const char *path, const fmt_info *info, hid_t *runs,
                              hid_t *runs_mem, hid_t ticks[], hid_t *wall, hid_t *thread,
-                             hid_t *outcome, hid_t *shardq, int32_t *shards_n, char *err,
+                             hid_t *outcome, hid_t wide[], int32_t wide_n[], char *err,
                              size_t errlen);
 /* The done column of /runs, n_runs flags (1 for any nonzero value). */
 int fmt_layout_read_done(hid_t runs, int64_t n_runs, uint8_t *done);

@@ -26,8 +26,9 @@
 struct fmt_in {
   hid_t file, runs, runs_mem, wall, thread;
   hid_t ticks[ENG_M_COUNT];
-  hid_t outcome, shardq; /* shardq -1: the file records no per-shard queues */
-  int32_t shards_n;
+  hid_t outcome;
+  hid_t wide[FMT_WIDE_COUNT];     /* -1: the file records no such series */
+  int32_t wide_n[FMT_WIDE_COUNT];
   fmt_info info;
   char *path;
 };
@@ -40,7 +41,8 @@ static void h5in_release(fmt_in *in) {
   if (in->wall >= 0) H5Dclose(in->wall);
   if (in->thread >= 0) H5Dclose(in->thread);
   if (in->outcome >= 0) H5Dclose(in->outcome);
-  if (in->shardq >= 0) H5Dclose(in->shardq);
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (in->wide[w] >= 0) H5Dclose(in->wide[w]);
   for (int m = 0; m < ENG_M_COUNT; m++)
     if (in->ticks[m] >= 0) H5Dclose(in->ticks[m]);
   if (in->file >= 0) H5Fclose(in->file);
@@ -82,7 +84,8 @@ static int fmt_in_open_q(fmt_in **out, const char *path, char *err, size_t errle
     swp_seterr(err, errlen, "%s: out of memory", path);
     return -1;
   }
-  in->file = in->runs = in->runs_mem = in->wall = in->thread = in->outcome = in->shardq = -1;
+  in->file = in->runs = in->runs_mem = in->wall = in->thread = in->outcome = -1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) in->wide[w] = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) in->ticks[m] = -1;
   char why[256];
   if (access(path, R_OK)) {
@@ -101,8 +104,8 @@ static int fmt_in_open_q(fmt_in **out, const char *path, char *err, size_t errle
   }
   if (fmt_layout_read_info(in->file, path, &in->info, err, errlen) ||
       fmt_layout_open_datasets(in->file, path, &in->info, &in->runs, &in->runs_mem,
-                               in->ticks, &in->wall, &in->thread, &in->outcome, &in->shardq,
-                               &in->shards_n, err, errlen))
+                               in->ticks, &in->wall, &in->thread, &in->outcome, in->wide,
+                               in->wide_n, err, errlen))
     goto fail;
   read_timing_info(in->file, &in->info);
   *out = in;
@@ -208,7 +211,8 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   const fmt_info *info = &in->info;
   fmt_record_rules k = {info->master_seed, info->crn, info->replicates,
                         info->n_points * info->replicates, info->n_runs, info->ticks,
-                        in->shardq >= 0 ? in->shards_n : 0, info->stored, info->rows};
+                        {0}, info->stored, info->rows};
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) k.wide[w] = in->wide[w] >= 0 ? in->wide_n[w] : 0;
   for (size_t i = 0; i < n && !rc; i++) {
     const run_row *row = &rows[i];
     fmt_run_record *rec = &recs[i];
@@ -240,13 +244,14 @@ static int fmt_in_read_records_q(fmt_in *in, const int64_t *runs, size_t n,
   return rc ? -1 : 0;
 }
 
-int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t ticks_n,
-                     int32_t shards_n, int64_t r, int64_t base_runs, uint8_t **buf, size_t *cap,
-                     fmt_run_record *rec, char *err, size_t errlen) {
+int fmt__chunks_read(const char *path, const hid_t *ticks, const hid_t *wide, int32_t ticks_n,
+                     const int32_t *wide_n, int64_t r, int64_t base_runs, uint8_t **buf,
+                     size_t *cap, fmt_run_record *rec, char *err, size_t errlen) {
   size_t bound = fmt_chunk_bound((size_t)ticks_n), used = 0, offset[ENG_M_COUNT];
+  size_t wide_at[FMT_WIDE_COUNT] = {0};
   hsize_t at[2] = {(hsize_t)r, 0};
   if (r >= base_runs) {
-    int none = fmt__run_chunks_none(ticks, shardq, r);
+    int none = fmt__run_chunks_none(ticks, wide, r);
     if (none < 0) {
       char why[256];
       fmt_h5_reason(why, sizeof why);
@@ -256,8 +261,7 @@ int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t
     }
     if (none) {
       for (int m = 0; m < ENG_M_COUNT; m++) rec->chunk[m] = NULL, rec->chunk_size[m] = 0;
-      rec->shard_chunk = NULL;
-      rec->shard_chunk_size = 0;
+      for (int w = 0; w < FMT_WIDE_COUNT; w++) rec->wide_chunk[w] = NULL, rec->wide_chunk_size[w] = 0;
       return 0;
     }
   }
@@ -295,14 +299,16 @@ int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t
     rec->chunk_size[m] = (size_t)size;
     used += (size_t)size;
   }
-  rec->shard_chunk = NULL;
-  rec->shard_chunk_size = 0;
-  if (shardq >= 0) {
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    rec->wide_chunk_size[w] = 0;
+    if (wide[w] < 0) continue;
+    const char *name = fmt_wide_name((fmt_wide)w);
     hsize_t size = 0, at3[3] = {(hsize_t)r, 0, 0};
-    size_t sbound = fmt_chunk_bound((size_t)ticks_n * (size_t)shards_n);
-    if (fmt__chunk_size_at(shardq, r, &size) || size == 0 || size > sbound) {
+    size_t wbound =
+        fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, ticks_n) * (size_t)wide_n[w]);
+    if (fmt__chunk_size_at(wide[w], r, &size) || size == 0 || size > wbound) {
       swp_seterr(err, errlen, "%s: run %lld is marked done but its /ticks/%s chunk is missing "
-                 "or unreadable", path, (long long)r, FMT_TICKS_SHARD_QUEUES);
+                 "or unreadable", path, (long long)r, name);
       return -1;
     }
     if (fmt__buf_reserve(buf, cap, used + (size_t)size)) {
@@ -310,22 +316,26 @@ int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t
       return -1;
     }
     uint32_t mask = 0;
-    if (H5Dread_chunk(shardq, H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
+    if (H5Dread_chunk(wide[w], H5P_DEFAULT, at3, &mask, *buf + used) < 0 || mask != 0) {
       swp_seterr(err, errlen, "%s: reading run %lld's /ticks/%s chunk", path, (long long)r,
-                 FMT_TICKS_SHARD_QUEUES);
+                 name);
       return -1;
     }
-    rec->shard_chunk_size = (size_t)size;
-    rec->shard_chunk = *buf + used; /* set after any realloc, like the metrics' below */
+    wide_at[w] = used;
+    rec->wide_chunk_size[w] = (size_t)size;
+    used += (size_t)size;
   }
+  /* Pointed at once every chunk is in: a later one may move *buf. */
   for (int m = 0; m < ENG_M_COUNT; m++)
     rec->chunk[m] = rec->chunk_size[m] ? *buf + offset[m] : NULL;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    rec->wide_chunk[w] = rec->wide_chunk_size[w] ? *buf + wide_at[w] : NULL;
   return 0;
 }
 
 static int fmt_in_read_chunks_q(fmt_in *in, int64_t r, uint8_t **buf, size_t *cap,
                                 fmt_run_record *rec, char *err, size_t errlen) {
-  return fmt__chunks_read(in->path, in->ticks, in->shardq, in->info.rows, in->shards_n, r,
+  return fmt__chunks_read(in->path, in->ticks, in->wide, in->info.rows, in->wide_n, r,
                           in->info.n_points * in->info.replicates, buf, cap, rec, err, errlen);
 }
 

@@ -12,8 +12,8 @@
 
 fmt_record_rules fmt__out_rules(const fmt_out *o) {
   fmt_record_rules k = {o->master_seed, o->sw ? o->sw->crn : 0, o->replicates, o->base_runs,
-                        o->n_runs, o->sw ? o->sw->ticks : o->ticks_n,
-                        o->shardq >= 0 ? o->shards_n : 0, o->stored, o->ticks_n};
+                        o->n_runs, o->sw ? o->sw->ticks : o->ticks_n, {0}, o->stored, o->ticks_n};
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) k.wide[w] = o->wide[w] >= 0 ? o->wide_n[w] : 0;
   return k;
 }
 
@@ -60,13 +60,16 @@ int fmt__record_check(const fmt_record_rules *k, const fmt_run_record *rec, int6
                (long long)r, eng_metric_get_info((eng_metric)m)->name, k->stored_rows);
       return -1;
     }
-  if ((rec->shard_chunk_size != 0) != (k->shards != 0) ||
-      (k->shards && fmt_chunk_check(rec->shard_chunk, rec->shard_chunk_size,
-                                    (size_t)k->stored_rows * (size_t)k->shards))) {
-    snprintf(why, whylen, "run %lld's /ticks/%s chunk does not decode to %d ticks x %d shards",
-             (long long)r, FMT_TICKS_SHARD_QUEUES, k->stored_rows, k->shards);
-    return -1;
-  }
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if ((rec->wide_chunk_size[w] != 0) != (k->wide[w] != 0) ||
+        (k->wide[w] && fmt_chunk_check(rec->wide_chunk[w], rec->wide_chunk_size[w],
+                                       (size_t)fmt_wide_rows((fmt_wide)w, k->stored_rows) *
+                                           (size_t)k->wide[w]))) {
+      snprintf(why, whylen, "run %lld's /ticks/%s chunk does not decode to %d rows x %d %ss",
+               (long long)r, fmt_wide_name((fmt_wide)w), fmt_wide_rows((fmt_wide)w, k->stored_rows),
+               k->wide[w], fmt_layout_wide_scale((fmt_wide)w));
+      return -1;
+    }
   return 0;
 }
 

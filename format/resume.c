@@ -75,7 +75,7 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
   for (int64_t r = from; r < o->n_runs; r++) {
     if (!o->done[r]) continue;
     /* (an unreadable index, -1, is reported below) */
-    if (r >= o->base_runs && fmt__run_chunks_none(o->ticks, o->shardq, r) == 1) continue;
+    if (r >= o->base_runs && fmt__run_chunks_none(o->ticks, o->wide, r) == 1) continue;
     for (int m = 0; m < ENG_M_COUNT; m++) {
       hsize_t size = 0;
       if (o->ticks[m] < 0) continue; /* not recorded */
@@ -92,13 +92,14 @@ static int64_t verify_done_chunks(fmt_out *o, int64_t from, char *why, size_t wh
         break;
       }
     }
-    hsize_t size = 1;
-    if (o->done[r] && o->shardq >= 0) {
-      if (fmt__chunk_size_at(o->shardq, r, &size)) {
+    for (int w = 0; w < FMT_WIDE_COUNT && o->done[r]; w++) {
+      hsize_t size = 1;
+      if (o->wide[w] < 0) continue;
+      if (fmt__chunk_size_at(o->wide[w], r, &size)) {
         char h5[256];
         fmt_h5_reason(h5, sizeof h5);
         snprintf(why, whylen, "reading the chunk index of /ticks/%s at run %lld: %s",
-                 FMT_TICKS_SHARD_QUEUES, (long long)r, h5);
+                 fmt_wide_name((fmt_wide)w), (long long)r, h5);
         return -1;
       }
       if (!size) {
@@ -265,7 +266,7 @@ static int resume_open_file(fmt_out **out, const char *path, const swp_sweep *sw
     goto fail;
   rc = OPEN_DAMAGED;
   if (fmt_layout_open_datasets(o->file, path, &info, &o->runs, &o->runs_mem, o->ticks,
-                               &o->wall, &o->thread, &o->outcome, &o->shardq, &o->shards_n, err,
+                               &o->wall, &o->thread, &o->outcome, o->wide, o->wide_n, err,
                                errlen) ||
       fmt__out_spaces(o))
     goto fail;

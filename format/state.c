@@ -66,9 +66,11 @@ static void out_release(fmt_out *o) {
   if (o->thread >= 0) H5Dclose(o->thread);
   if (o->timing_space >= 0) H5Sclose(o->timing_space);
   if (o->outcome >= 0) H5Dclose(o->outcome);
-  if (o->shardq >= 0) H5Dclose(o->shardq);
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (o->wide[w] >= 0) H5Dclose(o->wide[w]);
   o->runs = o->runs_mem = o->runs_space = o->wall = o->thread = o->timing_space = -1;
-  o->outcome = o->shardq = -1;
+  o->outcome = -1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) o->wide[w] = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
 }
 
@@ -98,7 +100,8 @@ fmt_out *fmt__out_alloc(const char *path, int64_t n_runs, int32_t ticks) {
   o->file = -1;
   o->runs = o->runs_mem = o->runs_space = -1;
   o->wall = o->thread = o->timing_space = -1;
-  o->outcome = o->shardq = -1;
+  o->outcome = -1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) o->wide[w] = -1;
   for (int m = 0; m < ENG_M_COUNT; m++) o->ticks[m] = -1;
   o->n_runs = o->base_runs = o->finish_runs = n_runs;
   o->ticks_n = ticks;
@@ -135,7 +138,7 @@ int fmt__journal_id(const swp_sweep *sw, int64_t slice_index, int64_t slice_coun
   id->master_seed = sw->seed;
   id->n_runs = swp_sweep_runs(sw);
   id->ticks = sw->rows;
-  id->shard_queues = sw->shard_queues;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) id->wide[w] = fmt_wide_width(sw, (fmt_wide)w);
   id->slice_index = slice_count > 1 ? slice_index : 0;
   id->slice_count = slice_count > 1 ? slice_count : 0;
   id->sweep_crc = fmt_journal_crc_text(text);
@@ -291,10 +294,11 @@ static int out_evict(fmt_out *o, char *err, size_t errlen) {
     o->ticks[m] = H5Dopen2(g, eng_metric_get_info((eng_metric)m)->name, H5P_DEFAULT);
     rc = o->ticks[m] < 0;
   }
-  if (!rc && o->shardq >= 0) {
-    H5Dclose(o->shardq);
-    o->shardq = H5Dopen2(g, FMT_TICKS_SHARD_QUEUES, H5P_DEFAULT);
-    rc = o->shardq < 0;
+  for (int w = 0; w < FMT_WIDE_COUNT && !rc; w++) {
+    if (o->wide[w] < 0) continue;
+    H5Dclose(o->wide[w]);
+    o->wide[w] = H5Dopen2(g, fmt_wide_name((fmt_wide)w), H5P_DEFAULT);
+    rc = o->wide[w] < 0;
   }
   if (g >= 0) H5Gclose(g);
   if (rc) {
@@ -417,16 +421,17 @@ int fmt__out_write_run(fmt_out *o, const fmt_run_record *rec, char *err,
     fmt__out_fail(o);
     return -1;
   }
-  if (o->shardq >= 0 && rows) {
+  for (int w = 0; w < FMT_WIDE_COUNT && rows; w++) {
+    if (o->wide[w] < 0) continue;
     hsize_t at[3] = {(hsize_t)rec->run, 0, 0};
-    if (!rec->shard_chunk_size ||
-        H5Dwrite_chunk(o->shardq, H5P_DEFAULT, 0, at, rec->shard_chunk_size, rec->shard_chunk) <
-            0) {
+    if (!rec->wide_chunk_size[w] ||
+        H5Dwrite_chunk(o->wide[w], H5P_DEFAULT, 0, at, rec->wide_chunk_size[w],
+                       rec->wide_chunk[w]) < 0) {
       char why[256];
-      if (rec->shard_chunk_size) fmt_h5_reason(why, sizeof why);
-      else snprintf(why, sizeof why, "the run has no per-shard queue depths");
+      if (rec->wide_chunk_size[w]) fmt_h5_reason(why, sizeof why);
+      else snprintf(why, sizeof why, "the run has no such series");
       swp_seterr(err, errlen, "%s: writing run %lld (/ticks/%s): %s", o->path,
-                 (long long)rec->run, FMT_TICKS_SHARD_QUEUES, why);
+                 (long long)rec->run, fmt_wide_name((fmt_wide)w), why);
       fmt__out_fail(o);
       return -1;
     }

@@ -37,7 +37,7 @@
  * orphan chunk bytes past its end (ignored; overwritten on resume). Killed
  * inside a commit's first flush, some runs' chunks may be indexed without
  * their rows: resumed, they are simply run again. --resume also checks that
- * every run marked done has all 19 chunks (20 with shard_queue_depth), and
+ * every run marked done has all 19 chunks (and one per fmt_wide dataset), and
  * reruns any that lacks one. /ticks/outcome is written with the rows. A
  * failed write (disk full) freezes the file at its last commit: closing it
  * would flush half-written metadata (out_freeze in state.c). The one window left is a
@@ -73,8 +73,9 @@ struct fmt_out {
   hid_t runs, runs_mem, runs_space;
   hid_t ticks[ENG_M_COUNT];
   hid_t wall, thread, timing_space;
-  hid_t outcome, shardq; /* /ticks/outcome; /ticks/shard_queue_depth (-1: none) */
-  int32_t shards_n;      /* its width (0: none) */
+  hid_t outcome;            /* /ticks/outcome */
+  hid_t wide[FMT_WIDE_COUNT];    /* the fmt_wide datasets (-1: not recorded) */
+  int32_t wide_n[FMT_WIDE_COUNT]; /* their widths (0: none) */
   const swp_sweep *sw;   /* the sweep, kept by the caller until close */
   int64_t n_runs;
   int64_t written;        /* runs handed to write_run this session */
@@ -137,7 +138,8 @@ typedef struct fmt_record_rules {
   uint64_t master_seed;
   int32_t crn;
   int64_t replicates, base_runs, rows;
-  int32_t ticks, shards; /* the horizon; shards 0: no per-shard queue chunk */
+  int32_t ticks;          /* the horizon */
+  int32_t wide[FMT_WIDE_COUNT]; /* each fmt_wide chunk's width (0: not recorded) */
   uint32_t stored;        /* metrics with a chunk (bit m) */
   int32_t stored_rows;    /* values per chunk (sweeps/record.c; ticks at full) */
 } fmt_record_rules;
@@ -146,7 +148,8 @@ fmt_record_rules fmt__out_rules(const fmt_out *o);
 /* Whether rec stores any /ticks chunk: a run past the sweep's own rows
  * (refine's) may store none, its summary row alone. */
 static inline int fmt__record_has_rows(const fmt_run_record *rec) {
-  if (rec->shard_chunk_size) return 1;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++)
+    if (rec->wide_chunk_size[w]) return 1;
   for (int m = 0; m < ENG_M_COUNT; m++)
     if (rec->chunk_size[m]) return 1;
   return 0;
@@ -159,12 +162,12 @@ static inline int fmt__record_has_rows(const fmt_run_record *rec) {
 int fmt__record_check(const fmt_record_rules *k, const fmt_run_record *rec, int64_t point,
                       int32_t replicate, int decode, char *why, size_t whylen);
 /* Reads run r's chunks raw (still compressed, as stored) from the /ticks
- * datasets ticks[] and shardq (-1: none) into *buf (grown as needed), and
+ * datasets ticks[] and wide[] (-1: none; widths wide_n) into *buf (grown as needed), and
  * points rec's chunks at them; a chunk missing or larger than any encoding
  * is an error (readback.c), except that a row from base_runs on (refine's)
  * may have none at all: rec then has no chunks. */
-int fmt__chunks_read(const char *path, const hid_t *ticks, hid_t shardq, int32_t ticks_n,
-                     int32_t shards_n, int64_t r, int64_t base_runs, uint8_t **buf, size_t *cap,
+int fmt__chunks_read(const char *path, const hid_t *ticks, const hid_t *wide, int32_t ticks_n,
+                     const int32_t *wide_n, int64_t r, int64_t base_runs, uint8_t **buf, size_t *cap,
                      fmt_run_record *rec, char *err, size_t errlen);
 /* Run r's /runs row and /timing values into rec (no chunks), checked to be
  * the run it claims to be (readback.c). */

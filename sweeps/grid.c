@@ -481,6 +481,31 @@ static double physical_memory(void) {
   return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
 }
 
+/* The call graph's services of point p's cfg (the front first) into the
+ * sweep's list at the first point, compared with it after: the
+ * /ticks/service_<metric> datasets label their service dimension once, so
+ * every point names the same services in the same order. */
+static int service_names_check(swp_sweep *sw, int64_t p, const eng_config *cfg, char *msg,
+                               size_t len) {
+  const eng_graph *g = &cfg->graph;
+  int32_t n = g->n_services ? g->n_services + 1 : 0;
+  if (p == 0) {
+    sw->services = n;
+    for (int32_t k = 0; k < n; k++)
+      snprintf(sw->service_names[k], ENG_NAME_MAX, "%s", k ? g->svc[k - 1].name : g->front);
+    return 0;
+  }
+  int same = n == sw->services;
+  for (int32_t k = 0; same && k < n; k++)
+    same = !strcmp(sw->service_names[k], k ? g->svc[k - 1].name : g->front);
+  if (!same)
+    snprintf(msg, len, "grid point %lld declares other services than grid point 0 (every point "
+             "of a sweep must have the same services, in the same order, so /ticks can label "
+             "them once): sweep their settings, not their names or the calls that add one",
+             (long long)p);
+  return same ? 0 : -1;
+}
+
 /* Refuses a point one run of which cannot fit in half the machine's
  * memory, whatever the threads: the engine's estimate of the run
  * (eng_run_memory). How many threads fit in the memory available when the
@@ -601,6 +626,7 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
   sw->n_points = points;
   sw->ticks = 0;
   sw->shard_queues = 0;
+  sw->services = 0;
   memset(&sw->run_memory, 0, sizeof sw->run_memory);
   memset(sw->axis_live, 0, sizeof sw->axis_live);
   size_t live_left = sw->n_axes; /* axes not yet seen live: once seen, not asked again */
@@ -645,9 +671,13 @@ int swp_sweep_check(swp_sweep *sw, char *err, size_t errlen) {
     eng_memory_max(&sw->run_memory, &mem);
     if (ticks > sw->ticks) sw->ticks = ticks;
     if (cfg.record_shard_queues && cfg.shards > sw->shard_queues) sw->shard_queues = cfg.shards;
+    if (service_names_check(sw, p, &cfg, msg, sizeof msg)) {
+      swp_seterr(err, errlen, "%s: %s", sw->source, msg);
+      return -1;
+    }
   }
-  /* Summary files store no per-tick rows, so no per-shard ones either. */
-  if (sw->record == SWP_RECORD_SUMMARY) sw->shard_queues = 0;
+  /* Summary files store no per-tick rows, so no per-shard or per-service ones either. */
+  if (sw->record == SWP_RECORD_SUMMARY) sw->shard_queues = sw->services = 0;
   if (points && swp_record_check(sw, msg, sizeof msg)) {
     if (sw->record_line) swp_seterr(err, errlen, "%s:%d: %s", sw->source, sw->record_line, msg);
     else swp_seterr(err, errlen, "%s: %s", sw->source, msg);

@@ -163,6 +163,40 @@ expect_exit 0 "$BIN" run graph.ini -o j2.h5 -j 2 -q
 for d in /runs /points /points_text /ticks; do
   h5diff j1.h5 j2.h5 "$d" "$d" >"$T/diff" 2>&1 || fail "h5diff $d: -j 1 and -j 2 differ: $(head -c 300 "$T/diff")"
 done
+# every service's series and summary, labelled: each sums to what its summary counts, the
+# front's are the run's own metrics, and a strided file's rows sum to the same totals
+expect_exit 0 "$BIN" run graph.ini -o every.h5 -q --set record=every=10ms
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+  /usr/bin/python3 - j1.h5 every.h5 >"$T/svc.out" 2>&1 <<'PYEOF' || fail "per-service datasets: $(head -c 600 "$T/svc.out")"
+import sys, h5py, numpy as np
+full, every = (h5py.File(p, "r") for p in sys.argv[1:])
+t = full["ticks"]
+names = [n.decode() if isinstance(n, bytes) else n for n in t["service"][:]]
+assert names == ["api", "mid", "cache", "db"], names
+fields = [n.decode() if isinstance(n, bytes) else n for n in t["service_field"][:]]
+s = t["service_summary"][:]  # run x field x service
+assert s.shape == (12, len(fields), 4), s.shape
+F = {f: s[:, i, :] for i, f in enumerate(fields)}
+assert (F["outcome"][:, 0] == t["outcome"][:]).all(), "the front's outcome is the run's"
+assert (F["attempts"][:, 0] == full["runs"]["attempts"]).all(), "the front's attempts are the run's"
+for series, field in [("service_attempts", "attempts"), ("service_successes", "successes"),
+                      ("service_new_requests", "calls"), ("service_wasted", "wasted")]:
+    for f in (full, every):
+        got = f["ticks"][series][:].sum(axis=1)
+        assert (got == F[field]).all(), (f.filename, series, got[0], F[field][0])
+assert (t["service_attempts"][:, :, 0] == t["attempts"][:]).all(), "front series = its metric"
+assert (t["service_queue_depth"][:, :, 0] == t["queue_depth"][:]).all()
+# the amplification chain: attempts at each service per front request, db behind mid
+chain = F["attempts"] / F["calls"][:, :1]
+assert (chain[:, 0] == full["runs"]["amplification"]).all()
+retries = full["points"]["mid->db.max_retries"][full["runs"]["point"]]
+assert (F["retries"][retries == 0, 3] == 0).all(), "mid->db.max_retries = 0 retries at db"
+assert (F["retries"][retries == 3, 3] > 0).all() and (F["retries"][:, 3] <= 3 * F["calls"][:, 3]).all()
+assert every["ticks"]["service_attempts"].shape[1] == 300, every["ticks"]["service_attempts"].shape
+PYEOF
+else
+  echo "cli_call_graph: python3-h5py missing; per-service datasets not checked" >&2
+fi
 expect_exit 0 "$BIN" run graph.ini --slice 0/2 -o part-1.h5 -q
 expect_exit 0 "$BIN" run graph.ini --slice 1/2 -o part-2.h5 -q
 expect_exit 0 "$BIN" merge part-1.h5 part-2.h5 -o merged.h5
@@ -172,7 +206,9 @@ done
 if "$BIN" run --help 2>/dev/null | grep -q "built with MPI" && command -v mpirun >/dev/null; then
   OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe -np 2 "$BIN" run graph.ini -o mpi.h5 -q \
     >"$T/mpi.out" 2>&1 || fail "mpirun run: $(head -c 300 "$T/mpi.out")"
-  h5diff j1.h5 mpi.h5 /runs /runs >"$T/diff" 2>&1 || fail "h5diff /runs: MPI differs"
+  for d in /runs /ticks; do
+    h5diff j1.h5 mpi.h5 "$d" "$d" >"$T/diff" 2>&1 || fail "h5diff $d: MPI differs: $(head -c 300 "$T/diff")"
+  done
 fi
 # --resume: killed part-way (once the file holds 2/5 of its bytes), then
 # continued, it is the uninterrupted file

@@ -5,7 +5,8 @@
  * 1 + r, a 10% budget per client process holds every tier near 1.1, a
  * propagated deadline with deadline drop bounds the leaf's work per request,
  * and a chain at low load takes the sum of its tiers' M/M/c times in system.
- * Also the settings: "NAME.key", "A->B.key", calls and their checks.
+ * A service's series combine into rows of several ticks as the metrics
+ * do. Also the settings: "NAME.key", "A->B.key", calls and their checks.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -199,6 +200,59 @@ static void stages_and_fanout(void **state) {
   assert_int_equal(v[1].attempts, 2 * n);             /* a is called beside b either way */
 }
 
+/* A service's series in rows of several ticks (what a result file at
+ * record = every=MS stores): counts sum the row's ticks, the queue holds
+ * its last tick's depth, and the front's rows are its own metrics. */
+static void service_rows_combine_ticks(void **state) {
+  (void)state;
+  eng_config c;
+  eng_config_defaults(&c);
+  tu_config_apply(&c, "surge=none;brownout=none;rate_rps=3000;horizon_ms=2003;timeout_ms=50;"
+                      "api.calls=db;db.workers=2;db.shards=2;db.service_mean_ms=2;"
+                      "db.brownout=500+300;db.brownout_factor=0.2;db.brownout_shard=-1;"
+                      "api->db.timeout_ms=20;api->db.max_retries=2");
+  eng_run *every = eng_run_create(), *one = eng_run_create();
+  assert_non_null(every);
+  assert_non_null(one);
+  eng_summary s;
+  char err[256];
+  eng_run_set_row_ticks(every, 10);
+  if (eng_run_simulate(every, &c, 3, &s, err, sizeof err)) fail_msg("simulate: %s", err);
+  if (eng_run_simulate(one, &c, 3, &s, err, sizeof err)) fail_msg("simulate: %s", err);
+  int32_t T = eng_run_ticks(one), R = eng_run_rows(every);
+  assert_int_equal(R, (T + 9) / 10);
+  int32_t *rows = malloc((size_t)T * sizeof *rows), *ticks = malloc((size_t)T * sizeof *ticks);
+  assert_non_null(rows);
+  assert_non_null(ticks);
+  for (int k = 0; k < 2; k++)
+    for (int q = 0; q < ENG_SV_COUNT; q++) {
+      eng_metric m = eng_service_trace_metric((eng_service_trace)q);
+      assert_int_equal(eng_run_service_rows(every, k, (eng_service_trace)q, rows), 0);
+      assert_int_equal(eng_run_service_rows(one, k, (eng_service_trace)q, ticks), 0);
+      for (int32_t i = 0; i < R; i++) {
+        int32_t t1 = (i + 1) * 10 < T ? (i + 1) * 10 : T;
+        int64_t want = 0;
+        for (int32_t t = i * 10; t < t1; t++)
+          want = eng_metric_get_info(m)->sums ? want + ticks[t] : ticks[t];
+        if (rows[i] != want)
+          fail_msg("service %d %s row %d: %d, its ticks give %lld", k,
+                   eng_metric_get_info(m)->name, i, rows[i], (long long)want);
+      }
+      if (k == 0)
+        assert_memory_equal(ticks, eng_run_metric(one, m), (size_t)T * sizeof *ticks);
+    }
+  /* The brownout queues work at db: its series are not all zero. */
+  assert_int_equal(eng_run_service_rows(one, 1, ENG_SV_QUEUE, ticks), 0);
+  int32_t most = 0;
+  for (int32_t t = 0; t < T; t++) most = ticks[t] > most ? ticks[t] : most;
+  assert_true(most > 0);
+  assert_int_equal(eng_run_service_rows(one, 2, ENG_SV_QUEUE, ticks), -1);
+  free(rows);
+  free(ticks);
+  eng_run_destroy(every);
+  eng_run_destroy(one);
+}
+
 static void settings_by_name(void **state) {
   (void)state;
   eng_config c;
@@ -251,6 +305,7 @@ int main(void) {
       cmocka_unit_test(budgets_hold_each_tier),
       cmocka_unit_test(deadline_bounds_leaf_work),
       cmocka_unit_test(chain_sums_mmc_times),
+      cmocka_unit_test(service_rows_combine_ticks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,7 @@ typedef struct fx {
   char dir[64], h5[96];
   fmt_journal_id id;
   uint8_t chunk[ENG_M_COUNT][32];
-  uint8_t shard[48]; /* the per-shard queue chunk (record_shard_queues) */
+  uint8_t wide[FMT_WIDE_COUNT][48]; /* the fmt_wide chunks: shard queues, service series */
 } fx;
 
 static int setup(void **state) {
@@ -41,7 +41,8 @@ static int setup(void **state) {
   f->id.master_seed = 7;
   f->id.n_runs = 10;
   f->id.ticks = TICKS;
-  f->id.shard_queues = 4;
+  f->id.wide[FMT_WIDE_SHARD_QUEUES] = 4;
+  for (int w = FMT_WIDE_SERVICE_FIRST; w < FMT_WIDE_COUNT; w++) f->id.wide[w] = 3;
   f->id.instance = 0x1234abcdu;
   f->id.sweep_crc = fmt_journal_crc_text("[sweep]\nseed = 7\n");
   f->id.tool_version = "test";
@@ -74,10 +75,14 @@ static void make_record(fx *f, int64_t r, fmt_run_record *rec) {
     rec->chunk[m] = f->chunk[m];
     rec->chunk_size[m] = n;
   }
-  /* The sweep records shard queues: every run carries its chunk. */
-  for (size_t i = 0; i < sizeof f->shard; i++) f->shard[i] = (uint8_t)(r * 7 + (int64_t)i);
-  rec->shard_chunk = f->shard;
-  rec->shard_chunk_size = sizeof f->shard - (size_t)r;
+  /* The sweep records shard queues and a call graph's series: every run
+   * carries a chunk of each. */
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+    for (size_t i = 0; i < sizeof f->wide[w]; i++)
+      f->wide[w][i] = (uint8_t)(r * 7 + w * 13 + (int64_t)i);
+    rec->wide_chunk[w] = f->wide[w];
+    rec->wide_chunk_size[w] = sizeof f->wide[w] - (size_t)r - (size_t)w;
+  }
 }
 
 static void write_runs(fx *f, int n) {
@@ -127,9 +132,11 @@ static void test_round_trip(void **state) {
       assert_int_equal(got.chunk_size[m], want.chunk_size[m]);
       assert_memory_equal(got.chunk[m], want.chunk[m], want.chunk_size[m]);
     }
-    assert_int_equal(got.shard_chunk_size, want.shard_chunk_size);
-    if (want.shard_chunk_size)
-      assert_memory_equal(got.shard_chunk, want.shard_chunk, want.shard_chunk_size);
+    for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+      assert_int_equal(got.wide_chunk_size[w], want.wide_chunk_size[w]);
+      if (want.wide_chunk_size[w])
+        assert_memory_equal(got.wide_chunk[w], want.wide_chunk[w], want.wide_chunk_size[w]);
+    }
   }
   assert_false(fmt_journal_has(j, 5));
   free(buf);
@@ -258,8 +265,8 @@ static void test_appends_and_groups(void **state) {
 }
 
 /* A record longer than the sweep's shapes allow ends the valid prefix
- * before anything is allocated for it; one without its per-shard chunk in
- * a sweep that records them too. */
+ * before anything is allocated for it; one without one of its wide
+ * chunks (a service series) in a sweep that records them too. */
 static void test_bounds(void **state) {
   fx *f = *state;
   write_runs(f, 2);
@@ -276,8 +283,8 @@ static void test_bounds(void **state) {
   free(path);
   fmt_run_record rec;
   make_record(f, 3, &rec);
-  rec.shard_chunk = NULL;
-  rec.shard_chunk_size = 0;
+  rec.wide_chunk[FMT_WIDE_COUNT - 1] = NULL;
+  rec.wide_chunk_size[FMT_WIDE_COUNT - 1] = 0;
   char err[512] = "";
   assert_int_equal(fmt_journal_create(&j, f->h5, &f->id, err, sizeof err), 0);
   assert_int_equal(fmt_journal_append(j, &rec, err, sizeof err), -1);

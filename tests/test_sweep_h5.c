@@ -743,9 +743,37 @@ static void test_append_rows(void **state) {
   swp_sweep_free(&sw);
 }
 
+/* The per-service datasets are named after the metrics they mirror, and
+ * a service summary's fields come out as documented (ms rounded, NaN -1,
+ * busy share in ppm). */
+static void test_service_layout_names(void **state) {
+  (void)state;
+  for (int q = 0; q < ENG_SV_COUNT; q++) {
+    char want[64];
+    snprintf(want, sizeof want, "service_%s",
+             eng_metric_get_info(eng_service_trace_metric((eng_service_trace)q))->name);
+    assert_string_equal(fmt_wide_name((fmt_wide)(FMT_WIDE_SERVICE_FIRST + q)), want);
+  }
+  eng_service_summary sv = {.outcome = ENG_OUTCOME_SLOW, .recovery_ms = NAN, .calls = 10,
+                            .attempts = 30, .retries = 20, .peak_queue = 4.4,
+                            .busy_share = 0.25, .wasted = (int64_t)1 << 40};
+  int32_t f[FMT_SERVICE_FIELDS];
+  fmt_service_fields(&sv, f);
+  const struct { const char *name; int32_t v; } want[] = {
+      {"outcome", ENG_OUTCOME_SLOW}, {"recovery_ms", -1}, {"calls", 10}, {"attempts", 30},
+      {"retries", 20}, {"peak_queue", 4}, {"busy_ppm", 250000}, {"wasted", INT32_MAX}};
+  for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+    int i = 0;
+    while (i < FMT_SERVICE_FIELDS && strcmp(fmt_service_field_name(i), want[k].name)) i++;
+    assert_true(i < FMT_SERVICE_FIELDS);
+    assert_int_equal(f[i], want[k].v);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chunk_matches_hdf5_filters),
+      cmocka_unit_test(test_service_layout_names),
       cmocka_unit_test(test_writer_layout_and_fill),
       cmocka_unit_test(test_writer_bad_path),
       cmocka_unit_test(test_runs_equal_direct_simulation),

@@ -56,7 +56,8 @@ typedef struct drv_source {
                 size_t msglen);
   int32_t ticks;        /* > 0: encode each run's /ticks chunks padded to this many stored
                            rows (the sweep's rows: ticks at record = full) */
-  int32_t shard_queues; /* > 0: also its per-shard queue depths, this many shards wide */
+  int32_t wide[FMT_WIDE_COUNT]; /* > 0: also that fmt_wide matrix, this wide (per-shard
+                                   queue depths, a call graph's per-service series) */
   void *user;
   /* The most one job's engine run holds (eng_run_memory, each part at its
    * largest over the jobs): drv_execute refuses to start threads that
@@ -121,17 +122,17 @@ typedef struct drv_result {
 
 /* Whether threads (<= 0: all cores) running jobs (<= 0: as many as
  * threads) fit: the process, each busy thread's engine run (run) and each
- * thread's buffers for ticks (and shard_queues shards of queue depths)
+ * thread's buffers for ticks (and the fmt_wide matrices of widths wide, NULL: none)
  * against the least of the memory the system says is available, the room
  * under the cgroup's limit and under ulimit -v. 0, or -1 with a message
  * naming the estimate, the memory available and the -j that would fit. */
-int drv_memory_check(const eng_memory *run, int32_t ticks, int32_t shard_queues, int64_t jobs,
+int drv_memory_check(const eng_memory *run, int32_t ticks, const int32_t *wide, int64_t jobs,
                      int threads, char *err, size_t errlen);
 /* The same for the runs of a checked sweep, before anything is created. */
 int drv_sweep_memory_check(const swp_sweep *sw, int threads, int64_t jobs, char *err,
                            size_t errlen);
 /* Bytes of one worker's buffers besides its engine run (worker.c). */
-double drv_worker_memory(int32_t ticks, int32_t shard_queues);
+double drv_worker_memory(int32_t ticks, const int32_t *wide);
 /* Bytes this process may still take (-1: the system does not say); *what
  * names the limit, *address_space is 1 when it is ulimit -v. */
 double drv_available_memory(const char **what, int *address_space);

@@ -329,6 +329,13 @@ typedef enum eng_service_trace {
   ENG_SV_COUNT
 } eng_service_trace;
 const int32_t *eng_run_service_trace(const eng_run *run, int32_t k, eng_service_trace which);
+/* The metric a service trace mirrors (its name, units and whether it
+ * sums over a row's ticks or holds its last tick's level). */
+eng_metric eng_service_trace_metric(eng_service_trace which);
+/* Service k's trace in the run's rows (eng_run_rows values, eng_run_set_row_ticks
+ * spacing, combined like the metrics' rows), k = 0 the front's own metric.
+ * -1 for k or which out of range, or a run without rows. */
+int eng_run_service_rows(const eng_run *run, int32_t k, eng_service_trace which, int32_t *out);
 
 /* Optional per-shard queue depth matrix (rows x shards, row-major, a row's
  * last tick's depths); NULL unless cfg->record_shard_queues was set and

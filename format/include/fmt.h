@@ -71,6 +71,34 @@ typedef struct fmt_run_ref {
 
 typedef struct fmt_out fmt_out;
 
+/* The 3-D /ticks datasets, int32 [runs, rows, width], one chunk per run:
+ * each shard's queue depth (record_shard_queues = on; width the sweep's
+ * shard_queues), a call graph's per-service series (width its services,
+ * the front first) in eng_service_trace order, and its per-service
+ * summary (rows: the FMT_SERVICE_FIELDS below). A sweep records those of
+ * non-zero width (fmt_wide_width). */
+typedef enum fmt_wide {
+  FMT_WIDE_SHARD_QUEUES,
+  FMT_WIDE_SERVICE_FIRST, /* + eng_service_trace */
+  FMT_WIDE_SERVICE_SUMMARY = FMT_WIDE_SERVICE_FIRST + ENG_SV_COUNT,
+  FMT_WIDE_COUNT
+} fmt_wide;
+/* Its width in sw's file (0: not recorded). */
+int32_t fmt_wide_width(const swp_sweep *sw, fmt_wide w);
+/* Its name under /ticks ("shard_queue_depth", "service_attempts", ...). */
+const char *fmt_wide_name(fmt_wide w);
+/* Its rows: the file's stored rows per run, or FMT_SERVICE_FIELDS. */
+int32_t fmt_wide_rows(fmt_wide w, int32_t rows);
+
+/* The per-service summary's rows (/ticks/service_summary, labelled by
+ * /ticks/service_field): eng_service_summary as int32 — outcome, recovery
+ * time in whole ms (-1: not recovered), the counts (saturating at
+ * INT32_MAX), the peak queue, and the busy share in parts per million (-1
+ * for the front, whose work is not timed apart). */
+#define FMT_SERVICE_FIELDS 15
+const char *fmt_service_field_name(int i);
+void fmt_service_fields(const eng_service_summary *s, int32_t out[FMT_SERVICE_FIELDS]);
+
 typedef struct fmt_run_record {
   int64_t run, point;
   int32_t replicate;
@@ -78,10 +106,10 @@ typedef struct fmt_run_record {
   eng_summary summary;
   const uint8_t *chunk[ENG_M_COUNT]; /* fmt_chunk_encode output of each metric */
   size_t chunk_size[ENG_M_COUNT];
-  /* The run's per-shard queue depths (ticks x shard_queues, padded with -1)
-   * encoded the same way, when the sweep records them; else NULL, 0. */
-  const uint8_t *shard_chunk;
-  size_t shard_chunk_size;
+  /* The run's fmt_wide matrices (ticks x width, padded with -1) encoded
+   * the same way, those the sweep records; else NULL, 0. */
+  const uint8_t *wide_chunk[FMT_WIDE_COUNT];
+  size_t wide_chunk_size[FMT_WIDE_COUNT];
   double wall_s;                     /* wall time of the simulation */
   int32_t thread;
 } fmt_run_record;

@@ -147,6 +147,9 @@ typedef struct swp_sweep {
   double tick_ms;    /* the same for every point */
   int32_t shard_queues; /* most shards of any point recording them (record_shard_queues = on);
                            0: no point does. The width of /ticks/shard_queue_depth */
+  int32_t services;   /* a call graph's services, the front first (0: a single tier, or
+                         record = summary). The width of /ticks/service_<metric> */
+  char service_names[ENG_MAX_SERVICES + 1][ENG_NAME_MAX]; /* theirs, the same at every point */
   eng_memory run_memory; /* the most one thread's engine run holds over the points: each
                             part's largest (eng_run_memory), for the driver's check */
   int32_t record_stride; /* ticks per stored /ticks row: 1 at full, 0 at summary */

@@ -19,9 +19,10 @@ import struct
 import sys
 import zlib
 
-MAGIC = b"SSWJRN3\0"
+MAGIC = b"SSWJRN4\0"
 K_RUN = 0x53524E31
 METRICS = 24  # ENG_M_COUNT
+WIDE = 7  # FMT_WIDE_COUNT: shard queues, five service series, the service summary
 
 
 def header(b):
@@ -29,7 +30,8 @@ def header(b):
     hlen, = struct.unpack_from("<I", b, 12)
     f = {"hlen": hlen}
     (f["seed"], f["n_runs"], f["ticks"], f["ssize"], f["si"], f["sc"], f["crc"], tl, cl,
-     f["instance"], f["shards"]) = struct.unpack_from("<QqiiqqIIIQi", b, 16)
+     f["instance"]) = struct.unpack_from("<QqiiqqIIIQ", b, 16)
+    f["wide"] = list(struct.unpack_from("<%di" % WIDE, b, 76))
     return f
 
 
@@ -69,7 +71,8 @@ def main():
     cmd, path = sys.argv[1], sys.argv[2]
     b = open(path, "rb").read()
     h = header(b)
-    summary_at, fixed = 40, 40 + h["ssize"] + 4 * METRICS
+    summary_at = 36 + 4 * WIDE
+    fixed = summary_at + h["ssize"] + 4 * METRICS
     if cmd == "info":
         kinds = {}
         for _, kind, _ in records(b, h):

@@ -121,8 +121,8 @@ tu_file *tu_file_create(const char *path, const char *sweep_text, const char *co
   tu_file *f = calloc(1, sizeof *f);
   assert_non_null(f);
   tu_sweep_load(&f->sw, sweep_text);
-  if (f->sw.shard_queues > 0)
-    fail_msg("tu_file_create: sweeps with record_shard_queues = on are not supported");
+  if (f->sw.shard_queues > 0 || f->sw.services > 0)
+    fail_msg("tu_file_create: sweeps with record_shard_queues = on or services are not supported");
   char err[1024] = "";
   int rc = fmt_out_create(&f->out, path, &f->sw, command_line ? command_line : "stormsweep test",
                           1, err, sizeof err);
