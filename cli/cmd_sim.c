@@ -273,7 +273,7 @@ static json_t *services_json(const eng_run *run) {
                   {"errors", v.errors},        {"rejected", v.rejected},
                   {"dropped", v.dropped},      {"timeouts", v.timeouts},
                   {"wasted", v.wasted},        {"budget_refused", v.budget_refused},
-                  {"failed_calls", v.failed_calls}};
+                  {"breaker_refused", v.breaker_refused}, {"failed_calls", v.failed_calls}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
       json_object_set_new(o, counts[i].name, json_integer((json_int_t)counts[i].v));
     json_num(o, "work_ms_per_request", v.work_ms);
@@ -303,6 +303,7 @@ static void print_services(const eng_run *run) {
            v.name, eng_outcome_name(v.outcome), (long long)v.attempts, (long long)v.retries,
            (long long)v.successes, (long long)v.errors, (long long)v.timeouts,
            (long long)v.rejected, (long long)v.dropped, (long long)v.budget_refused);
+    if (v.breaker_refused) printf(", %lld refused by breakers", (long long)v.breaker_refused);
     if (!isnan(v.work_ms))
       printf("; %.3g ms of work per user request, workers %.1f%% busy", v.work_ms,
              100 * v.busy_share);

@@ -324,9 +324,9 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
     drv_worker w;
     int ok = drv_worker_init(&w, src.ticks) == 0;
     size_t cap = sizeof(msg_head) + (size_t)ENG_M_COUNT * fmt_chunk_bound((size_t)sw->ticks);
-    for (int w = 0; w < FMT_WIDE_COUNT; w++)
-      if (src.wide[w])
-        cap += fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, sw->ticks) * (size_t)src.wide[w]);
+    for (int k = 0; k < FMT_WIDE_COUNT; k++)
+      if (src.wide[k])
+        cap += fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)k, sw->ticks) * (size_t)src.wide[k]);
     uint8_t *buf = ok ? malloc(cap) : NULL;
     msg_head h;
     memset(&h, 0, sizeof h);
@@ -370,10 +370,10 @@ int drv_mpi_execute_worker(const swp_sweep *sw, const drv_options *opt, MPI_Comm
         if (rec.chunk_size[m]) memcpy(buf + len, rec.chunk[m], rec.chunk_size[m]);
         len += rec.chunk_size[m];
       }
-      for (int w = 0; w < FMT_WIDE_COUNT; w++) {
-        h.wide_chunk_size[w] = rec.wide_chunk_size[w];
-        if (rec.wide_chunk_size[w]) memcpy(buf + len, rec.wide_chunk[w], rec.wide_chunk_size[w]);
-        len += rec.wide_chunk_size[w];
+      for (int k = 0; k < FMT_WIDE_COUNT; k++) {
+        h.wide_chunk_size[k] = rec.wide_chunk_size[k];
+        if (rec.wide_chunk_size[k]) memcpy(buf + len, rec.wide_chunk[k], rec.wide_chunk_size[k]);
+        len += rec.wide_chunk_size[k];
       }
     }
     if (!ok) {

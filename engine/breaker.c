@@ -2,8 +2,30 @@
  * breaker.c — the circuit breaker state machine (see breaker.h). A count-
  * based window in one 64-bit word keeps a record O(1): shift, mask, popcount.
  */
+#include <stdio.h>
+
 #include "breaker.h"
 #include "eng_config.h"
+
+void eng_breaker_params_init(eng_breaker_params *p, const eng_breaker_settings *s,
+                             int32_t cooldown_ticks) {
+  *p = (eng_breaker_params){
+      .window = s->breaker_window,
+      .min_calls = s->breaker_min_calls,
+      .probes = s->breaker_probes,
+      .halfopen = s->breaker_halfopen,
+      .cooldown = cooldown_ticks,
+      .threshold = s->breaker_threshold,
+  };
+}
+
+int eng_breaker_settings_check(const eng_breaker_settings *s, const char *prefix, char *err,
+                               size_t errlen) {
+  if (s->breaker_min_calls <= s->breaker_window) return 0;
+  snprintf(err, errlen, "%sbreaker_min_calls (%d) must not exceed %sbreaker_window (%d)", prefix,
+           s->breaker_min_calls, prefix, s->breaker_window);
+  return -1;
+}
 
 static int open_now(eng_breaker *b, const eng_breaker_params *p, int32_t now) {
   int was_closed = b->state == ENG_BRK_CLOSED;

@@ -23,7 +23,10 @@
 #ifndef STORMSWEEP_BREAKER_H
 #define STORMSWEEP_BREAKER_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "eng_config.h"
 
 enum { ENG_BRK_CLOSED = 0, ENG_BRK_OPEN = 1, ENG_BRK_HALF_OPEN = 2 };
 
@@ -41,6 +44,14 @@ typedef struct eng_breaker {
   uint16_t probes_bad;            /* failure_rate: failed probes */
   uint8_t n, state;
 } eng_breaker;
+
+/* The parameters of settings s, cooldown already in ticks. */
+void eng_breaker_params_init(eng_breaker_params *p, const eng_breaker_settings *s,
+                             int32_t cooldown_ticks);
+/* 0, or -1 with a message (its keys prefixed by prefix, "" or "A->B."):
+ * breaker_min_calls beyond breaker_window could never open it. */
+int eng_breaker_settings_check(const eng_breaker_settings *s, const char *prefix, char *err,
+                               size_t errlen);
 
 /* Whether a call may go through at tick now; counts a half-open probe. */
 int eng_breaker_allow(eng_breaker *b, const eng_breaker_params *p, int32_t now);

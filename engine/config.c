@@ -202,51 +202,51 @@ static const eng_setting settings[] = {
      "budget_max_tokens), grpc (gRFC A6 throttling), finagle (Finagle/tower RetryBudget), "
      "envoy (concurrent retry budget), sre_adaptive (SRE book client throttling; it rejects "
      "first attempts too), aws (AWS SDK standard retry quota); docs/clients.md"},
-    {"grpc_max_tokens", ENG_SET_DOUBLE, OFF(grpc_max_tokens), 0.001, 1000, NULL, "client",
+    {"grpc_max_tokens", ENG_SET_DOUBLE, OFF(lim.grpc_max_tokens), 0.001, 1000, NULL, "client",
      "grpc: retryThrottling maxTokens; the bucket starts full, retries stop at or below half"},
-    {"grpc_token_ratio", ENG_SET_DOUBLE, OFF(grpc_token_ratio), 0.001, 1e6, NULL, "client",
+    {"grpc_token_ratio", ENG_SET_DOUBLE, OFF(lim.grpc_token_ratio), 0.001, 1e6, NULL, "client",
      "grpc: retryThrottling tokenRatio, tokens a success earns (a failed attempt costs 1)"},
-    {"finagle_ttl_ms", ENG_SET_DOUBLE, OFF(finagle_ttl_ms), 1000, 60000, NULL, "client",
+    {"finagle_ttl_ms", ENG_SET_DOUBLE, OFF(lim.finagle_ttl_ms), 1000, 60000, NULL, "client",
      "finagle: how long a deposit (and a withdrawal) counts, 1 to 60 s"},
-    {"finagle_min_retries_per_s", ENG_SET_DOUBLE, OFF(finagle_min_retries_per_s), 0, 1e9, NULL,
+    {"finagle_min_retries_per_s", ENG_SET_DOUBLE, OFF(lim.finagle_min_retries_per_s), 0, 1e9, NULL,
      "client", "finagle: minRetriesPerSec, a reserve of retries that never expires"},
-    {"finagle_percent_can_retry", ENG_SET_DOUBLE, OFF(finagle_percent_can_retry), 0, 1000, NULL,
+    {"finagle_percent_can_retry", ENG_SET_DOUBLE, OFF(lim.finagle_percent_can_retry), 0, 1000, NULL,
      "client", "finagle: percentCanRetry, retries allowed per request (0.2 = one in five)"},
-    {"envoy_budget_percent", ENG_SET_DOUBLE, OFF(envoy_budget_percent), 0, 100, NULL, "client",
+    {"envoy_budget_percent", ENG_SET_DOUBLE, OFF(lim.envoy_budget_percent), 0, 100, NULL, "client",
      "envoy: active retries may reach this percent of the client's active requests"},
-    {"envoy_min_retry_concurrency", ENG_SET_INT, OFF(envoy_min_retry_concurrency), 0, 1e9,
+    {"envoy_min_retry_concurrency", ENG_SET_INT, OFF(lim.envoy_min_retry_concurrency), 0, 1e9,
      NULL, "client", "envoy: active retries allowed whatever the percentage says"},
-    {"sre_k", ENG_SET_DOUBLE, OFF(sre_k), 0.001, 1e6, NULL, "client",
+    {"sre_k", ENG_SET_DOUBLE, OFF(lim.sre_k), 0.001, 1e6, NULL, "client",
      "sre_adaptive: K; the client rejects with probability max(0, (requests - K accepts) / "
      "(requests + 1))"},
-    {"sre_window_ms", ENG_SET_DOUBLE, OFF(sre_window_ms), 1e-3, BIG, NULL, "client",
+    {"sre_window_ms", ENG_SET_DOUBLE, OFF(lim.sre_window_ms), 1e-3, BIG, NULL, "client",
      "sre_adaptive: window over which requests and accepts are counted"},
-    {"aws_quota_tokens", ENG_SET_INT, OFF(aws_quota_tokens), 0, 1e9, NULL, "client",
+    {"aws_quota_tokens", ENG_SET_INT, OFF(lim.aws_quota_tokens), 0, 1e9, NULL, "client",
      "aws: retry quota per client (starts full)"},
-    {"aws_retry_cost", ENG_SET_INT, OFF(aws_retry_cost), 0, 1e9, NULL, "client",
+    {"aws_retry_cost", ENG_SET_INT, OFF(lim.aws_retry_cost), 0, 1e9, NULL, "client",
      "aws: quota a retry costs"},
-    {"aws_timeout_cost", ENG_SET_INT, OFF(aws_timeout_cost), 0, 1e9, NULL, "client",
+    {"aws_timeout_cost", ENG_SET_INT, OFF(lim.aws_timeout_cost), 0, 1e9, NULL, "client",
      "aws: quota a retry after a timeout costs"},
-    {"aws_success_refund", ENG_SET_INT, OFF(aws_success_refund), 0, 1e9, NULL, "client",
+    {"aws_success_refund", ENG_SET_INT, OFF(lim.aws_success_refund), 0, 1e9, NULL, "client",
      "aws: quota a success without retry returns (a successful retry returns its own cost)"},
-    {"breaker", ENG_SET_ENUM, OFF(breaker), 0, 0, breaker_names, "client",
+    {"breaker", ENG_SET_ENUM, OFF(brk.breaker), 0, 0, breaker_names, "client",
      "circuit breaker per (client, shard): off; fail_fast (an open breaker fails the attempt "
      "at once); next_shard (the router steps over shards whose breaker is open)"},
-    {"breaker_window", ENG_SET_INT, OFF(breaker_window), 1, 64, NULL, "client",
+    {"breaker_window", ENG_SET_INT, OFF(brk.breaker_window), 1, 64, NULL, "client",
      "calls in the breaker's sliding window"},
-    {"breaker_min_calls", ENG_SET_INT, OFF(breaker_min_calls), 1, 64, NULL, "client",
+    {"breaker_min_calls", ENG_SET_INT, OFF(brk.breaker_min_calls), 1, 64, NULL, "client",
      "calls the window must hold before the breaker may open"},
-    {"breaker_threshold", ENG_SET_DOUBLE, OFF(breaker_threshold), 0, 1, NULL, "client",
+    {"breaker_threshold", ENG_SET_DOUBLE, OFF(brk.breaker_threshold), 0, 1, NULL, "client",
      "failure ratio over the window that opens the breaker"},
-    {"breaker_cooldown_ms", ENG_SET_DOUBLE, OFF(breaker_cooldown_ms), 0, BIG, NULL, "client",
+    {"breaker_cooldown_ms", ENG_SET_DOUBLE, OFF(brk.breaker_cooldown_ms), 0, BIG, NULL, "client",
      "how long an open breaker stays open before it lets probes through (half-open)"},
-    {"breaker_probes", ENG_SET_INT, OFF(breaker_probes), 1, 1000, NULL, "client",
+    {"breaker_probes", ENG_SET_INT, OFF(brk.breaker_probes), 1, 1000, NULL, "client",
      "calls a half-open breaker lets through; with breaker_halfopen = any_failure, the "
      "successes in a row that close it"},
-    {"breaker_reject", ENG_SET_ENUM, OFF(breaker_reject), 0, 0, breaker_reject_names, "client",
+    {"breaker_reject", ENG_SET_ENUM, OFF(brk.breaker_reject), 0, 0, breaker_reject_names, "client",
      "an open breaker's refusal: fail = the request fails (Envoy, gRPC); retry = it is a "
      "failed attempt, retried after the backoff and budget like any other (resilience4j)"},
-    {"breaker_halfopen", ENG_SET_ENUM, OFF(breaker_halfopen), 0, 0, breaker_halfopen_names,
+    {"breaker_halfopen", ENG_SET_ENUM, OFF(brk.breaker_halfopen), 0, 0, breaker_halfopen_names,
      "client",
      "how a half-open breaker's breaker_probes decide: any_failure = one failed probe opens it "
      "again, breaker_probes successes close it; failure_rate = once every probe answered, "
@@ -359,31 +359,31 @@ void eng_config_defaults(eng_config *c) {
   c->budget_max_tokens = 10;
   /* Each limiter's defaults are its library's (docs/clients.md). */
   c->retry_limiter = ENG_LIMITER_TOKEN_BUCKET;
-  c->grpc_max_tokens = 10;
-  c->grpc_token_ratio = 0.1;
-  c->finagle_ttl_ms = 10000;
-  c->finagle_min_retries_per_s = 10;
-  c->finagle_percent_can_retry = 0.2;
-  c->envoy_budget_percent = 20;
-  c->envoy_min_retry_concurrency = 3;
-  c->sre_k = 2;
-  c->sre_window_ms = 120000;
-  c->aws_quota_tokens = 500;
-  c->aws_retry_cost = 5;
-  c->aws_timeout_cost = 10;
-  c->aws_success_refund = 1;
-  c->breaker = ENG_BREAKER_OFF;
-  c->breaker_window = 20;
-  c->breaker_min_calls = 10;
-  c->breaker_threshold = 0.5;
-  c->breaker_cooldown_ms = 1000;
-  c->breaker_probes = 3;
+  c->lim.grpc_max_tokens = 10;
+  c->lim.grpc_token_ratio = 0.1;
+  c->lim.finagle_ttl_ms = 10000;
+  c->lim.finagle_min_retries_per_s = 10;
+  c->lim.finagle_percent_can_retry = 0.2;
+  c->lim.envoy_budget_percent = 20;
+  c->lim.envoy_min_retry_concurrency = 3;
+  c->lim.sre_k = 2;
+  c->lim.sre_window_ms = 120000;
+  c->lim.aws_quota_tokens = 500;
+  c->lim.aws_retry_cost = 5;
+  c->lim.aws_timeout_cost = 10;
+  c->lim.aws_success_refund = 1;
+  c->brk.breaker = ENG_BREAKER_OFF;
+  c->brk.breaker_window = 20;
+  c->brk.breaker_min_calls = 10;
+  c->brk.breaker_threshold = 0.5;
+  c->brk.breaker_cooldown_ms = 1000;
+  c->brk.breaker_probes = 3;
   /* modelling choices: the behaviour of common libraries and servers */
   c->codel_variant = ENG_CODEL_FAIL_AT_SCALE;
   c->shed_reply = ENG_SHED_ERROR;
   c->router_load = ENG_ROUTER_LOAD_SENT;
-  c->breaker_reject = ENG_BREAKER_REJECT_FAIL;
-  c->breaker_halfopen = ENG_BREAKER_HALFOPEN_ANY_FAILURE;
+  c->brk.breaker_reject = ENG_BREAKER_REJECT_FAIL;
+  c->brk.breaker_halfopen = ENG_BREAKER_HALFOPEN_ANY_FAILURE;
   c->surge.count = 1;
   c->surge.w[0] = (eng_window){2000, 500};
   c->surge_factor = 5;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "breaker.h"
 #include "config_err.h"
 #include "eng_config.h"
 #include "graph_config.h"
@@ -54,11 +55,7 @@ int eng_config_validate(const eng_config *c, char *err, size_t errlen) {
     seterr(err, errlen, "crash: needs at least 2 shards so the crashed shard's keys can move");
     return -1;
   }
-  if (c->breaker_min_calls > c->breaker_window) {
-    seterr(err, errlen, "breaker_min_calls (%d) must not exceed breaker_window (%d)",
-           c->breaker_min_calls, c->breaker_window);
-    return -1;
-  }
+  if (eng_breaker_settings_check(&c->brk, "", err, errlen)) return -1;
   if (c->service_dist == ENG_SERVICE_EMPIRICAL && !c->svc_table) {
     seterr(err, errlen,
            c->service_histogram[0]

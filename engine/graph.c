@@ -16,7 +16,13 @@
  * shards): a timeout per attempt, a deadline per call (with
  * deadline_propagation no later than the caller's own, and known to the
  * callee, whose deadline_drop then drops it unserved), max_retries, retry_on,
- * backoff, and the budget_ratio token bucket per client process.
+ * backoff, a retry limiter per client process (the budget_ratio token
+ * bucket, or limiter.h's gRPC, Finagle, Envoy, SRE adaptive and AWS ones,
+ * called in the order a library calls them, as sim.c does for the front's
+ * clients), and circuit breakers per client process and callee shard
+ * (breaker.h; fail_fast: an open one refuses the attempt, and
+ * breaker_reject says whether that fails the call or counts as a failed
+ * attempt the policy may retry).
  *
  * Records live in pools addressed by 32-bit index and recycled through free
  * lists, with generation counters for stale references; events sit in a
@@ -29,6 +35,7 @@
 #include <string.h>
 
 #include "backoff.h"
+#include "breaker.h"
 #include "graph.h"
 #include "limiter.h"
 #include "rng.h"
@@ -64,6 +71,8 @@ typedef struct g_call {
   int32_t deadline;       /* NO_TICK: none */
   float prev_sleep;       /* decorrelated jitter's previous sleep, ms */
   uint16_t edge, tries, client;
+  uint8_t after_timeout;  /* its last attempt timed out (AWS prices that retry apart) */
+  uint8_t out;            /* an attempt of it went out */
 } g_call;
 
 typedef struct g_event {
@@ -108,6 +117,14 @@ typedef struct g_edge {
   int32_t timeout, deadline; /* ticks; NO_TICK: none */
   double *tokens;            /* per client process of the caller */
   int tb_on;
+  int32_t lim_kind;          /* a limiter.h limiter (0, the token bucket: tokens instead) */
+  eng_limiter_params lp;
+  eng_limiter *lim;          /* per client process of the caller */
+  eng_breaker_params bp;
+  eng_breaker *brk;          /* per client process x callee shard; NULL: no breakers */
+  int32_t brk_shards;        /* the callee's shards: brk's row length */
+  int32_t *live;             /* attempts in flight per client process (NULL: no limit) */
+  int32_t max_live;
 } g_edge;
 
 struct eng_graph_run {
@@ -141,7 +158,12 @@ void eng_graph_destroy(eng_graph_run *g) {
     free(g->svc[k].tr);
     eng_ring_free(&g->svc[k].ring);
   }
-  for (int e = 0; e < ENG_MAX_EDGES; e++) free(g->edge[e].tokens);
+  for (int e = 0; e < ENG_MAX_EDGES; e++) {
+    free(g->edge[e].tokens);
+    free(g->edge[e].lim);
+    free(g->edge[e].brk);
+    free(g->edge[e].live);
+  }
   free(g->at);
   free(g->cl);
   free(g->ev);
@@ -263,12 +285,38 @@ int eng_graph_prepare(eng_graph_run *g, const eng_config *c, uint64_t seed, int3
     x->cfg = ce;
     x->timeout = ticks_of(c, ce->timeout_ms);
     x->deadline = ticks_of(c, ce->deadline_ms);
-    x->tb_on = !isinf(ce->budget_ratio);
+    x->lim_kind = ce->retry_limiter;
+    x->tb_on = x->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !isinf(ce->budget_ratio);
     int32_t clients = ce->from == ENG_FRONT ? c->shards : gr->svc[ce->from - 1].shards;
     free(x->tokens);
     x->tokens = malloc((size_t)clients * sizeof *x->tokens);
     if (!x->tokens) return -1;
     for (int32_t i = 0; i < clients; i++) x->tokens[i] = ce->budget_max_tokens;
+    free(x->lim);
+    x->lim = NULL;
+    if (x->lim_kind) {
+      eng_limiter_params_init(&x->lp, x->lim_kind, &ce->lim, c->tick_ms);
+      x->lim = malloc((size_t)clients * sizeof *x->lim);
+      if (!x->lim) return -1;
+      for (int32_t i = 0; i < clients; i++) eng_limiter_reset(&x->lim[i], &x->lp);
+    }
+    free(x->live);
+    x->live = NULL;
+    if (!isinf(ce->max_requests_per_client)) {
+      x->max_live = (int32_t)ce->max_requests_per_client;
+      x->live = calloc((size_t)clients, sizeof *x->live);
+      if (!x->live) return -1;
+    }
+    free(x->brk);
+    x->brk = NULL;
+    if (ce->brk.breaker != ENG_BREAKER_OFF) {
+      int32_t cool = isinf(ce->brk.breaker_cooldown_ms) ? 1000000000
+                                                        : ticks_of(c, ce->brk.breaker_cooldown_ms);
+      eng_breaker_params_init(&x->bp, &ce->brk, cool);
+      x->brk_shards = gr->svc[ce->to - 1].shards;
+      x->brk = calloc((size_t)clients * (size_t)x->brk_shards, sizeof *x->brk);
+      if (!x->brk) return -1;
+    }
     /* insertion by (caller, stage), stable: a graph has few edges */
     int32_t j = e;
     while (j > 0 && edge_before(ce, &gr->edge[g->order[j - 1]])) {
@@ -402,6 +450,24 @@ static void call_end(eng_graph_run *g, uint32_t ci, int ok) {
   }
 }
 
+static eng_breaker *edge_breaker(const g_edge *e, uint32_t client, uint32_t shard) {
+  return &e->brk[(size_t)client * (size_t)e->brk_shards + shard];
+}
+
+/* The caller heard how an attempt sent at tick sent to shard ended (ok 0:
+ * a failure): its breaker towards that shard records it. */
+static void attempt_heard(eng_graph_run *g, const g_edge *e, uint32_t client, uint32_t shard,
+                          int32_t sent, int ok) {
+  eng_breaker_record(edge_breaker(e, client, shard), &e->bp, g->now, sent, !ok);
+}
+
+/* An attempt in flight stops being so for its caller (answered or given
+ * up): Envoy's budget counts upstream requests. */
+static void attempt_over(const g_edge *e, uint32_t client) {
+  if (e->lim_kind == ENG_LIMITER_ENVOY) eng_limiter_on_upstream(&e->lim[client], &e->lp, -1);
+  if (e->live) e->live[client]--;
+}
+
 /* The attempt of call ci failed with kind (eng_failure): a retry, after
  * backoff, if the policy, the budget and the deadline allow one. */
 static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
@@ -409,7 +475,14 @@ static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
   const g_edge *e = &g->edge[c->edge];
   const eng_call_edge *ce = e->cfg;
   g_service *to = &g->svc[ce->to];
-  if (!(ce->retry_on & (1 << kind)) || c->tries > ce->max_retries || g->now >= c->deadline) {
+  int retryable = ce->retry_on & (1 << kind);
+  /* gRPC's throttle counts the failures the client would retry, heard from
+   * the callee; an open breaker's refusal is the client's own */
+  if (e->lim_kind)
+    eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, c->tries > 1,
+                           retryable && kind != ENG_FAIL_BREAKER && kind != ENG_FAIL_OVERFLOW);
+  c->after_timeout = kind == ENG_FAIL_TIMEOUT;
+  if (!retryable || c->tries > ce->max_retries || g->now >= c->deadline) {
     call_end(g, ci, 0);
     return;
   }
@@ -420,6 +493,11 @@ static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
       call_end(g, ci, 0);
       return;
     }
+  } else if (e->lim_kind && !eng_limiter_may_retry(&e->lim[c->client], &e->lp, g->now,
+                                                   c->after_timeout)) {
+    to->sum.budget_refused++;
+    call_end(g, ci, 0);
+    return;
   }
   double sleep = eng_backoff_sleep(ce->backoff, ce->backoff_base_ms, ce->backoff_cap_ms,
                                    ce->backoff_multiplier, c->tries - 1, c->prev_sleep, &g->rng);
@@ -430,6 +508,9 @@ static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
     return;
   }
   if ((int64_t)g->now + delay >= c->deadline) { /* it would wake past its deadline */
+    /* never sent: Envoy frees the retry it held for it */
+    if (e->lim_kind == ENG_LIMITER_ENVOY)
+      eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, 1, 0);
     call_end(g, ci, 0);
     return;
   }
@@ -443,11 +524,40 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   const g_edge *e = &g->edge[c->edge];
   const eng_call_edge *ce = e->cfg;
   g_service *v = &g->svc[ce->to];
+  if (e->lim_kind) {
+    eng_limiter *l = &e->lim[c->client];
+    if (!c->tries) eng_limiter_on_request(l, &e->lp, g->now);
+    if (e->lim_kind == ENG_LIMITER_SRE &&
+        !eng_limiter_admit(l, &e->lp, g->now, eng_rng_uniform(&g->rng))) {
+      v->sum.budget_refused++; /* adaptive throttling refuses locally: the call fails unsent */
+      call_end(g, ci, 0);
+      return;
+    }
+  }
+  int32_t pt = eng_ring_find(&v->ring, c->keyhash);
+  uint32_t shard = v->ring.points[pt].shard;
   c->tries++;
+  if (e->live && e->live[c->client] >= e->max_live) {
+    /* the client's own concurrency limit (Envoy's max_requests) fails it at once */
+    v->sum.breaker_refused++;
+    call_failed(g, ci, ENG_FAIL_OVERFLOW);
+    return;
+  }
+  if (e->brk && !eng_breaker_allow(edge_breaker(e, c->client, shard), &e->bp, g->now)) {
+    v->sum.breaker_refused++;
+    if (ce->brk.breaker_reject == ENG_BREAKER_REJECT_FAIL) {
+      if (e->lim_kind) eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, c->tries > 1, 0);
+      call_end(g, ci, 0);
+    } else {
+      call_failed(g, ci, ENG_FAIL_BREAKER); /* a failed attempt, retried (resilience4j) */
+    }
+    return;
+  }
   v->sum.attempts++;
   v->cur[TR_ATT]++;
-  if (c->tries > 1) v->sum.retries++;
+  if (c->out) v->sum.retries++;
   else {
+    c->out = 1; /* its first attempt that went out (an open breaker may have refused one) */
     v->sum.calls++;
     v->cur[TR_NEW]++;
     if (e->tb_on) {
@@ -458,14 +568,15 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   }
   int32_t expiry = e->timeout == NO_TICK ? NO_TICK : g->now + e->timeout;
   if (c->deadline < expiry) expiry = c->deadline;
-  int32_t pt = eng_ring_find(&v->ring, c->keyhash);
-  uint32_t shard = v->ring.points[pt].shard;
   g_shard *s = &v->sh[shard];
   if (s->busy >= v->cfg->workers && s->qlen >= v->q_cap) {
     v->sum.rejected++;
+    if (e->brk) attempt_heard(g, e, c->client, shard, g->now, 0);
     call_failed(g, ci, ENG_FAIL_REJECTED);
     return;
   }
+  if (e->lim_kind == ENG_LIMITER_ENVOY) eng_limiter_on_upstream(&e->lim[c->client], &e->lp, 1);
+  if (e->live) e->live[c->client]++;
   uint32_t a = att_alloc(g);
   c = &g->cl[ci]; /* (pools do not move each other, but keep the habit) */
   g_att *x = &g->at[a];
@@ -526,6 +637,8 @@ static void stage_run(eng_graph_run *g, uint32_t a) {
         c->keyhash = child_key(g, x->keyhash, ei, k);
         c->edge = (uint16_t)ei;
         c->tries = 0;
+        c->out = 0;
+        c->after_timeout = 0;
         c->prev_sleep = 0;
         c->client = x->shard; /* the caller's process: its shard */
         int32_t dl = e->deadline == NO_TICK ? NO_TICK : g->now + e->deadline;
@@ -583,9 +696,14 @@ static void att_reply(eng_graph_run *g, uint32_t a, int ok) {
     return;
   }
   c->att = GNIL;
+  const g_edge *e = &g->edge[c->edge];
+  attempt_over(e, c->client);
+  if (e->brk) attempt_heard(g, e, c->client, x->shard, x->sent, ok);
   if (ok) {
     v->sum.successes++;
     v->cur[TR_SUCC]++;
+    if (e->lim_kind)
+      eng_limiter_on_success(&e->lim[c->client], &e->lp, g->now, c->tries > 1, c->after_timeout);
     call_end(g, ci, 1);
   } else {
     call_failed(g, ci, ENG_FAIL_SHED);
@@ -629,8 +747,14 @@ static void on_event(eng_graph_run *g, const g_event *e) {
     return;
   }
   if (c->att == GNIL) return; /* answered (a failure now backing off) */
-  g_service *v = &g->svc[g->edge[c->edge].cfg->to];
+  const g_edge *ed = &g->edge[c->edge];
+  g_service *v = &g->svc[ed->cfg->to];
   v->sum.timeouts++;
+  attempt_over(ed, c->client);
+  if (ed->brk) {
+    const g_att *x = &g->at[c->att];
+    attempt_heard(g, ed, c->client, x->shard, x->sent, 0);
+  }
   c->att = GNIL; /* the attempt goes on at its server; its answer is wasted */
   call_failed(g, e->id, ENG_FAIL_TIMEOUT);
 }
@@ -694,6 +818,7 @@ void eng_graph_summarize(eng_graph_run *g, const eng_recovery_params *rule,
     out->timeouts = (int64_t)t[ENG_M_TIMEOUTS];
     out->wasted = (int64_t)t[ENG_M_WASTED];
     out->budget_refused = (int64_t)t[ENG_M_REJ_BUDGET];
+    out->breaker_refused = (int64_t)t[ENG_M_REJ_BREAKER];
     out->failed_calls = (int64_t)t[ENG_M_FAILED];
     out->amplification = (double)out->attempts * per;
     out->work_ms = out->busy_share = NAN;
@@ -735,6 +860,15 @@ void eng_graph_memory(const eng_config *c, double ticks, double *traces, double 
     live += (double)s->shards * (s->workers + fmin(s->queue_capacity, 1e6));
   }
   *records = live * (sizeof(g_att) + sizeof(g_call) + 2 * sizeof(g_event)) + sizeof(eng_graph_run);
+  /* each edge's limiters per caller process, and breakers per callee shard too */
+  for (int e = 0; e < gr->n_edges; e++) {
+    const eng_call_edge *ce = &gr->edge[e];
+    double clients = ce->from == ENG_FRONT ? c->shards : gr->svc[ce->from - 1].shards;
+    *records += clients * (sizeof(double) + (ce->retry_limiter ? sizeof(eng_limiter) : 0) +
+                           (isinf(ce->max_requests_per_client) ? 0 : sizeof(int32_t)));
+    if (ce->brk.breaker != ENG_BREAKER_OFF)
+      *records += clients * gr->svc[ce->to - 1].shards * sizeof(eng_breaker);
+  }
 }
 
 const int32_t *eng_graph_trace(const eng_graph_run *g, int k, int which) {

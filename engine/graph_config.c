@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "breaker.h"
 #include "config_err.h"
 #include "graph_config.h"
 #include "setting_store.h"
@@ -63,6 +64,28 @@ static const mirror edge_keys[] = {
     {"budget_ratio", EOFF(budget_ratio)},
     {"budget_max_tokens", EOFF(budget_max_tokens)},
     {"retry_limiter", EOFF(retry_limiter)},
+    {"grpc_max_tokens", EOFF(lim.grpc_max_tokens)},
+    {"grpc_token_ratio", EOFF(lim.grpc_token_ratio)},
+    {"finagle_ttl_ms", EOFF(lim.finagle_ttl_ms)},
+    {"finagle_min_retries_per_s", EOFF(lim.finagle_min_retries_per_s)},
+    {"finagle_percent_can_retry", EOFF(lim.finagle_percent_can_retry)},
+    {"envoy_budget_percent", EOFF(lim.envoy_budget_percent)},
+    {"envoy_min_retry_concurrency", EOFF(lim.envoy_min_retry_concurrency)},
+    {"sre_k", EOFF(lim.sre_k)},
+    {"sre_window_ms", EOFF(lim.sre_window_ms)},
+    {"aws_quota_tokens", EOFF(lim.aws_quota_tokens)},
+    {"aws_retry_cost", EOFF(lim.aws_retry_cost)},
+    {"aws_timeout_cost", EOFF(lim.aws_timeout_cost)},
+    {"aws_success_refund", EOFF(lim.aws_success_refund)},
+    {"breaker", EOFF(brk.breaker)},
+    {"breaker_window", EOFF(brk.breaker_window)},
+    {"breaker_min_calls", EOFF(brk.breaker_min_calls)},
+    {"breaker_threshold", EOFF(brk.breaker_threshold)},
+    {"breaker_cooldown_ms", EOFF(brk.breaker_cooldown_ms)},
+    {"breaker_probes", EOFF(brk.breaker_probes)},
+    {"breaker_reject", EOFF(brk.breaker_reject)},
+    {"breaker_halfopen", EOFF(brk.breaker_halfopen)},
+    {"max_requests_per_client", EOFF(max_requests_per_client)},
 };
 
 /* What only services of a graph have; offsets into eng_service (the front
@@ -205,6 +228,9 @@ static void edge_defaults(eng_call_edge *e, int from, int to, int stage) {
   e->budget_ratio = d.budget_ratio;
   e->budget_max_tokens = d.budget_max_tokens;
   e->retry_limiter = d.retry_limiter;
+  e->lim = d.lim;
+  e->brk = d.brk;
+  e->max_requests_per_client = d.max_requests_per_client;
   e->fanout = 1;
 }
 
@@ -346,8 +372,9 @@ static void *field_of(eng_config *c, const gkey *k, const eng_setting **s, char 
       seterr(err, errlen,
              "%s->%s.%s: a call edge has timeout_ms, deadline_ms, deadline_propagation, "
              "retry_on, max_retries, backoff, backoff_base_ms, backoff_cap_ms, "
-             "backoff_multiplier, budget_ratio, budget_max_tokens, retry_limiter "
-             "(token_bucket) and fanout",
+             "backoff_multiplier, budget_ratio, budget_max_tokens, retry_limiter and its "
+             "grpc_*, finagle_*, envoy_*, sre_* and aws_* settings, breaker and its "
+             "breaker_* settings, max_requests_per_client and fanout",
              k->a, k->b, k->rest);
       return NULL;
     }
@@ -473,13 +500,16 @@ int eng__graph_validate(const eng_config *c, char *err, size_t errlen) {
              a, b, c->tick_ms);
       return -1;
     }
-    if (x->retry_limiter != ENG_LIMITER_TOKEN_BUCKET) {
+    if (x->brk.breaker == ENG_BREAKER_NEXT_SHARD) {
       seterr(err, errlen,
-             "%s->%s.retry_limiter: a call edge has the token_bucket limiter (budget_ratio) "
-             "only; the other limiters are the front's clients' (docs/call-graphs.md)",
+             "%s->%s.breaker: a call edge's breakers fail fast (fail_fast); next_shard, which "
+             "routes around open breakers, is the front's clients' (docs/call-graphs.md)",
              a, b);
       return -1;
     }
+    char what[2 * ENG_NAME_MAX + 8];
+    snprintf(what, sizeof what, "%s->%s.", a, b);
+    if (eng_breaker_settings_check(&x->brk, what, err, errlen)) return -1;
   }
   return 0;
 }

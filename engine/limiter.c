@@ -7,38 +7,39 @@
 
 #include "limiter.h"
 
-static int64_t ticks_of(const eng_config *c, double ms) {
-  double t = floor(ms / c->tick_ms + 0.5);
+static int64_t ticks_of(double tick_ms, double ms) {
+  double t = floor(ms / tick_ms + 0.5);
   return t < 1 ? 1 : t > 1e9 ? 1000000000 : (int64_t)t;
 }
 
-void eng_limiter_params_init(eng_limiter_params *p, const eng_config *c) {
-  *p = (eng_limiter_params){.kind = c->retry_limiter};
+void eng_limiter_params_init(eng_limiter_params *p, int32_t kind, const eng_limiter_settings *s,
+                             double tick_ms) {
+  *p = (eng_limiter_params){.kind = kind};
   /* gRPC keeps milli-tokens. C-core reads at most three decimals of
    * tokenRatio and drops the rest (gRFC A6: 0.5466 is 0.546): truncation,
    * nudged by a relative 1e-12 so that a ratio written with three decimals
    * (0.29 is 0.28999999999999998 as a double) keeps its last one. */
-  p->grpc_max = (int64_t)floor(c->grpc_max_tokens * 1000 + 0.5);
-  p->grpc_ratio = (int64_t)floor(c->grpc_token_ratio * 1000 * (1 + 1e-12));
+  p->grpc_max = (int64_t)floor(s->grpc_max_tokens * 1000 + 0.5);
+  p->grpc_ratio = (int64_t)floor(s->grpc_token_ratio * 1000 * (1 + 1e-12));
   /* Finagle: deposits of 1000, withdrawals of 1000 / percentCanRetry, and a
    * reserve of minRetriesPerSec x whole seconds of ttl withdrawals; with
    * percentCanRetry = 0 only the reserve pays, a withdrawal costing 1. */
-  double pct = c->finagle_percent_can_retry;
+  double pct = s->finagle_percent_can_retry;
   p->fin_deposit = pct > 0 ? 1000 : 0;
   p->fin_withdrawal = pct > 0 ? (int64_t)(1000.0 / pct) : 1;
   if (p->fin_withdrawal < 1) p->fin_withdrawal = 1;
-  p->fin_reserve = (int64_t)(c->finagle_min_retries_per_s * floor(c->finagle_ttl_ms / 1000.0)) *
+  p->fin_reserve = (int64_t)(s->finagle_min_retries_per_s * floor(s->finagle_ttl_ms / 1000.0)) *
                    p->fin_withdrawal;
-  double window = c->retry_limiter == ENG_LIMITER_SRE ? c->sre_window_ms : c->finagle_ttl_ms;
-  int64_t w = ticks_of(c, window);
+  double window = kind == ENG_LIMITER_SRE ? s->sre_window_ms : s->finagle_ttl_ms;
+  int64_t w = ticks_of(tick_ms, window);
   p->slice_ticks = (int32_t)(w / ENG_LIM_SLOTS > 0 ? w / ENG_LIM_SLOTS : 1);
-  p->envoy_fraction = c->envoy_budget_percent / 100.0;
-  p->envoy_min = c->envoy_min_retry_concurrency;
-  p->sre_k = c->sre_k;
-  p->aws_max = c->aws_quota_tokens;
-  p->aws_cost = c->aws_retry_cost;
-  p->aws_timeout_cost = c->aws_timeout_cost;
-  p->aws_refund = c->aws_success_refund;
+  p->envoy_fraction = s->envoy_budget_percent / 100.0;
+  p->envoy_min = s->envoy_min_retry_concurrency;
+  p->sre_k = s->sre_k;
+  p->aws_max = s->aws_quota_tokens;
+  p->aws_cost = s->aws_retry_cost;
+  p->aws_timeout_cost = s->aws_timeout_cost;
+  p->aws_refund = s->aws_success_refund;
 }
 
 void eng_limiter_reset(eng_limiter *l, const eng_limiter_params *p) {

@@ -67,8 +67,10 @@ typedef struct eng_limiter {
   int32_t active_retries;        /* envoy */
 } eng_limiter;
 
-/* Converts cfg's settings (tick_ms for the windows). */
-void eng_limiter_params_init(eng_limiter_params *p, const eng_config *cfg);
+/* Converts the settings of limiter kind (eng_retry_limiter; tick_ms for
+ * the windows). */
+void eng_limiter_params_init(eng_limiter_params *p, int32_t kind, const eng_limiter_settings *s,
+                             double tick_ms);
 /* A fresh state at tick 0: buckets full, windows empty. */
 void eng_limiter_reset(eng_limiter *l, const eng_limiter_params *p);
 

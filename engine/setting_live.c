@@ -99,7 +99,7 @@ int eng_setting_live(const eng_config *c, const char *key, char *why, size_t len
     DEAD("rate_profile = %s sets the arrival rate, which replaces %s", c->rate_profile, key);
   if (!strcmp(key, "zipf_s") && c->key_dist != ENG_KEYS_ZIPF)
     DEAD("key_dist = %s, and zipf_s is the zipf exponent", name_of("key_dist", c->key_dist));
-  if (!strncmp(key, "breaker_", 8) && c->breaker == ENG_BREAKER_OFF)
+  if (!strncmp(key, "breaker_", 8) && c->brk.breaker == ENG_BREAKER_OFF)
     DEAD("breaker = off, and %s configures the circuit breaker", key);
   if (key_in(key, "hedge_delay_ms hedge_cancel") && c->hedge_attempts <= 1)
     DEAD("hedge_attempts = 1 (no hedging), and %s configures hedging", key);

@@ -383,7 +383,7 @@ void eng_run_memory(const eng_config *c, int32_t row_ticks, eng_memory *m) {
    * 2^20 entries (router.c). */
   double points = ns * c->vnodes;
   m->ring = points * 2 * sizeof(eng_ring_point) + fmin(points * 2, 1 << 20) * sizeof(uint32_t);
-  m->breakers = c->breaker != ENG_BREAKER_OFF ? nc * ns * sizeof(eng_breaker) : 0;
+  m->breakers = c->brk.breaker != ENG_BREAKER_OFF ? nc * ns * sizeof(eng_breaker) : 0;
   m->tables = ns * (sizeof(shard) + sizeof(int32_t) + 2 +
                     (c->codel_variant == ENG_CODEL_FOLLY ? sizeof(eng_codel_folly) : 0)) +
               nc * (sizeof(int32_t) * 3 + sizeof(double) + sizeof(eng_limiter) + sizeof(uint32_t)) +
@@ -638,7 +638,7 @@ static inline __attribute__((always_inline)) void attempt_answered(eng_run *r, u
   } else {
     r->cur[ENG_M_SUCCESSES]++;
     latency_record(r, a->born, ENG_ST_OK);
-    if (r->cfg->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 0);
+    if (r->cfg->brk.breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 0);
     if (r->hooks) hook_success(r, a);
   }
   at_free(r, i);
@@ -931,7 +931,7 @@ static inline __attribute__((always_inline)) uint32_t client_failed(eng_run *r, 
                                       : ENG_FAIL_ROUTER;
   else if (kind == FAIL_TIMED_OUT)
     kind = a->x & X_LOST ? ENG_FAIL_LOST : ENG_FAIL_TIMEOUT;
-  if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
+  if (shard_id >= 0 && c->brk.breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   if (r->lim_kind)
     eng_limiter_on_failure(&r->lim[a->client], &r->lim_params, r->now, a->attempt_no > 0,
@@ -1032,7 +1032,7 @@ static inline __attribute__((always_inline)) void client_send_t(eng_run *r, uint
       continue;
     }
     const uint8_t *excl = NULL;
-    if (c->breaker == ENG_BREAKER_NEXT_SHARD && r->client_open[a->client]) {
+    if (c->brk.breaker == ENG_BREAKER_NEXT_SHARD && r->client_open[a->client]) {
       for (int32_t k = 0; k < c->shards; k++)
         r->excluded[k] =
             (uint8_t)eng_breaker_refuses(brk_get(r, a->client, (uint32_t)k), &r->brk_params, r->now);
@@ -1045,10 +1045,10 @@ static inline __attribute__((always_inline)) void client_send_t(eng_run *r, uint
       cap = cap_update(r);
     eng_route rt = eng_router_route_built(&r->ring, r->loads, cap, a->keyhash, excl);
     int32_t fail_shard = -1;
-    if (rt.shard >= 0 && c->breaker != ENG_BREAKER_OFF &&
+    if (rt.shard >= 0 && c->brk.breaker != ENG_BREAKER_OFF &&
         !eng_breaker_allow(brk_get(r, a->client, (uint32_t)rt.shard), &r->brk_params, r->now)) {
       r->cur[ENG_M_REJ_BREAKER]++;
-      if (c->breaker_reject == ENG_BREAKER_REJECT_FAIL) { /* fail fast: the request fails */
+      if (c->brk.breaker_reject == ENG_BREAKER_REJECT_FAIL) { /* fail fast: the request fails */
         /* a local refusal, never retried: gRPC C-core records no failure for
          * such a load-balancer drop; Envoy frees the retry it held */
         if (r->lim_kind)
@@ -1344,8 +1344,8 @@ static void copy_give_up(eng_run *r, uint32_t i, uint32_t gen, int how) {
   if (how == END_DEADLINE) {
     r->cur[ENG_M_TIMEOUTS]++; /* its timeout was the rest of the deadline */
     if (c->deadline_propagation) a->x |= X_STALE;
-    if (c->breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 1);
-  } else if (c->breaker != ENG_BREAKER_OFF) {
+    if (c->brk.breaker != ENG_BREAKER_OFF) brk_record(r, a->client, a->shard, a->sent, 1);
+  } else if (c->brk.breaker != ENG_BREAKER_OFF) {
     /* a cancelled call is never recorded; a probe gives its permit back */
     eng_breaker_release(brk_get(r, a->client, a->shard), a->sent);
   }
@@ -1429,7 +1429,7 @@ static __attribute__((noinline)) uint32_t req_failed(eng_run *r, uint32_t i, int
     live_add(r, a->client, -1);
     if (a->abandoned) a->x |= X_STALE; /* its own timeout passed: the server knows that much */
   }
-  if (shard_id >= 0 && c->breaker != ENG_BREAKER_OFF)
+  if (shard_id >= 0 && c->brk.breaker != ENG_BREAKER_OFF)
     brk_record(r, a->client, (uint32_t)shard_id, a->sent, 1);
   int retryable = (c->retry_on >> kind) & 1;
   q->status = status_of_failure[kind];
@@ -2077,7 +2077,7 @@ static void latency_summarize(eng_run *r, eng_summary *out) {
  * and the request pool. Returns -1 when out of memory. */
 static int clients_prepare(eng_run *r, const eng_config *c, uint64_t seed) {
   size_t ns = (size_t)c->shards;
-  size_t nb = c->breaker != ENG_BREAKER_OFF ? (size_t)c->clients * ns : 1;
+  size_t nb = c->brk.breaker != ENG_BREAKER_OFF ? (size_t)c->clients * ns : 1;
   if (ensure((void **)&r->brk, &r->brk_cap, nb, sizeof *r->brk) ||
       ensure((void **)&r->client_open, &r->client_open_cap, (size_t)c->clients,
              sizeof *r->client_open) ||
@@ -2116,7 +2116,7 @@ static int clients_prepare(eng_run *r, const eng_config *c, uint64_t seed) {
   }
   if (r->lim_kind) {
     if (ensure((void **)&r->lim, &r->lim_cap, (size_t)c->clients, sizeof *r->lim)) return -1;
-    eng_limiter_params_init(&r->lim_params, c);
+    eng_limiter_params_init(&r->lim_params, c->retry_limiter, &c->lim, c->tick_ms);
     for (int32_t k = 0; k < c->clients; k++) eng_limiter_reset(&r->lim[k], &r->lim_params);
   }
   return 0;
@@ -2264,14 +2264,7 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
   }
   r->detect_ticks = ms_to_tick(c, c->crash_detect_ms);
   if (c->key_dist == ENG_KEYS_ZIPF) eng_zipf_init(&r->zipf, c->zipf_s, (double)c->keys);
-  r->brk_params = (eng_breaker_params){
-      .window = c->breaker_window,
-      .min_calls = c->breaker_min_calls,
-      .probes = c->breaker_probes,
-      .halfopen = c->breaker_halfopen,
-      .cooldown = ms_to_tick(c, c->breaker_cooldown_ms),
-      .threshold = c->breaker_threshold,
-  };
+  eng_breaker_params_init(&r->brk_params, &c->brk, ms_to_tick(c, c->brk.breaker_cooldown_ms));
   memset(r->fault_on, 0, sizeof r->fault_on);
   if (edges_build(r)) goto oom;
   profile_build(r);

@@ -30,7 +30,8 @@ static const char *const wide_names[FMT_WIDE_COUNT] = {
 static const char *const service_fields[FMT_SERVICE_FIELDS] = {
     "outcome", "recovery_ms", "calls",          "attempts",     "retries",
     "successes", "errors",    "rejected",       "dropped",      "timeouts",
-    "wasted",  "budget_refused", "failed_calls", "peak_queue",  "busy_ppm"};
+    "wasted",  "budget_refused", "breaker_refused", "failed_calls", "peak_queue",
+    "busy_ppm"};
 
 const char *fmt_service_field_name(int i) {
   return i >= 0 && i < FMT_SERVICE_FIELDS ? service_fields[i] : "";
@@ -47,7 +48,7 @@ void fmt_service_fields(const eng_service_summary *s, int32_t out[FMT_SERVICE_FI
       (double)s->outcome,  s->recovery_ms,       (double)s->calls,    (double)s->attempts,
       (double)s->retries,  (double)s->successes, (double)s->errors,   (double)s->rejected,
       (double)s->dropped,  (double)s->timeouts,  (double)s->wasted,   (double)s->budget_refused,
-      (double)s->failed_calls, s->peak_queue,    s->busy_share * 1e6};
+      (double)s->breaker_refused, (double)s->failed_calls, s->peak_queue, s->busy_share * 1e6};
   for (int i = 0; i < FMT_SERVICE_FIELDS; i++) out[i] = field_i32(v[i]);
 }
 

@@ -87,9 +87,15 @@ expect_in "$T/out" "api->mid.backoff                 = grpc"
 expect_in "$T/out" "api->mid.deadline_ms             = 500"
 expect_in "$T/out" "mid->db.max_retries              = 3"
 expect_in "$T/err" "-> api->mid.max_retries = 3"
-# the limiter, budget and breakers of Envoy's are not an edge's: refused by name
-expect_exit 2 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/envoy.yaml"
-expect_in "$T/err" "which a call edge does not have"
+# Envoy's retry budget and circuit breakers and gRPC's throttling go onto an edge; hedging
+# is the front's clients' only: refused by name
+expect_exit 0 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/envoy.yaml" --show-settings
+expect_in "$T/out" "api->mid.retry_limiter           = envoy"
+expect_in "$T/out" "api->mid.max_requests_per_client = 1024"
+expect_exit 0 "$BIN" sim chain.ini --client "mid->db=$SRC/sweeps/clients/grpc-throttled.json" --show-settings
+expect_in "$T/out" "mid->db.retry_limiter            = grpc"
+expect_exit 2 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/grpc-hedged.json"
+expect_in "$T/err" "hedge_attempts = 3, which a call edge does not have"
 expect_exit 2 "$BIN" sim chain.ini --client "api->db=$SRC/sweeps/clients/grpc.json"
 expect_in "$T/err" "api does not call db"
 # a sweep takes it too, as [scenario] settings of the edge

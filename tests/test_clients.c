@@ -36,7 +36,7 @@ static void limiter_make(eng_limiter *l, eng_limiter_params *p, const char *kind
   eng_config_defaults(&c);
   set(&c, "retry_limiter", kind);
   for (; kv && kv[0]; kv += 2) set(&c, kv[0], kv[1]);
-  eng_limiter_params_init(p, &c);
+  eng_limiter_params_init(p, c.retry_limiter, &c.lim, c.tick_ms);
   eng_limiter_reset(l, p);
 }
 

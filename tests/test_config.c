@@ -93,7 +93,7 @@ static void test_defaults_are_the_seed_study(void **state) {
   assert_int_equal(c.codel_variant, ENG_CODEL_FAIL_AT_SCALE);
   assert_int_equal(c.shed_reply, ENG_SHED_ERROR);
   assert_int_equal(c.router_load, ENG_ROUTER_LOAD_SENT);
-  assert_int_equal(c.breaker_reject, ENG_BREAKER_REJECT_FAIL);
+  assert_int_equal(c.brk.breaker_reject, ENG_BREAKER_REJECT_FAIL);
   eng_config old = c;
   expect_set_ok(&old, "codel_target_ms", "5");
   assert_int_equal(old.codel_variant, ENG_CODEL_FAIL_AT_SCALE);
@@ -458,7 +458,7 @@ static void test_enum_values(void **state) {
   expect_set_ok(&c, "service", "deterministic");
   assert_int_equal(c.service_dist, ENG_SERVICE_DET);
   expect_set_ok(&c, "breaker", "fail_fast");
-  assert_int_equal(c.breaker, ENG_BREAKER_FAIL_FAST);
+  assert_int_equal(c.brk.breaker, ENG_BREAKER_FAIL_FAST);
 }
 
 /* An enum value followed by more words is malformed, as "1.5.2" is for a

@@ -476,7 +476,7 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
     if ((int64_t)inf > (int64_t)q + (int64_t)c->shards * c->workers)
       fail_msg("%s: tick %d: in flight %d > queued %d + shards x workers %d", what, t, inf, q,
                c->shards * c->workers);
-    if (c->breaker == ENG_BREAKER_OFF && x[ENG_M_ATTEMPTS][t] != x[ENG_M_NEW_REQUESTS][t] + x[ENG_M_RETRIES][t])
+    if (c->brk.breaker == ENG_BREAKER_OFF && x[ENG_M_ATTEMPTS][t] != x[ENG_M_NEW_REQUESTS][t] + x[ENG_M_RETRIES][t])
       fail_msg("%s: tick %d: attempts %d != new %d + retries %d", what, t, x[ENG_M_ATTEMPTS][t],
                x[ENG_M_NEW_REQUESTS][t], x[ENG_M_RETRIES][t]);
     cum_wasted += x[ENG_M_WASTED][t];
@@ -532,13 +532,13 @@ static void check_identities(const eng_run *run, const eng_config *c, const eng_
     fail_msg("%s: %lld lost without outage or crash", what, (long long)tot[ENG_M_LOST]);
   if (isinf(c->codel_target_ms) && !c->deadline_drop && tot[ENG_M_SHED])
     fail_msg("%s: %lld shed without controlled delay or deadline drop", what, (long long)tot[ENG_M_SHED]);
-  if (c->breaker == ENG_BREAKER_OFF && (tot[ENG_M_REJ_BREAKER] || tot[ENG_M_OPEN_BREAKERS]))
+  if (c->brk.breaker == ENG_BREAKER_OFF && (tot[ENG_M_REJ_BREAKER] || tot[ENG_M_OPEN_BREAKERS]))
     fail_msg("%s: breaker counters nonzero with breakers off", what);
   if (isinf(c->budget_ratio) && (tot[ENG_M_REJ_BUDGET] || tot[ENG_M_BUDGET_TOKENS]))
     fail_msg("%s: budget counters nonzero without a budget", what);
   if (c->max_retries == 0 && tot[ENG_M_RETRIES])
     fail_msg("%s: %lld retries with max_retries 0", what, (long long)tot[ENG_M_RETRIES]);
-  if (isinf(c->capacity_factor) && c->breaker != ENG_BREAKER_NEXT_SHARD && tot[ENG_M_HOPS])
+  if (isinf(c->capacity_factor) && c->brk.breaker != ENG_BREAKER_NEXT_SHARD && tot[ENG_M_HOPS])
     fail_msg("%s: %lld router hops with capacity_factor inf", what, (long long)tot[ENG_M_HOPS]);
 }
 

@@ -5,7 +5,9 @@
  * 1 + r, a 10% budget per client process holds every tier near 1.1, a
  * propagated deadline with deadline drop bounds the leaf's work per request,
  * and a chain at low load takes the sum of its tiers' M/M/c times in system.
- * A service's series combine into rows of several ticks as the metrics
+ * Each edge's retry limiters and breakers follow their libraries' rules
+ * (the retries gRPC's and AWS's token counts allow, exactly). A service's
+ * series combine into rows of several ticks as the metrics
  * do. Also the settings: "NAME.key", "A->B.key", calls and their checks.
  */
 #include <math.h>
@@ -200,6 +202,76 @@ static void stages_and_fanout(void **state) {
   assert_int_equal(v[1].attempts, 2 * n);             /* a is called beside b either way */
 }
 
+/* api calls db, which fails every attempt at once; api's 16 shards are
+ * the edge's client processes, each with its own limiter or breakers. */
+#define FAILING_DB                                                                         \
+  QUIET "max_retries=0;api.calls=db;db.service=deterministic;db.service_mean_ms=1e-6;"     \
+        "db.error_rate=1;db.shards=1;api->db.timeout_ms=1e6;api->db.max_retries=10;"
+
+/* The libraries' own limiters on an edge, from their specifications: gRPC
+ * (gRFC A6) throttles a client's retries once its tokens (10, one taken
+ * per failure, none given back without a success) are at most half: 4
+ * retries per client process, ever. The AWS SDK's quota of 500 at 5 per
+ * retry allows 100 per client; SRE adaptive throttling, seeing no accepts,
+ * refuses most calls locally. */
+static void edge_limiters_follow_their_libraries(void **state) {
+  (void)state;
+  eng_service_summary v[2];
+  eng_summary s;
+  run(FAILING_DB "api->db.retry_limiter=grpc", v, 2, &s);
+  assert_int_equal(v[1].retries, 4 * 16);
+  assert_int_equal(v[1].attempts, v[1].calls + 4 * 16);
+  assert_true(v[1].budget_refused > s.new_requests / 2);
+  run(FAILING_DB "api->db.retry_limiter=aws", v, 2, &s);
+  assert_int_equal(v[1].retries, 100 * 16);
+  run(FAILING_DB "api->db.retry_limiter=sre_adaptive;api->db.sre_k=2", v, 2, &s);
+  if ((double)v[1].budget_refused < 0.8 * (double)s.new_requests)
+    fail_msg("sre_adaptive refused %lld of %lld calls to a service that accepts none",
+             (long long)v[1].budget_refused, (long long)s.new_requests);
+  /* the front's limiter stays the front's: no retries there */
+  assert_int_equal(v[0].retries, 0);
+}
+
+/* Breakers per client process and callee shard on an edge: refusing and
+ * retrying (breaker_reject = retry), every try of a call is either an
+ * attempt or a refusal, (1 + r) of them per call; failing fast, each of
+ * the 16 breakers lets min_calls = 10 attempts through, then one probe per
+ * 1 s cool-down (it fails, and opens it again). */
+static void edge_breakers_open_and_probe(void **state) {
+  (void)state;
+  eng_service_summary v[2];
+  eng_summary s;
+  run(FAILING_DB "api->db.breaker=fail_fast;api->db.breaker_reject=retry", v, 2, &s);
+  assert_true(v[1].breaker_refused > 0);
+  assert_int_equal(v[1].attempts + v[1].breaker_refused, 11 * s.new_requests);
+  run(FAILING_DB "api->db.breaker=fail_fast", v, 2, &s);
+  if (v[1].attempts < 16 * 10 || v[1].attempts > 16 * (10 + 4))
+    fail_msg("%lld attempts through 16 failing-fast breakers over 4 s (160 to 224 expected)",
+             (long long)v[1].attempts);
+  /* a client's first call makes the 10 attempts that open its breaker,
+   * then a refusal fails it; every later call is refused or a probe */
+  assert_int_equal(v[1].retries, 16 * 9);
+  assert_true(v[1].breaker_refused > s.new_requests / 2);
+}
+
+/* An edge's concurrency limit (Envoy's max_requests) per client process:
+ * db takes 200 ms per attempt, so 2 in flight per process let at most
+ * 2 x (4000 / 200 + 1) attempts through each of api's 16; the rest fail at
+ * once, unretried (retry_on leaves overflow out). */
+static void edge_concurrency_limit_holds(void **state) {
+  (void)state;
+  eng_service_summary v[2];
+  eng_summary s;
+  run(QUIET "max_retries=0;api.calls=db;db.service=deterministic;db.service_mean_ms=200;"
+            "db.shards=1;db.workers=1000;api->db.timeout_ms=1e6;api->db.max_retries=3;"
+            "api->db.max_requests_per_client=2",
+      v, 2, &s);
+  assert_int_equal(v[1].attempts + v[1].breaker_refused, s.new_requests);
+  if (v[1].attempts > 16 * 2 * 21 || v[1].attempts < 16 * 2 * 16)
+    fail_msg("%lld attempts through a limit of 2 in flight per client (512 to 672 expected)",
+             (long long)v[1].attempts);
+}
+
 /* A service's series in rows of several ticks (what a result file at
  * record = every=MS stores): counts sum the row's ticks, the queue holds
  * its last tick's depth, and the front's rows are its own metrics. */
@@ -306,6 +378,9 @@ int main(void) {
       cmocka_unit_test(deadline_bounds_leaf_work),
       cmocka_unit_test(chain_sums_mmc_times),
       cmocka_unit_test(service_rows_combine_ticks),
+      cmocka_unit_test(edge_limiters_follow_their_libraries),
+      cmocka_unit_test(edge_breakers_open_and_probe),
+      cmocka_unit_test(edge_concurrency_limit_holds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,7 +151,10 @@ typedef struct eng_service_summary {
   int64_t dropped;          /* dropped unserved, their deadline passed (deadline_drop) */
   int64_t timeouts;         /* attempts their callers gave up at a timeout or deadline */
   int64_t wasted;           /* work finished after its caller gave up */
-  int64_t budget_refused;   /* retries the callers' retry budgets refused */
+  int64_t budget_refused;   /* retries the callers' retry limiters refused (and sre_adaptive's
+                               local refusals) */
+  int64_t breaker_refused;  /* attempts the callers refused themselves: an open circuit
+                               breaker, or their concurrency limit (as rejected_breaker) */
   int64_t failed_calls;     /* calls that failed after their retries (the front: requests) */
   double amplification;     /* attempts here per front request */
   double work_ms;           /* worker time spent here per front request, ms (NaN: the front) */

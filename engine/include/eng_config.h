@@ -117,6 +117,25 @@ int eng_slo_check(const eng_slo *slo, char *err, size_t errlen);
 #define ENG_NAME_MAX 32         /* bytes of a service name with its NUL */
 #define ENG_FRONT 0             /* the front service's index; downstream k is k + 1 */
 
+/* A client's retry limiter (retry_limiter names which) and circuit
+ * breakers, as the external clients and each call edge keep them. */
+typedef struct eng_limiter_settings {
+  double grpc_max_tokens, grpc_token_ratio;
+  double finagle_ttl_ms, finagle_min_retries_per_s, finagle_percent_can_retry;
+  double envoy_budget_percent;
+  int32_t envoy_min_retry_concurrency;
+  double sre_k, sre_window_ms;
+  int32_t aws_quota_tokens, aws_retry_cost, aws_timeout_cost, aws_success_refund;
+} eng_limiter_settings;
+
+typedef struct eng_breaker_settings {
+  int32_t breaker;          /* eng_breaker_mode */
+  int32_t breaker_window, breaker_min_calls, breaker_probes;
+  double breaker_threshold, breaker_cooldown_ms;
+  int32_t breaker_reject;   /* eng_breaker_reject: is an open breaker's refusal retried */
+  int32_t breaker_halfopen; /* eng_breaker_halfopen: how the half-open probes decide */
+} eng_breaker_settings;
+
 typedef struct eng_service {
   char name[ENG_NAME_MAX];
   int32_t shards, workers, service_dist, vnodes, deadline_drop, brownout_shard;
@@ -134,8 +153,11 @@ typedef struct eng_call_edge {
   int32_t deadline_propagation; /* the callee gets the rest of the caller's deadline */
   int32_t retry_on, max_retries, backoff;
   double backoff_base_ms, backoff_cap_ms, backoff_multiplier;
-  int32_t retry_limiter;   /* token_bucket only, for now (so --client maps that name it apply) */
-  double budget_ratio, budget_max_tokens; /* per client process of the caller (its shard) */
+  int32_t retry_limiter;   /* eng_retry_limiter, per client process of the caller (its shard) */
+  double budget_ratio, budget_max_tokens; /* token_bucket's */
+  eng_limiter_settings lim; /* the other limiters' */
+  eng_breaker_settings brk; /* per client process of the caller and shard of the callee */
+  double max_requests_per_client; /* attempts in flight per client process; inf: no limit */
   double fanout;           /* calls per caller attempt: whole part, and the fraction's chance of one more */
 } eng_call_edge;
 
@@ -199,17 +221,8 @@ typedef struct eng_config {
   double budget_ratio;      /* inf = no retry budget */
   double budget_max_tokens; /* bucket capacity per client */
   int32_t retry_limiter;    /* eng_retry_limiter */
-  double grpc_max_tokens, grpc_token_ratio;
-  double finagle_ttl_ms, finagle_min_retries_per_s, finagle_percent_can_retry;
-  double envoy_budget_percent;
-  int32_t envoy_min_retry_concurrency;
-  double sre_k, sre_window_ms;
-  int32_t aws_quota_tokens, aws_retry_cost, aws_timeout_cost, aws_success_refund;
-  int32_t breaker;          /* eng_breaker_mode */
-  int32_t breaker_window, breaker_min_calls, breaker_probes;
-  double breaker_threshold, breaker_cooldown_ms;
-  int32_t breaker_reject;   /* eng_breaker_reject: is an open breaker's refusal retried */
-  int32_t breaker_halfopen; /* eng_breaker_halfopen: how the half-open probes decide */
+  eng_limiter_settings lim;
+  eng_breaker_settings brk;
   /* faults */
   eng_windows surge;   double surge_factor;
   eng_windows brownout; double brownout_factor; int32_t brownout_shard;
