@@ -47,7 +47,7 @@
 #define NO_TICK INT32_MAX
 
 enum { ST_QUEUED, ST_PRE, ST_CALLS, ST_POST }; /* an attempt's state */
-enum { EV_WORK, EV_TIMEOUT, EV_RETRY };         /* event kinds */
+enum { EV_WORK, EV_TIMEOUT, EV_RETRY, EV_HEDGE }; /* event kinds (work, timeout: an attempt's) */
 enum { STREAM_GRAPH = 16 };                     /* beside sim.c's streams */
 
 typedef struct g_att {
@@ -60,19 +60,24 @@ typedef struct g_att {
   int32_t post;           /* its own work after its calls, ticks */
   uint16_t svc, shard;
   uint8_t state, stage, failed;
+  uint8_t waited;         /* its call waits for it: one of the call's copies in flight */
+  uint8_t cancelled;      /* given up with hedge_cancel: dropped unserved if still queued */
   uint16_t pending;       /* calls of the stage not yet ended, plus one while they start */
+  uint16_t try_no;        /* which of its call's attempts it is (1: the first) */
+  uint32_t sib;           /* the next copy in flight of the same call */
 } g_att;
 
 typedef struct g_call {
   uint32_t next, gen;     /* free list */
   uint32_t parent, parent_gen;
-  uint32_t att, att_gen;  /* the attempt in flight; GNIL: none */
+  uint32_t copies;        /* its attempts in flight (g_att.sib), GNIL: none */
   uint32_t keyhash;
   int32_t deadline;       /* NO_TICK: none */
   float prev_sleep;       /* decorrelated jitter's previous sleep, ms */
   uint16_t edge, tries, client;
   uint8_t after_timeout;  /* its last attempt timed out (AWS prices that retry apart) */
   uint8_t out;            /* an attempt of it went out */
+  uint8_t n_out;          /* attempts in flight: more than one only when hedging */
 } g_call;
 
 typedef struct g_event {
@@ -125,6 +130,7 @@ typedef struct g_edge {
   int32_t brk_shards;        /* the callee's shards: brk's row length */
   int32_t *live;             /* attempts in flight per client process (NULL: no limit) */
   int32_t max_live;
+  int32_t hedge_delay;       /* ticks between hedged copies (hedging: cfg->hedge_attempts > 1) */
 } g_edge;
 
 struct eng_graph_run {
@@ -286,6 +292,7 @@ int eng_graph_prepare(eng_graph_run *g, const eng_config *c, uint64_t seed, int3
     x->timeout = ticks_of(c, ce->timeout_ms);
     x->deadline = ticks_of(c, ce->deadline_ms);
     x->lim_kind = ce->retry_limiter;
+    x->hedge_delay = (int32_t)floor(ce->hedge_delay_ms / c->tick_ms + 0.5);
     x->tb_on = x->lim_kind == ENG_LIMITER_TOKEN_BUCKET && !isinf(ce->budget_ratio);
     int32_t clients = ce->from == ENG_FRONT ? c->shards : gr->svc[ce->from - 1].shards;
     free(x->tokens);
@@ -406,6 +413,10 @@ static void shard_next(eng_graph_run *g, g_service *v, uint32_t shard) {
     if (s->qhead == GNIL) s->qtail = GNIL;
     s->qlen--;
     v->queued--;
+    if (x->cancelled) { /* a hedge its caller cancelled: dropped, not counted */
+      att_reply(g, a, 0);
+      continue;
+    }
     if (v->cfg->deadline_drop && x->deadline <= g->now) {
       v->sum.dropped++;
       att_reply(g, a, 0);
@@ -437,9 +448,34 @@ static void att_finish(eng_graph_run *g, uint32_t a, int ok) {
 
 static void call_send(eng_graph_run *g, uint32_t ci);
 
+static void attempt_over(const g_edge *e, uint32_t client);
+static eng_breaker *edge_breaker(const g_edge *e, uint32_t client, uint32_t shard);
+
+/* A copy stops being waited for: off its call's list. */
+static void copy_unlink(eng_graph_run *g, g_call *c, uint32_t a) {
+  uint32_t *p = &c->copies;
+  while (*p != a) p = &g->at[*p].sib;
+  *p = g->at[a].sib;
+  g->at[a].waited = 0;
+  c->n_out--;
+}
+
 static void call_end(eng_graph_run *g, uint32_t ci, int ok) {
   g_call *c = &g->cl[ci];
   uint32_t p = c->parent;
+  /* Hedged copies still in flight are given up (their answers wasted);
+   * hedge_cancel drops the queued ones. A half-open breaker's probe among
+   * them gives its permit back; Envoy frees the retries they held. */
+  const g_edge *e = &g->edge[c->edge];
+  for (uint32_t a = c->copies; a != GNIL; a = g->at[a].sib) {
+    g_att *x = &g->at[a];
+    x->waited = 0;
+    x->cancelled = (uint8_t)e->cfg->hedge_cancel;
+    attempt_over(e, c->client);
+    if (e->brk) eng_breaker_release(edge_breaker(e, c->client, x->shard), x->sent);
+    if (e->lim_kind == ENG_LIMITER_ENVOY && x->try_no > 1)
+      eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, 1, 0);
+  }
   if (!ok) g->svc[g->edge[c->edge].cfg->to].sum.failed_calls++;
   call_free(g, ci);
   g_att *x = &g->at[p];
@@ -468,35 +504,50 @@ static void attempt_over(const g_edge *e, uint32_t client) {
   if (e->live) e->live[client]--;
 }
 
-/* The attempt of call ci failed with kind (eng_failure): a retry, after
- * backoff, if the policy, the budget and the deadline allow one. */
-static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
+/* Nothing more of call ci can go out: it fails once no copy of it is in
+ * flight (one still out may answer). */
+static void call_stop(eng_graph_run *g, uint32_t ci) {
+  if (!g->cl[ci].n_out) call_end(g, ci, 0);
+}
+
+/* Whether call ci may send one more attempt now (a retry, or a hedged
+ * copy): the token bucket or the limiter gives its leave, or it is
+ * counted as refused. */
+static int call_may_retry(eng_graph_run *g, uint32_t ci) {
+  g_call *c = &g->cl[ci];
+  const g_edge *e = &g->edge[c->edge];
+  int ok = 1;
+  if (e->tb_on) {
+    double total = 0;
+    ok = eng_limiter_tb_spend(&e->tokens[c->client], &total);
+  } else if (e->lim_kind) {
+    ok = eng_limiter_may_retry(&e->lim[c->client], &e->lp, g->now, c->after_timeout);
+  }
+  if (!ok) g->svc[e->cfg->to].sum.budget_refused++;
+  return ok;
+}
+
+/* Attempt try_no of call ci failed with kind (eng_failure): a retry, after
+ * backoff, if the policy, the budget and the deadline allow one. A failure
+ * retry_on does not name fails the call (hedging: cancelling its other
+ * copies, as gRPC does after a fatal status). */
+static void call_failed(eng_graph_run *g, uint32_t ci, int kind, int try_no) {
   g_call *c = &g->cl[ci];
   const g_edge *e = &g->edge[c->edge];
   const eng_call_edge *ce = e->cfg;
-  g_service *to = &g->svc[ce->to];
   int retryable = ce->retry_on & (1 << kind);
   /* gRPC's throttle counts the failures the client would retry, heard from
    * the callee; an open breaker's refusal is the client's own */
   if (e->lim_kind)
-    eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, c->tries > 1,
+    eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, try_no > 1,
                            retryable && kind != ENG_FAIL_BREAKER && kind != ENG_FAIL_OVERFLOW);
   c->after_timeout = kind == ENG_FAIL_TIMEOUT;
-  if (!retryable || c->tries > ce->max_retries || g->now >= c->deadline) {
+  if (!retryable) {
     call_end(g, ci, 0);
     return;
   }
-  if (e->tb_on) {
-    double total = 0;
-    if (!eng_limiter_tb_spend(&e->tokens[c->client], &total)) {
-      to->sum.budget_refused++;
-      call_end(g, ci, 0);
-      return;
-    }
-  } else if (e->lim_kind && !eng_limiter_may_retry(&e->lim[c->client], &e->lp, g->now,
-                                                   c->after_timeout)) {
-    to->sum.budget_refused++;
-    call_end(g, ci, 0);
+  if (c->tries > ce->max_retries || g->now >= c->deadline || !call_may_retry(g, ci)) {
+    call_stop(g, ci);
     return;
   }
   double sleep = eng_backoff_sleep(ce->backoff, ce->backoff_base_ms, ce->backoff_cap_ms,
@@ -511,10 +562,23 @@ static void call_failed(eng_graph_run *g, uint32_t ci, int kind) {
     /* never sent: Envoy frees the retry it held for it */
     if (e->lim_kind == ENG_LIMITER_ENVOY)
       eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, 1, 0);
-    call_end(g, ci, 0);
+    call_stop(g, ci);
     return;
   }
   event_add(g, EV_RETRY, ci, c->gen, c->tries, g->now + delay);
+}
+
+/* gRFC A6 hedging: while no copy of call ci has answered, a further copy
+ * every hedge_delay, up to hedge_attempts in flight and 1 + max_retries in
+ * all, each with the limiter's leave like a retry (a refused one leaves
+ * the copies out to carry on). */
+static void call_hedge(eng_graph_run *g, uint32_t ci) {
+  g_call *c = &g->cl[ci];
+  const eng_call_edge *ce = g->edge[c->edge].cfg;
+  if (!c->n_out || c->n_out >= ce->hedge_attempts || c->tries > ce->max_retries ||
+      g->now >= c->deadline || !call_may_retry(g, ci))
+    return;
+  call_send(g, ci);
 }
 
 /* An attempt of call ci goes to its service: a worker, the queue, or a
@@ -530,7 +594,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
     if (e->lim_kind == ENG_LIMITER_SRE &&
         !eng_limiter_admit(l, &e->lp, g->now, eng_rng_uniform(&g->rng))) {
       v->sum.budget_refused++; /* adaptive throttling refuses locally: the call fails unsent */
-      call_end(g, ci, 0);
+      call_stop(g, ci);
       return;
     }
   }
@@ -540,16 +604,16 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   if (e->live && e->live[c->client] >= e->max_live) {
     /* the client's own concurrency limit (Envoy's max_requests) fails it at once */
     v->sum.breaker_refused++;
-    call_failed(g, ci, ENG_FAIL_OVERFLOW);
+    call_failed(g, ci, ENG_FAIL_OVERFLOW, c->tries);
     return;
   }
   if (e->brk && !eng_breaker_allow(edge_breaker(e, c->client, shard), &e->bp, g->now)) {
     v->sum.breaker_refused++;
     if (ce->brk.breaker_reject == ENG_BREAKER_REJECT_FAIL) {
       if (e->lim_kind) eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, c->tries > 1, 0);
-      call_end(g, ci, 0);
+      call_stop(g, ci);
     } else {
-      call_failed(g, ci, ENG_FAIL_BREAKER); /* a failed attempt, retried (resilience4j) */
+      call_failed(g, ci, ENG_FAIL_BREAKER, c->tries); /* a failed attempt, retried (resilience4j) */
     }
     return;
   }
@@ -572,7 +636,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   if (s->busy >= v->cfg->workers && s->qlen >= v->q_cap) {
     v->sum.rejected++;
     if (e->brk) attempt_heard(g, e, c->client, shard, g->now, 0);
-    call_failed(g, ci, ENG_FAIL_REJECTED);
+    call_failed(g, ci, ENG_FAIL_REJECTED, c->tries);
     return;
   }
   if (e->lim_kind == ENG_LIMITER_ENVOY) eng_limiter_on_upstream(&e->lim[c->client], &e->lp, 1);
@@ -588,13 +652,24 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   x->svc = (uint16_t)ce->to;
   x->shard = (uint16_t)shard;
   x->pending = 0;
-  c->att = a;
-  c->att_gen = x->gen;
-  if (expiry != NO_TICK) event_add(g, EV_TIMEOUT, ci, c->gen, c->tries, expiry);
+  x->try_no = c->tries;
+  x->cancelled = 0;
+  x->sib = c->copies;
+  x->waited = 1;
+  c->copies = a;
+  c->n_out++;
+  if (expiry != NO_TICK) event_add(g, EV_TIMEOUT, a, x->gen, 0, expiry);
+  /* hedging: the next copy's timer, or (no delay) the next copy at once,
+   * once this one is out and unless it ended the call at once */
+  int hedge_now = ce->hedge_attempts > 1 && e->hedge_delay <= 0;
+  uint32_t cgen = c->gen;
+  if (ce->hedge_attempts > 1 && e->hedge_delay > 0)
+    event_add(g, EV_HEDGE, ci, c->gen, c->tries, g->now + e->hedge_delay);
   if (s->busy < v->cfg->workers) {
     s->busy++;
     int32_t d = work_ticks(g, v, shard);
     work_begin(g, a, d);
+    if (hedge_now && g->cl[ci].gen == cgen) call_hedge(g, ci);
     return;
   }
   x->state = ST_QUEUED;
@@ -604,6 +679,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   s->qtail = a;
   s->qlen++;
   v->queued++;
+  if (hedge_now) call_hedge(g, ci);
 }
 
 static uint32_t child_key(eng_graph_run *g, uint32_t key, int32_t edge, int32_t j) {
@@ -633,7 +709,8 @@ static void stage_run(eng_graph_run *g, uint32_t a) {
         g_call *c = &g->cl[ci];
         c->parent = a;
         c->parent_gen = x->gen;
-        c->att = GNIL;
+        c->copies = GNIL;
+        c->n_out = 0;
         c->keyhash = child_key(g, x->keyhash, ei, k);
         c->edge = (uint16_t)ei;
         c->tries = 0;
@@ -684,9 +761,11 @@ static void att_reply(eng_graph_run *g, uint32_t a, int ok) {
     return;
   }
   g_service *v = &g->svc[x->svc];
-  uint32_t ci = x->call;
+  uint32_t ci = x->call, shard = x->shard;
+  int32_t sent = x->sent, try_no = x->try_no;
   g_call *c = &g->cl[ci];
-  int waited = c->gen == x->call_gen && c->att == a && c->att_gen == x->gen;
+  int waited = x->waited; /* (a copy given up is off its call's list) */
+  if (waited) copy_unlink(g, c, a);
   att_free(g, a);
   if (!waited) {
     if (ok) {
@@ -695,18 +774,17 @@ static void att_reply(eng_graph_run *g, uint32_t a, int ok) {
     }
     return;
   }
-  c->att = GNIL;
   const g_edge *e = &g->edge[c->edge];
   attempt_over(e, c->client);
-  if (e->brk) attempt_heard(g, e, c->client, x->shard, x->sent, ok);
+  if (e->brk) attempt_heard(g, e, c->client, shard, sent, ok);
   if (ok) {
     v->sum.successes++;
     v->cur[TR_SUCC]++;
     if (e->lim_kind)
-      eng_limiter_on_success(&e->lim[c->client], &e->lp, g->now, c->tries > 1, c->after_timeout);
+      eng_limiter_on_success(&e->lim[c->client], &e->lp, g->now, try_no > 1, c->after_timeout);
     call_end(g, ci, 1);
   } else {
-    call_failed(g, ci, ENG_FAIL_SHED);
+    call_failed(g, ci, ENG_FAIL_SHED, try_no);
   }
 }
 
@@ -740,23 +818,23 @@ static void on_event(eng_graph_run *g, const g_event *e) {
     }
     return;
   }
-  g_call *c = &g->cl[e->id];
-  if (c->gen != e->id_gen || c->tries != e->tries) return; /* ended, or a later attempt's */
-  if (e->kind == EV_RETRY) {
-    call_send(g, e->id);
+  if (e->kind == EV_TIMEOUT) {
+    g_att *x = &g->at[e->id];
+    if (x->gen != e->id_gen || !x->waited) return; /* answered, or given up */
+    uint32_t ci = x->call;
+    g_call *c = &g->cl[ci];
+    const g_edge *ed = &g->edge[c->edge];
+    g->svc[ed->cfg->to].sum.timeouts++;
+    copy_unlink(g, c, e->id); /* it goes on at its server; its answer is wasted */
+    attempt_over(ed, c->client);
+    if (ed->brk) attempt_heard(g, ed, c->client, x->shard, x->sent, 0);
+    call_failed(g, ci, ENG_FAIL_TIMEOUT, x->try_no);
     return;
   }
-  if (c->att == GNIL) return; /* answered (a failure now backing off) */
-  const g_edge *ed = &g->edge[c->edge];
-  g_service *v = &g->svc[ed->cfg->to];
-  v->sum.timeouts++;
-  attempt_over(ed, c->client);
-  if (ed->brk) {
-    const g_att *x = &g->at[c->att];
-    attempt_heard(g, ed, c->client, x->shard, x->sent, 0);
-  }
-  c->att = GNIL; /* the attempt goes on at its server; its answer is wasted */
-  call_failed(g, e->id, ENG_FAIL_TIMEOUT);
+  g_call *c = &g->cl[e->id];
+  if (c->gen != e->id_gen || c->tries != e->tries) return; /* ended, or a later attempt's */
+  if (e->kind == EV_RETRY) call_send(g, e->id);
+  else call_hedge(g, e->id);
 }
 
 void eng_graph_tick(eng_graph_run *g, int32_t now) {

@@ -86,6 +86,9 @@ static const mirror edge_keys[] = {
     {"breaker_reject", EOFF(brk.breaker_reject)},
     {"breaker_halfopen", EOFF(brk.breaker_halfopen)},
     {"max_requests_per_client", EOFF(max_requests_per_client)},
+    {"hedge_attempts", EOFF(hedge_attempts)},
+    {"hedge_delay_ms", EOFF(hedge_delay_ms)},
+    {"hedge_cancel", EOFF(hedge_cancel)},
 };
 
 /* What only services of a graph have; offsets into eng_service (the front
@@ -231,6 +234,9 @@ static void edge_defaults(eng_call_edge *e, int from, int to, int stage) {
   e->lim = d.lim;
   e->brk = d.brk;
   e->max_requests_per_client = d.max_requests_per_client;
+  e->hedge_attempts = d.hedge_attempts;
+  e->hedge_delay_ms = d.hedge_delay_ms;
+  e->hedge_cancel = d.hedge_cancel;
   e->fanout = 1;
 }
 
@@ -374,7 +380,8 @@ static void *field_of(eng_config *c, const gkey *k, const eng_setting **s, char 
              "retry_on, max_retries, backoff, backoff_base_ms, backoff_cap_ms, "
              "backoff_multiplier, budget_ratio, budget_max_tokens, retry_limiter and its "
              "grpc_*, finagle_*, envoy_*, sre_* and aws_* settings, breaker and its "
-             "breaker_* settings, max_requests_per_client and fanout",
+             "breaker_* settings, max_requests_per_client, hedge_attempts, hedge_delay_ms, "
+             "hedge_cancel and fanout",
              k->a, k->b, k->rest);
       return NULL;
     }

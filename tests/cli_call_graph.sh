@@ -87,15 +87,19 @@ expect_in "$T/out" "api->mid.backoff                 = grpc"
 expect_in "$T/out" "api->mid.deadline_ms             = 500"
 expect_in "$T/out" "mid->db.max_retries              = 3"
 expect_in "$T/err" "-> api->mid.max_retries = 3"
-# Envoy's retry budget and circuit breakers and gRPC's throttling go onto an edge; hedging
-# is the front's clients' only: refused by name
+# Envoy's retry budget and circuit breakers, gRPC's throttling and hedging go onto an edge
 expect_exit 0 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/envoy.yaml" --show-settings
 expect_in "$T/out" "api->mid.retry_limiter           = envoy"
 expect_in "$T/out" "api->mid.max_requests_per_client = 1024"
 expect_exit 0 "$BIN" sim chain.ini --client "mid->db=$SRC/sweeps/clients/grpc-throttled.json" --show-settings
 expect_in "$T/out" "mid->db.retry_limiter            = grpc"
-expect_exit 2 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/grpc-hedged.json"
-expect_in "$T/err" "hedge_attempts = 3, which a call edge does not have"
+expect_exit 0 "$BIN" sim chain.ini --client "api->mid=$SRC/sweeps/clients/grpc-hedged.json" --show-settings
+expect_in "$T/out" "api->mid.hedge_attempts          = 3"
+# what no edge has is refused by name
+expect_exit 2 "$BIN" sim chain.ini --set "api->mid.breaker=next_shard"
+expect_in "$T/err" "a call edge's breakers fail fast"
+expect_exit 2 "$BIN" sim chain.ini --set "api->mid.clients=4"
+expect_in "$T/err" "api->mid.clients: a call edge has"
 expect_exit 2 "$BIN" sim chain.ini --client "api->db=$SRC/sweeps/clients/grpc.json"
 expect_in "$T/err" "api does not call db"
 # a sweep takes it too, as [scenario] settings of the edge
@@ -115,7 +119,7 @@ bad "a service cannot call itself" "mid.calls=mid"
 bad "in a cycle" "db.calls=api"
 bad "is never called" "api.calls=db"
 bad "db does not call mid" "db->mid.max_retries=1"
-bad "a call edge has timeout_ms" "mid->db.hedge_attempts=2"
+bad "a call edge has timeout_ms" "mid->db.crash=100+100"
 bad "db.brownout_shard: 20 is not a shard" "db.brownout=100+100" "db.brownout_shard=20"
 bad "db.brownout: window" "db.brownout=2900+200"
 printf '[service]\nworkers = 2\n' >noname.ini

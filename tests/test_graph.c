@@ -272,6 +272,48 @@ static void edge_concurrency_limit_holds(void **state) {
              (long long)v[1].attempts);
 }
 
+/* gRFC A6 hedging on an edge: db has one worker and takes 10 ms; a copy
+ * every 2 ms up to three in flight. Every call makes exactly three
+ * attempts (never a fourth, with ten retries left) and is answered once;
+ * with hedge_cancel = on the two copies still queued are dropped unserved
+ * (nothing wasted), with off both are served for nothing. */
+static void edge_hedging_follows_grpc(void **state) {
+  (void)state;
+  const char *base = "surge=none;brownout=none;rate_rps=20;horizon_ms=4000;timeout_ms=1e6;"
+                     "max_retries=0;api.calls=db;db.shards=1;db.workers=1;"
+                     "db.service=deterministic;db.service_mean_ms=10;api->db.timeout_ms=1e6;"
+                     "api->db.max_retries=10;api->db.hedge_attempts=3;api->db.hedge_delay_ms=2;";
+  char sets[1024];
+  eng_service_summary v[2];
+  eng_summary s;
+  for (int cancel = 0; cancel < 2; cancel++) {
+    snprintf(sets, sizeof sets, "%sapi->db.hedge_cancel=%s", base, cancel ? "on" : "off");
+    run(sets, v, 2, &s);
+    assert_true(v[1].calls > 40);
+    assert_int_equal(v[1].attempts, 3 * v[1].calls);
+    assert_int_equal(v[1].retries, 2 * v[1].calls);
+    assert_int_equal(v[1].successes, v[1].calls);
+    assert_int_equal(v[1].failed_calls, 0);
+    assert_int_equal(v[1].wasted, cancel ? 0 : 2 * v[1].calls);
+    assert_int_equal(v[1].dropped, 0);
+  }
+  /* db failing every attempt: each call spends its 1 + 10 attempts, unless
+   * gRPC's throttling, which applies to hedges too, stops them once a
+   * client's tokens are at half */
+  snprintf(sets, sizeof sets, "%sdb.error_rate=1;db.workers=100", base);
+  run(sets, v, 2, &s);
+  /* (but the calls the horizon cuts short) */
+  assert_true(v[1].attempts <= 11 * v[1].calls && v[1].attempts >= 10 * v[1].calls);
+  int64_t unthrottled = v[1].retries;
+  snprintf(sets, sizeof sets, "%sapi->db.retry_limiter=grpc;db.error_rate=1;db.workers=100",
+           base);
+  run(sets, v, 2, &s);
+  assert_true(v[1].budget_refused > 0);
+  if (v[1].retries * 2 > unthrottled)
+    fail_msg("gRPC throttling let %lld retries and hedges through, %lld without it",
+             (long long)v[1].retries, (long long)unthrottled);
+}
+
 /* A service's series in rows of several ticks (what a result file at
  * record = every=MS stores): counts sum the row's ticks, the queue holds
  * its last tick's depth, and the front's rows are its own metrics. */
@@ -343,7 +385,9 @@ static void settings_by_name(void **state) {
   assert_true(eng_config_get_number(&c, "store.workers") == 3);
   assert_true(eng_settings_find("store.service_mean_ms") != NULL);
   assert_true(eng_settings_find("api->store.fanout") != NULL);
-  assert_null(eng_settings_find("api->store.hedge_attempts"));
+  assert_true(eng_settings_find("api->store.hedge_attempts") != NULL);
+  assert_null(eng_settings_find("api->store.crash"));      /* a fault is no edge's */
+  assert_null(eng_settings_find("api->store.clients"));
   /* a list that keeps an edge keeps its policy */
   assert_int_equal(eng_config_set(&c, "api.calls", "store", err, sizeof err), 0);
   assert_int_equal(eng_config_get(&c, "api->store.max_retries", buf, sizeof buf), 0);
@@ -381,6 +425,7 @@ int main(void) {
       cmocka_unit_test(edge_limiters_follow_their_libraries),
       cmocka_unit_test(edge_breakers_open_and_probe),
       cmocka_unit_test(edge_concurrency_limit_holds),
+      cmocka_unit_test(edge_hedging_follows_grpc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,8 +114,8 @@ static void test_unknown_sections(void **state) {
   expect_error("[call api]\ntimeout_ms = 2\n",
                "t.ini:1: [call api] needs its name: [service NAME] for a service, [call A->B] "
                "for its calls");
-  expect_error("[service api]\ncalls = db\n[call api->db]\nhedge_attempts = 2\n",
-               "t.ini:4: unknown setting 'api->db.hedge_attempts' in [call api->db] (a service "
+  expect_error("[service api]\ncalls = db\n[call api->db]\nclients = 2\n",
+               "t.ini:4: unknown setting 'api->db.clients' in [call api->db] (a service "
                "has its server settings, calls, at and error_rate; a call its client policy and "
                "fanout: docs/call-graphs.md)");
   expect_error("[service api]\ncalls = db\n[call db->api]\nmax_retries = 2\n",

@@ -158,6 +158,9 @@ typedef struct eng_call_edge {
   eng_limiter_settings lim; /* the other limiters' */
   eng_breaker_settings brk; /* per client process of the caller and shard of the callee */
   double max_requests_per_client; /* attempts in flight per client process; inf: no limit */
+  int32_t hedge_attempts;  /* copies of a call in flight at most; 1: no hedging */
+  double hedge_delay_ms;   /* a further copy when none answered within this */
+  int32_t hedge_cancel;    /* 1: copies in flight when the call ends are cancelled */
   double fanout;           /* calls per caller attempt: whole part, and the fraction's chance of one more */
 } eng_call_edge;
 
