@@ -1,9 +1,19 @@
 /*
- * codel.h — folly's Codel (folly/executors/Codel.cpp), the controlled-delay
- * rule of codel_variant = folly, as a pure state machine so its own test
- * sequence can be replayed (tests/test_policies.c). The other two variants
- * live with the shard queue in sim.c.
+ * codel.h — the controlled-delay rules of codel_variant, each a pure state
+ * machine per shard queue, asked for the attempt at the head of the queue
+ * with the ticks it waited (sim.c's shards and graph.c's services alike):
+ * Facebook's Fail at Scale variant, RFC 8289's control law, and folly's
+ * Codel (folly/executors/Codel.cpp), whose own test sequence is replayed
+ * in tests/test_policies.c.
  *
+ * Fail at Scale: once the delay has stayed at or above the target for an
+ * interval, shed every attempt that waited the target or more, until one
+ * has not. RFC 8289: the same trigger (with more than one attempt waiting),
+ * then one drop, the next interval / sqrt(count) after the last, so drops
+ * speed up for as long as the standing queue lasts. An emptied queue
+ * resets both (eng_codel_idle).
+ *
+ * folly:
  * A server asks it for every request it is about to run, with the time the
  * request waited. Time is cut into intervals that start at the first
  * request after the previous one ended: that request opens the next
@@ -19,6 +29,26 @@
 #define STORMSWEEP_CODEL_H
 
 #include <stdint.h>
+
+typedef struct eng_codel {
+  int32_t first_above;      /* tick the delay must stay above target until; -1: none */
+  int32_t count, lastcount; /* RFC 8289: drops in this dropping state, and the last */
+  double drop_next;         /* RFC 8289: tick of the next drop while dropping */
+  uint8_t dropping;
+} eng_codel;
+
+static inline void eng_codel_init(eng_codel *s) { *s = (eng_codel){.first_above = -1}; }
+/* The queue emptied. */
+static inline void eng_codel_idle(eng_codel *s) {
+  s->first_above = -1;
+  s->dropping = 0;
+}
+/* 1 = shed the head attempt, which waited delay ticks (qlen: attempts still
+ * queued behind it). */
+int eng_codel_fas_shed(eng_codel *s, int32_t now, int32_t delay, int32_t target,
+                       int32_t interval);
+int eng_codel_rfc8289_shed(eng_codel *s, int32_t now, int32_t delay, int32_t qlen,
+                           int32_t target, int32_t interval);
 
 typedef struct eng_codel_folly {
   int32_t interval_end; /* the current interval ends after this tick */

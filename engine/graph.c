@@ -2,9 +2,12 @@
  * graph.c — the services behind the front one, and the calls between
  * them (graph.h; the model is docs/call-graphs.md).
  *
- * A service is shards of `workers` each, a FIFO queue per shard of
- * queue_capacity, and a consistent-hash ring (router.h) placing a call's
- * key. An attempt that starts work holds its worker for its whole life,
+ * A service is shards of `workers` each, a queue per shard of
+ * queue_capacity served as the front's are (queue_discipline: fifo, lifo,
+ * adaptive_lifo; deadline_drop and controlled delay, codel.h, shedding
+ * with an error or silently, shed_reply), and a consistent-hash ring
+ * (router.h) placing a call's key, with bounded load (capacity_factor)
+ * over what its shards hold. An attempt that starts work holds its worker for its whole life,
  * as a thread-per-request server does: its own work before its calls (the
  * share `at`), the calls stage by stage (a stage's calls in parallel), and
  * the rest of its work. A call that fails after its retries fails its
@@ -36,6 +39,7 @@
 
 #include "backoff.h"
 #include "breaker.h"
+#include "codel.h"
 #include "graph.h"
 #include "limiter.h"
 #include "rng.h"
@@ -46,12 +50,14 @@
 #define WHEEL 4096u
 #define NO_TICK INT32_MAX
 
-enum { ST_QUEUED, ST_PRE, ST_CALLS, ST_POST }; /* an attempt's state */
+enum { ST_QUEUED, ST_PRE, ST_CALLS, ST_POST, ST_SILENT }; /* an attempt's state (silent: shed
+                                                                 unanswered, its record kept
+                                                                 until its caller's timeout) */
 enum { EV_WORK, EV_TIMEOUT, EV_RETRY, EV_HEDGE }; /* event kinds (work, timeout: an attempt's) */
 enum { STREAM_GRAPH = 16 };                     /* beside sim.c's streams */
 
 typedef struct g_att {
-  uint32_t next;          /* shard queue or free list */
+  uint32_t next, prev;    /* shard queue (next: newer) or free list */
   uint32_t gen;
   uint32_t call, call_gen; /* the call it answers (the front: sim.c's attempt and gen) */
   uint32_t keyhash;
@@ -88,8 +94,10 @@ typedef struct g_event {
 } g_event;
 
 typedef struct g_shard {
-  uint32_t qhead, qtail;
+  uint32_t qhead, qtail;  /* oldest, newest */
   int32_t qlen, busy;
+  eng_codel codel;
+  eng_codel_folly folly;
 } g_shard;
 
 /* A service's per-tick traces (eng_service_trace), for the outcome rule and
@@ -108,6 +116,9 @@ typedef struct g_service {
   g_shard *sh;
   eng_ring ring;
   double mean_ticks, mu, q_cap, error_rate, at;
+  int32_t *load;        /* per shard: attempts it holds (in service and queued), for the router */
+  int64_t inflight;     /* their sum */
+  int32_t codel_target, codel_interval; /* ticks; codel_target -1: off */
   int32_t queued, first_edge, n_edges; /* its calls: edges[first_edge ..] by stage */
   int32_t last_stage;
   int32_t bo_on;        /* in a brownout now */
@@ -161,6 +172,7 @@ void eng_graph_destroy(eng_graph_run *g) {
   if (!g) return;
   for (int k = 0; k <= ENG_MAX_SERVICES; k++) {
     free(g->svc[k].sh);
+    free(g->svc[k].load);
     free(g->svc[k].tr);
     eng_ring_free(&g->svc[k].ring);
   }
@@ -248,8 +260,17 @@ static int service_prepare(eng_graph_run *g, int k, const eng_service *s, uint64
   const eng_config *c = g->c;
   v->cfg = s;
   v->sh = realloc(v->sh, (size_t)s->shards * sizeof *v->sh);
-  if (!v->sh) return -1;
-  for (int32_t i = 0; i < s->shards; i++) v->sh[i] = (g_shard){GNIL, GNIL, 0, 0};
+  free(v->load);
+  v->load = calloc((size_t)s->shards, sizeof *v->load);
+  if (!v->sh || !v->load) return -1;
+  v->inflight = 0;
+  for (int32_t i = 0; i < s->shards; i++) {
+    v->sh[i] = (g_shard){.qhead = GNIL, .qtail = GNIL};
+    eng_codel_init(&v->sh[i].codel);
+    eng_codel_folly_init(&v->sh[i].folly);
+  }
+  v->codel_target = isinf(s->codel_target_ms) ? -1 : (int32_t)floor(s->codel_target_ms / c->tick_ms + 0.5);
+  v->codel_interval = ticks_of(c, s->codel_interval_ms);
   if (eng_ring_build(&v->ring, s->shards, s->vnodes, NULL, (uint32_t)(seed >> 7) + (uint32_t)k))
     return -1;
   v->mean_ticks = s->service_mean_ms / c->tick_ms;
@@ -404,28 +425,70 @@ static void work_begin(eng_graph_run *g, uint32_t a, int32_t d) {
  * attempt (or one dropped for its passed deadline), the caller hears. */
 static void att_finish(eng_graph_run *g, uint32_t a, int ok);
 
+/* The queued attempt shard serves next: the oldest (fifo), the newest
+ * (lifo, or adaptive_lifo once the queue is that long), off the queue. */
+static uint32_t queue_take(eng_graph_run *g, const g_service *v, g_shard *s) {
+  const eng_service *cfg = v->cfg;
+  int newest = cfg->queue_discipline == ENG_QUEUE_LIFO ||
+               (cfg->queue_discipline == ENG_QUEUE_ADAPTIVE_LIFO &&
+                s->qlen >= cfg->adaptive_lifo_threshold);
+  uint32_t a = newest ? s->qtail : s->qhead;
+  g_att *x = &g->at[a];
+  if (x->prev == GNIL) s->qhead = x->next;
+  else g->at[x->prev].next = x->next;
+  if (x->next == GNIL) s->qtail = x->prev;
+  else g->at[x->next].prev = x->prev;
+  s->qlen--;
+  return a;
+}
+
+/* Whether controlled delay sheds an attempt that waited delay ticks. */
+static int codel_sheds(const g_service *v, g_shard *s, int32_t now, int32_t delay) {
+  if (v->codel_target < 0) return 0;
+  switch (v->cfg->codel_variant) {
+  case ENG_CODEL_RFC8289:
+    return eng_codel_rfc8289_shed(&s->codel, now, delay, s->qlen, v->codel_target,
+                                  v->codel_interval);
+  case ENG_CODEL_FOLLY:
+    return eng_codel_folly_shed(&s->folly, now, delay, v->codel_target, v->codel_interval);
+  default: return eng_codel_fas_shed(&s->codel, now, delay, v->codel_target, v->codel_interval);
+  }
+}
+
+/* Attempt a leaves its service unserved: its caller hears an overload
+ * error at once (shed_reply = error), or nothing until its timeout. */
+static void att_shed(eng_graph_run *g, g_service *v, uint32_t a) {
+  g_att *x = &g->at[a];
+  if (v->cfg->shed_reply == ENG_SHED_SILENT && x->waited) x->state = ST_SILENT;
+  else att_reply(g, a, 0);
+}
+
 static void shard_next(eng_graph_run *g, g_service *v, uint32_t shard) {
   g_shard *s = &v->sh[shard];
   while (s->busy < v->cfg->workers && s->qhead != GNIL) {
-    uint32_t a = s->qhead;
+    uint32_t a = queue_take(g, v, s);
     g_att *x = &g->at[a];
-    s->qhead = x->next;
-    if (s->qhead == GNIL) s->qtail = GNIL;
-    s->qlen--;
     v->queued--;
-    if (x->cancelled) { /* a hedge its caller cancelled: dropped, not counted */
-      att_reply(g, a, 0);
-      continue;
-    }
-    if (v->cfg->deadline_drop && x->deadline <= g->now) {
+    int shed = x->cancelled; /* a hedge its caller cancelled: dropped, not counted */
+    if (!shed && v->cfg->deadline_drop && x->deadline <= g->now) {
       v->sum.dropped++;
-      att_reply(g, a, 0);
+      shed = 1;
+    } else if (!shed && codel_sheds(v, s, g->now, g->now - x->sent)) {
+      v->sum.shed++;
+      shed = 1;
+    }
+    if (shed) {
+      v->load[shard]--;
+      v->inflight--;
+      if (x->cancelled) att_reply(g, a, 0);
+      else att_shed(g, v, a);
       continue;
     }
     s->busy++;
     int32_t d = work_ticks(g, v, shard);
     work_begin(g, a, d);
   }
+  if (s->qhead == GNIL) eng_codel_idle(&s->codel);
 }
 
 static void att_finish(eng_graph_run *g, uint32_t a, int ok) {
@@ -438,6 +501,8 @@ static void att_finish(eng_graph_run *g, uint32_t a, int ok) {
   }
   uint32_t shard = x->shard;
   v->sh[shard].busy--;
+  v->load[shard]--;
+  v->inflight--;
   if (ok && v->error_rate > 0 && eng_rng_uniform(&g->rng) < v->error_rate) ok = 0;
   if (!ok) v->sum.errors++;
   att_reply(g, a, ok);
@@ -467,14 +532,16 @@ static void call_end(eng_graph_run *g, uint32_t ci, int ok) {
    * hedge_cancel drops the queued ones. A half-open breaker's probe among
    * them gives its permit back; Envoy frees the retries they held. */
   const g_edge *e = &g->edge[c->edge];
-  for (uint32_t a = c->copies; a != GNIL; a = g->at[a].sib) {
+  for (uint32_t a = c->copies, next; a != GNIL; a = next) {
     g_att *x = &g->at[a];
+    next = x->sib;
     x->waited = 0;
     x->cancelled = (uint8_t)e->cfg->hedge_cancel;
     attempt_over(e, c->client);
     if (e->brk) eng_breaker_release(edge_breaker(e, c->client, x->shard), x->sent);
     if (e->lim_kind == ENG_LIMITER_ENVOY && x->try_no > 1)
       eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, 1, 0);
+    if (x->state == ST_SILENT) att_free(g, a); /* shed unanswered: nobody waits for it now */
   }
   if (!ok) g->svc[g->edge[c->edge].cfg->to].sum.failed_calls++;
   call_free(g, ci);
@@ -598,8 +665,20 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
       return;
     }
   }
-  int32_t pt = eng_ring_find(&v->ring, c->keyhash);
-  uint32_t shard = v->ring.points[pt].shard;
+  uint32_t shard;
+  if (isinf(v->cfg->capacity_factor)) {
+    shard = v->ring.points[eng_ring_find(&v->ring, c->keyhash)].shard;
+  } else {
+    eng_route rt = eng_router_route(&v->ring, v->load, v->inflight, c->keyhash,
+                                    v->cfg->capacity_factor, NULL);
+    if (rt.shard < 0) { /* every shard at its bounded-load cap */
+      c->tries++;
+      v->sum.rejected++;
+      call_failed(g, ci, ENG_FAIL_ROUTER, c->tries);
+      return;
+    }
+    shard = (uint32_t)rt.shard;
+  }
   c->tries++;
   if (e->live && e->live[c->client] >= e->max_live) {
     /* the client's own concurrency limit (Envoy's max_requests) fails it at once */
@@ -665,6 +744,8 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   uint32_t cgen = c->gen;
   if (ce->hedge_attempts > 1 && e->hedge_delay > 0)
     event_add(g, EV_HEDGE, ci, c->gen, c->tries, g->now + e->hedge_delay);
+  v->load[shard]++;
+  v->inflight++;
   if (s->busy < v->cfg->workers) {
     s->busy++;
     int32_t d = work_ticks(g, v, shard);
@@ -674,6 +755,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   }
   x->state = ST_QUEUED;
   x->next = GNIL;
+  x->prev = s->qtail;
   if (s->qhead == GNIL) s->qhead = a;
   else g->at[s->qtail].next = a;
   s->qtail = a;
@@ -828,7 +910,9 @@ static void on_event(eng_graph_run *g, const g_event *e) {
     copy_unlink(g, c, e->id); /* it goes on at its server; its answer is wasted */
     attempt_over(ed, c->client);
     if (ed->brk) attempt_heard(g, ed, c->client, x->shard, x->sent, 0);
-    call_failed(g, ci, ENG_FAIL_TIMEOUT, x->try_no);
+    int try_no = x->try_no;
+    if (x->state == ST_SILENT) att_free(g, e->id); /* shed unanswered: heard of only now */
+    call_failed(g, ci, ENG_FAIL_TIMEOUT, try_no);
     return;
   }
   g_call *c = &g->cl[e->id];

@@ -48,6 +48,13 @@ static const mirror service_keys[] = {
     {"brownout", SOFF(brownout)},
     {"brownout_factor", SOFF(brownout_factor)},
     {"brownout_shard", SOFF(brownout_shard)},
+    {"queue_discipline", SOFF(queue_discipline)},
+    {"adaptive_lifo_threshold", SOFF(adaptive_lifo_threshold)},
+    {"codel_target_ms", SOFF(codel_target_ms)},
+    {"codel_interval_ms", SOFF(codel_interval_ms)},
+    {"codel_variant", SOFF(codel_variant)},
+    {"shed_reply", SOFF(shed_reply)},
+    {"capacity_factor", SOFF(capacity_factor)},
 };
 
 /* The client policy an edge has. */
@@ -210,6 +217,13 @@ static void service_defaults(eng_service *s, const char *name) {
   s->vnodes = d.vnodes;
   s->brownout_factor = d.brownout_factor;
   s->brownout_shard = d.brownout_shard;
+  s->queue_discipline = d.queue_discipline;
+  s->adaptive_lifo_threshold = d.adaptive_lifo_threshold;
+  s->codel_target_ms = d.codel_target_ms;
+  s->codel_interval_ms = d.codel_interval_ms;
+  s->codel_variant = d.codel_variant;
+  s->shed_reply = d.shed_reply;
+  s->capacity_factor = d.capacity_factor;
 }
 
 static void edge_defaults(eng_call_edge *e, int from, int to, int stage) {
@@ -495,6 +509,13 @@ int eng__graph_validate(const eng_config *c, char *err, size_t errlen) {
     if (s->brownout.count && s->brownout_shard >= s->shards) {
       seterr(err, errlen, "%s.brownout_shard: %d is not a shard (%s.shards = %d)", s->name,
              s->brownout_shard, s->name, s->shards);
+      return -1;
+    }
+    if (s->service_dist == ENG_SERVICE_EMPIRICAL) {
+      seterr(err, errlen,
+             "%s.service = empirical: a service behind the front takes exponential, "
+             "deterministic or lognormal work (a histogram is the front's, service_histogram)",
+             s->name);
       return -1;
     }
   }

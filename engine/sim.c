@@ -102,12 +102,9 @@ typedef struct shard {
   uint32_t qhead, qtail;
   int32_t qlen, busy;
   double speed;                   /* service rate now: 1 healthy, brownout_factor, 0 stalled */
-  int32_t codel_first_above;      /* tick the queue delay must stay above target until */
-  int32_t codel_count, codel_lastcount; /* RFC 8289: drops in this dropping state, and the last */
-  double codel_drop_next;         /* RFC 8289: tick of the next drop while dropping */
+  eng_codel codel;                /* controlled delay (codel_variant fail_at_scale, rfc8289) */
   uint16_t epoch;
   uint8_t crashed;
-  uint8_t codel_dropping;
   uint8_t profiled;               /* the brownout shard: service follows its speed profile */
   int64_t admitted;
 } shard;
@@ -663,41 +660,6 @@ static __attribute__((noinline)) void attempt_shed(eng_run *r, uint32_t i) {
   /* shed_reply = silent: the client learns at its timeout, as with a real drop */
 }
 
-/* RFC 8289's dequeue decision for the head attempt, sojourn `delay`: it may
- * be dropped once the sojourn has stayed at or above the target for an
- * interval (and more than one attempt waits, the RFC's "more than one
- * packet"); while dropping, the next drop comes interval / sqrt(count) after
- * the last, so drops speed up for as long as the standing queue lasts. */
-static __attribute__((noinline)) int codel_rfc8289(eng_run *r, shard *s, int32_t delay) {
-  int ok = 0;
-  if (delay < r->codel_target || s->qlen < 1) {
-    s->codel_first_above = -1;
-  } else if (s->codel_first_above < 0) {
-    s->codel_first_above = r->now + r->codel_interval;
-  } else if (r->now >= s->codel_first_above) {
-    ok = 1;
-  }
-  double interval = (double)r->codel_interval;
-  if (s->codel_dropping) {
-    if (!ok) {
-      s->codel_dropping = 0;
-      return 0;
-    }
-    if (r->now < s->codel_drop_next) return 0;
-    s->codel_count++;
-    s->codel_drop_next += interval / sqrt((double)s->codel_count);
-    return 1;
-  }
-  if (!ok) return 0;
-  s->codel_dropping = 1;
-  int32_t delta = s->codel_count - s->codel_lastcount;
-  s->codel_count = 1;
-  if (delta > 1 && r->now - s->codel_drop_next < 16 * interval) s->codel_count = delta;
-  s->codel_drop_next = r->now + interval / sqrt((double)s->codel_count);
-  s->codel_lastcount = s->codel_count;
-  return 1;
-}
-
 /* folly's Codel (codel.h) is asked for every attempt that starts service,
  * with the ticks it waited. */
 static inline int codel_folly(eng_run *r, shard *s, int32_t delay) {
@@ -717,25 +679,11 @@ static int shard_should_shed(eng_run *r, shard *s, const attempt *a) {
   }
   if (r->codel_target < 0) return 0;
   int32_t delay = r->now - a->sent;
-  if (r->cfg->codel_variant == ENG_CODEL_RFC8289) return codel_rfc8289(r, s, delay);
+  if (r->cfg->codel_variant == ENG_CODEL_RFC8289)
+    return eng_codel_rfc8289_shed(&s->codel, r->now, delay, s->qlen, r->codel_target,
+                                  r->codel_interval);
   if (r->cfg->codel_variant == ENG_CODEL_FOLLY) return codel_folly(r, s, delay);
-  /* Fail at Scale's variant: after an interval of standing queue, shed all
-   * stale work (no control law spacing the drops). */
-  if (delay < r->codel_target) {
-    s->codel_first_above = -1;
-    s->codel_dropping = 0;
-    return 0;
-  }
-  if (s->codel_dropping) return 1;
-  if (s->codel_first_above < 0) {
-    s->codel_first_above = r->now + r->codel_interval;
-    return 0;
-  }
-  if (r->now >= s->codel_first_above) {
-    s->codel_dropping = 1;
-    return 1;
-  }
-  return 0;
+  return eng_codel_fas_shed(&s->codel, r->now, delay, r->codel_target, r->codel_interval);
 }
 
 static inline void shard_start(eng_run *r, shard *s, uint32_t i);
@@ -764,10 +712,7 @@ static void shard_pump(eng_run *r, shard *s) {
     }
     shard_start(r, s, i);
   }
-  if (s->qhead == NIL) {
-    s->codel_first_above = -1;
-    s->codel_dropping = 0;
-  }
+  if (s->qhead == NIL) eng_codel_idle(&s->codel);
 }
 
 static void front_start(eng_run *r, shard *s, uint32_t i, int32_t d);
@@ -855,8 +800,7 @@ static void on_complete(eng_run *r, uint32_t i) {
   if (s->qhead != NIL) {
     shard_pump(r, s);
   } else {
-    s->codel_first_above = -1;
-    s->codel_dropping = 0;
+    eng_codel_idle(&s->codel);
   }
 }
 
@@ -2231,7 +2175,8 @@ static int run_prepare(eng_run *r, const eng_config *c, uint64_t seed, char *err
       ensure((void **)&r->excluded, &r->excluded_cap, ns, 1))
     goto oom;
   for (size_t k = 0; k < ns; k++) {
-    r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .speed = 1, .codel_first_above = -1};
+    r->sh[k] = (shard){.qhead = NIL, .qtail = NIL, .speed = 1};
+    eng_codel_init(&r->sh[k].codel);
     r->loads[k] = 0;
     r->healthy[k] = 1;
     r->excluded[k] = 0;

@@ -122,6 +122,7 @@ bad "db does not call mid" "db->mid.max_retries=1"
 bad "a call edge has timeout_ms" "mid->db.crash=100+100"
 bad "db.brownout_shard: 20 is not a shard" "db.brownout=100+100" "db.brownout_shard=20"
 bad "db.brownout: window" "db.brownout=2900+200"
+bad "db.service = empirical: a service behind the front" "db.service=empirical"
 printf '[service]\nworkers = 2\n' >noname.ini
 expect_exit 2 "$BIN" run noname.ini -o noname.h5
 expect_in "$T/err" "[service] needs its name"

@@ -314,6 +314,52 @@ static void edge_hedging_follows_grpc(void **state) {
              (long long)v[1].retries, (long long)unthrottled);
 }
 
+/* A downstream service serves its queue as the front does. db (one shard,
+ * one worker, 10 ms a call) gets 150 calls/s, each given up after 30 ms:
+ * served oldest first, nearly every attempt waits past its caller's
+ * timeout; newest first (lifo, or adaptive_lifo past a queue of 2), most
+ * are answered in time. Controlled delay sheds the standing queue instead;
+ * with shed_reply = silent the caller hears of each shed attempt only at
+ * its timeout. */
+static void downstream_queue_disciplines(void **state) {
+  (void)state;
+  const char *base = "surge=none;brownout=none;rate_rps=150;horizon_ms=4000;timeout_ms=1e6;"
+                     "max_retries=0;api.calls=db;db.shards=1;db.workers=1;"
+                     "db.service=deterministic;db.service_mean_ms=10;api->db.timeout_ms=30;"
+                     "api->db.max_retries=0;";
+  char sets[1024];
+  eng_service_summary v[2];
+  eng_summary s;
+  snprintf(sets, sizeof sets, "%s", base);
+  run(sets, v, 2, &s);
+  int64_t fifo = v[1].successes;
+  snprintf(sets, sizeof sets, "%sdb.queue_discipline=lifo", base);
+  run(sets, v, 2, &s);
+  int64_t lifo = v[1].successes;
+  snprintf(sets, sizeof sets, "%sdb.queue_discipline=adaptive_lifo;db.adaptive_lifo_threshold=2",
+           base);
+  run(sets, v, 2, &s);
+  int64_t adaptive = v[1].successes;
+  if (fifo * 4 > v[1].calls || lifo < 2 * fifo || adaptive < 2 * fifo)
+    fail_msg("answered in time of %lld calls: fifo %lld, lifo %lld, adaptive_lifo %lld",
+             (long long)v[1].calls, (long long)fifo, (long long)lifo, (long long)adaptive);
+  snprintf(sets, sizeof sets, "%sdb.codel_target_ms=5;db.codel_interval_ms=50", base);
+  run(sets, v, 2, &s);
+  assert_true(v[1].shed > v[1].calls / 4);
+  if (v[1].successes < 2 * fifo)
+    fail_msg("controlled delay answered %lld in time, fifo alone %lld", (long long)v[1].successes,
+             (long long)fifo);
+  int64_t timeouts_error = v[1].timeouts;
+  snprintf(sets, sizeof sets, "%sdb.codel_target_ms=5;db.codel_interval_ms=50;db.shed_reply=silent",
+           base);
+  run(sets, v, 2, &s);
+  /* each attempt shed silently times out at its caller (but those the
+   * horizon cuts short); shed with an error, it fails at once instead */
+  if (v[1].timeouts < v[1].shed - 5 || timeouts_error >= v[1].timeouts)
+    fail_msg("shed silently: %lld timeouts for %lld shed (%lld with errors)",
+             (long long)v[1].timeouts, (long long)v[1].shed, (long long)timeouts_error);
+}
+
 /* A service's series in rows of several ticks (what a result file at
  * record = every=MS stores): counts sum the row's ticks, the queue holds
  * its last tick's depth, and the front's rows are its own metrics. */
@@ -384,6 +430,8 @@ static void settings_by_name(void **state) {
   assert_string_equal(buf, "2");
   assert_true(eng_config_get_number(&c, "store.workers") == 3);
   assert_true(eng_settings_find("store.service_mean_ms") != NULL);
+  assert_true(eng_settings_find("store.codel_target_ms") != NULL);
+  assert_true(eng_settings_find("store.capacity_factor") != NULL);
   assert_true(eng_settings_find("api->store.fanout") != NULL);
   assert_true(eng_settings_find("api->store.hedge_attempts") != NULL);
   assert_null(eng_settings_find("api->store.crash"));      /* a fault is no edge's */
@@ -397,7 +445,7 @@ static void settings_by_name(void **state) {
   eng_config before = c;
   assert_int_not_equal(eng_config_set(&c, "store->api.max_retries", "1", err, sizeof err), 0);
   assert_non_null(strstr(err, "does not call"));
-  assert_int_not_equal(eng_config_set(&c, "store.codel_target_ms", "5", err, sizeof err), 0);
+  assert_int_not_equal(eng_config_set(&c, "store.crash", "100+100", err, sizeof err), 0);
   assert_int_not_equal(eng_config_set(&c, "newsvc.workers", "0", err, sizeof err), 0);
   assert_int_not_equal(eng_config_set(&c, "1bad.workers", "2", err, sizeof err), 0);
   assert_int_not_equal(eng_config_set(&c, "api.calls", "store, store", err, sizeof err), 0);
@@ -426,6 +474,7 @@ int main(void) {
       cmocka_unit_test(edge_breakers_open_and_probe),
       cmocka_unit_test(edge_concurrency_limit_holds),
       cmocka_unit_test(edge_hedging_follows_grpc),
+      cmocka_unit_test(downstream_queue_disciplines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
