@@ -271,7 +271,8 @@ static json_t *services_json(const eng_run *run) {
     } counts[] = {{"calls_in", v.calls},       {"attempts", v.attempts},
                   {"retries", v.retries},      {"successes", v.successes},
                   {"errors", v.errors},        {"rejected", v.rejected},
-                  {"dropped", v.dropped},      {"timeouts", v.timeouts},
+                  {"dropped", v.dropped},      {"shed", v.shed},
+                  {"lost", v.lost},            {"timeouts", v.timeouts},
                   {"wasted", v.wasted},        {"budget_refused", v.budget_refused},
                   {"breaker_refused", v.breaker_refused}, {"failed_calls", v.failed_calls}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
@@ -304,6 +305,8 @@ static void print_services(const eng_run *run) {
            (long long)v.successes, (long long)v.errors, (long long)v.timeouts,
            (long long)v.rejected, (long long)v.dropped, (long long)v.budget_refused);
     if (v.breaker_refused) printf(", %lld refused by breakers", (long long)v.breaker_refused);
+    if (v.shed) printf(", %lld shed", (long long)v.shed);
+    if (v.lost) printf(", %lld lost", (long long)v.lost);
     if (!isnan(v.work_ms))
       printf("; %.3g ms of work per user request, workers %.1f%% busy", v.work_ms,
              100 * v.busy_share);

@@ -953,7 +953,10 @@ static void faults_extent(const eng_config *c, double *first, double *last) {
   windows_extent(&c->crash, first, last);
   windows_extent(&c->outage, first, last);
   windows_extent(&c->hot_key, first, last);
-  for (int k = 0; k < c->graph.n_services; k++) windows_extent(&c->graph.svc[k].brownout, first, last);
+  for (int k = 0; k < c->graph.n_services; k++) {
+    windows_extent(&c->graph.svc[k].brownout, first, last);
+    windows_extent(&c->graph.svc[k].outage, first, last);
+  }
 }
 
 double eng_config_fault_clear_ms(const eng_config *c) {

@@ -712,7 +712,8 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   int32_t expiry = e->timeout == NO_TICK ? NO_TICK : g->now + e->timeout;
   if (c->deadline < expiry) expiry = c->deadline;
   g_shard *s = &v->sh[shard];
-  if (s->busy >= v->cfg->workers && s->qlen >= v->q_cap) {
+  int lost = v->cfg->outage.count && in_window(&v->cfg->outage, (double)g->now * g->c->tick_ms);
+  if (!lost && s->busy >= v->cfg->workers && s->qlen >= v->q_cap) {
     v->sum.rejected++;
     if (e->brk) attempt_heard(g, e, c->client, shard, g->now, 0);
     call_failed(g, ci, ENG_FAIL_REJECTED, c->tries);
@@ -744,6 +745,12 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   uint32_t cgen = c->gen;
   if (ce->hedge_attempts > 1 && e->hedge_delay > 0)
     event_add(g, EV_HEDGE, ci, c->gen, c->tries, g->now + e->hedge_delay);
+  if (lost) { /* an outage: nobody answers; its caller learns at its timeout */
+    v->sum.lost++;
+    x->state = ST_SILENT;
+    if (hedge_now) call_hedge(g, ci);
+    return;
+  }
   v->load[shard]++;
   v->inflight++;
   if (s->busy < v->cfg->workers) {

@@ -48,6 +48,7 @@ static const mirror service_keys[] = {
     {"brownout", SOFF(brownout)},
     {"brownout_factor", SOFF(brownout_factor)},
     {"brownout_shard", SOFF(brownout_shard)},
+    {"outage", SOFF(outage)},
     {"queue_discipline", SOFF(queue_discipline)},
     {"adaptive_lifo_threshold", SOFF(adaptive_lifo_threshold)},
     {"codel_target_ms", SOFF(codel_target_ms)},
@@ -217,6 +218,7 @@ static void service_defaults(eng_service *s, const char *name) {
   s->vnodes = d.vnodes;
   s->brownout_factor = d.brownout_factor;
   s->brownout_shard = d.brownout_shard;
+  s->outage = d.outage;
   s->queue_discipline = d.queue_discipline;
   s->adaptive_lifo_threshold = d.adaptive_lifo_threshold;
   s->codel_target_ms = d.codel_target_ms;
@@ -500,12 +502,15 @@ int eng__graph_validate(const eng_config *c, char *err, size_t errlen) {
       seterr(err, errlen, "service '%s' is never called: list it in a calls setting", s->name);
       return -1;
     }
-    for (int i = 0; i < s->brownout.count; i++)
-      if (s->brownout.w[i].start_ms + s->brownout.w[i].duration_ms > c->horizon_ms) {
-        seterr(err, errlen, "%s.brownout: window %g+%g ends after the horizon (horizon_ms = %g)",
-               s->name, s->brownout.w[i].start_ms, s->brownout.w[i].duration_ms, c->horizon_ms);
-        return -1;
-      }
+    const eng_windows *fw[2] = {&s->brownout, &s->outage};
+    for (int f = 0; f < 2; f++)
+      for (int i = 0; i < fw[f]->count; i++)
+        if (fw[f]->w[i].start_ms + fw[f]->w[i].duration_ms > c->horizon_ms) {
+          seterr(err, errlen, "%s.%s: window %g+%g ends after the horizon (horizon_ms = %g)",
+                 s->name, f ? "outage" : "brownout", fw[f]->w[i].start_ms,
+                 fw[f]->w[i].duration_ms, c->horizon_ms);
+          return -1;
+        }
     if (s->brownout.count && s->brownout_shard >= s->shards) {
       seterr(err, errlen, "%s.brownout_shard: %d is not a shard (%s.shards = %d)", s->name,
              s->brownout_shard, s->name, s->shards);

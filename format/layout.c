@@ -29,7 +29,8 @@ static const char *const wide_names[FMT_WIDE_COUNT] = {
 
 static const char *const service_fields[FMT_SERVICE_FIELDS] = {
     "outcome", "recovery_ms", "calls",          "attempts",     "retries",
-    "successes", "errors",    "rejected",       "dropped",      "shed",     "timeouts",
+    "successes", "errors",    "rejected",       "dropped",      "shed",     "lost",
+    "timeouts",
     "wasted",  "budget_refused", "breaker_refused", "failed_calls", "peak_queue",
     "busy_ppm"};
 
@@ -47,7 +48,7 @@ void fmt_service_fields(const eng_service_summary *s, int32_t out[FMT_SERVICE_FI
   const double v[FMT_SERVICE_FIELDS] = {
       (double)s->outcome,  s->recovery_ms,       (double)s->calls,    (double)s->attempts,
       (double)s->retries,  (double)s->successes, (double)s->errors,   (double)s->rejected,
-      (double)s->dropped,  (double)s->shed,      (double)s->timeouts,  (double)s->wasted,   (double)s->budget_refused,
+      (double)s->dropped,  (double)s->shed,      (double)s->lost,     (double)s->timeouts,  (double)s->wasted,   (double)s->budget_refused,
       (double)s->breaker_refused, (double)s->failed_calls, s->peak_queue, s->busy_share * 1e6};
   for (int i = 0; i < FMT_SERVICE_FIELDS; i++) out[i] = field_i32(v[i]);
 }

@@ -360,6 +360,24 @@ static void downstream_queue_disciplines(void **state) {
              (long long)v[1].timeouts, (long long)v[1].shed, (long long)timeouts_error);
 }
 
+/* An outage of db for 1 s: every attempt sent to it then is lost and
+ * times out at its caller (20 ms, 2 retries), so the calls made during it
+ * (300/s) fail and the rest succeed; clearance counts db's window. */
+static void downstream_outage_loses_attempts(void **state) {
+  (void)state;
+  eng_service_summary v[2];
+  eng_summary s;
+  run(QUIET "max_retries=0;api.calls=db;db.service=deterministic;db.service_mean_ms=1e-6;"
+            "db.outage=1000+1000;api->db.timeout_ms=20;api->db.max_retries=2",
+      v, 2, &s);
+  assert_true(v[1].lost > 0);
+  assert_int_equal(v[1].timeouts, v[1].lost);
+  assert_int_equal(v[1].successes + v[1].failed_calls, v[1].calls);
+  if (v[1].failed_calls < 240 || v[1].failed_calls > 360)
+    fail_msg("%lld calls failed in a 1 s outage at 300 calls/s", (long long)v[1].failed_calls);
+  assert_true(s.clear_ms == 2000);
+}
+
 /* A service's series in rows of several ticks (what a result file at
  * record = every=MS stores): counts sum the row's ticks, the queue holds
  * its last tick's depth, and the front's rows are its own metrics. */
@@ -475,6 +493,7 @@ int main(void) {
       cmocka_unit_test(edge_concurrency_limit_holds),
       cmocka_unit_test(edge_hedging_follows_grpc),
       cmocka_unit_test(downstream_queue_disciplines),
+      cmocka_unit_test(downstream_outage_loses_attempts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

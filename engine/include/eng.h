@@ -151,6 +151,7 @@ typedef struct eng_service_summary {
   int64_t dropped;          /* dropped unserved, their deadline passed (deadline_drop) */
   int64_t shed;             /* shed unserved by controlled delay (codel_target_ms) */
   int64_t timeouts;         /* attempts their callers gave up at a timeout or deadline */
+  int64_t lost;             /* attempts lost to an outage (their callers time out) */
   int64_t wasted;           /* work finished after its caller gave up */
   int64_t budget_refused;   /* retries the callers' retry limiters refused (and sre_adaptive's
                                local refusals) */

@@ -144,6 +144,7 @@ typedef struct eng_service {
   double at;               /* share of its own work done before its calls (0: calls first) */
   eng_windows brownout;    /* slowed to brownout_factor (the shard brownout_shard, or all: -1) */
   double brownout_factor;
+  eng_windows outage;      /* attempts sent to it are lost (their callers time out) */
   int32_t queue_discipline, codel_variant, shed_reply; /* the front's meanings */
   double adaptive_lifo_threshold, codel_target_ms, codel_interval_ms;
   double capacity_factor;  /* bounded-load routing over its shards; inf: plain hashing */

@@ -95,7 +95,7 @@ int32_t fmt_wide_rows(fmt_wide w, int32_t rows);
  * time in whole ms (-1: not recovered), the counts (saturating at
  * INT32_MAX), the peak queue, and the busy share in parts per million (-1
  * for the front, whose work is not timed apart). */
-#define FMT_SERVICE_FIELDS 17
+#define FMT_SERVICE_FIELDS 18
 const char *fmt_service_field_name(int i);
 void fmt_service_fields(const eng_service_summary *s, int32_t out[FMT_SERVICE_FIELDS]);
 
