@@ -923,6 +923,11 @@ static json_t *point_json(const fmt_results *r, const ana_summary *s, const ana_
 
 void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *s,
                             const char *recommendation) {
+  json_t *root = ana_summary_json(r, s, recommendation);
+  if (root) ana_json_print(out, root, 0);
+}
+
+json_t *ana_summary_json(const fmt_results *r, const ana_summary *s, const char *recommendation) {
   const size_t nbins = ANA_HISTOGRAM_BINS;
   double hhi = ana_histogram_range(r);
   json_t *root = json_object();
@@ -983,5 +988,5 @@ void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *
   }
   json_object_set_new(root, "effects", effects);
   if (recommendation) json_object_set_new(root, "recommendation", ana_json_text(recommendation));
-  ana_json_print(out, root, 0);
+  return root;
 }

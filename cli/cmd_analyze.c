@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "fmt_outfile.h"
 #include "refine_eval.h"
+#include "services.h"
 #include "textsafe.h"
 
 
@@ -334,11 +335,20 @@ int cmd_analyze(int argc, char **argv) {
   long chosen;
   char *text = recommendation_make(&o, &r, &s, refined ? &v : NULL, &rec, &chosen);
   char err[1024];
+  ana_services svc;
+  if (ana_services_compute(&svc, &r, &s, err, sizeof err)) {
+    /* the front's figures stand without them */
+    fprintf(stderr, "stormsweep analyze: warning: no per-service figures: %s\n", err);
+    memset(&svc, 0, sizeof svc);
+  }
   if (o.json) {
-    ana_summary_print_json(stdout, &r, &s, text);
+    json_t *root = ana_summary_json(&r, &s, text);
+    if (root && r.services) json_object_set_new(root, "services", ana_services_json(&r, &s, &svc));
+    if (root) ana_json_print(stdout, root, 0);
   } else {
     file_header(stdout, &r);
     ana_summary_print_table(stdout, &r, &s);
+    ana_services_print_table(stdout, &r, &s, &svc);
     ana_summary_print_effects(stdout, &r, &s);
     printf("\nRecommendation:\n");
     ana_term_fputs(stdout, text ? text : "(out of memory)\n", 1);
@@ -356,6 +366,7 @@ int cmd_analyze(int argc, char **argv) {
     }
   }
   free(text);
+  ana_services_free(&svc);
   ana_reco_free(&rec);
   if (refined) ana_refined_free(&v);
   ana_summary_free(&s);

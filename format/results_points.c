@@ -288,6 +288,9 @@ void fmt__rr_sweep_apply(fmt_results *r, const char *text) {
   if (sw.base.graph.n_services) {
     r->services = sw.base.graph.n_services + 1;
     snprintf(r->front, sizeof r->front, "%s", sw.base.graph.front);
+    for (int32_t k = 0; k < r->services; k++)
+      snprintf(r->service_names[k], ENG_NAME_MAX, "%s",
+               k ? sw.base.graph.svc[k - 1].name : sw.base.graph.front);
   }
   /* Labels only when the stored grid is the table's grid. */
   int same_axes = sw.n_axes == r->n_axes;

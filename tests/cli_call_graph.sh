@@ -242,7 +242,45 @@ fi
 h5dump -a /sweep_text j1.h5 | grep -q 'mid->db.timeout_ms = 40' || fail "sweep_text lacks the call's settings"
 expect_exit 0 "$BIN" analyze j1.h5
 expect_in "$T/out" "mid->db.max_retries"
+expect_in "$T/out" "Per service (a call graph"
 expect_in "$T/out" "a call graph of 4 services: every figure below is the front service api's"
+# the per-service figures agree with the front's own: its chain link is the summary's
+# amplification, its bad runs the summary's
+expect_exit 0 "$BIN" analyze j1.h5 --json
+python3 - "$T/out" <<'PYEOF' || fail "analyze --json services"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["services"]["names"] == ["api", "mid", "cache", "db"], d["services"]["names"]
+pts = {p["point"]: p for p in d["points"]}
+for p in d["services"]["points"]:
+    front = p["services"][0]
+    s = pts[p["point"]]
+    assert front["runs"] == s["runs"], (front, s["runs"])
+    assert abs(front["amplification"] - s["amplification"]["mean"]) < 1e-9, (front, s["amplification"])
+    assert front["bad"] == s["bad"], (front["bad"], s["bad"])
+    assert len(p["services"]) == 4 and all(x["runs"] == 3 for x in p["services"])
+PYEOF
 expect_exit 0 "$BIN" recommend j1.h5
+# a file whose per-service datasets were tampered with: the front's figures stand, the
+# per-service ones are refused with a warning naming what is wrong
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+  cp j1.h5 bad-fields.h5
+  cp j1.h5 bad-shape.h5
+  /usr/bin/python3 - bad-fields.h5 bad-shape.h5 <<'PYEOF' || fail "tampering with the per-service datasets"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    del f["ticks/service_field"]
+    f["ticks"].create_dataset("service_field", data=np.array(["outcome"] * 18, dtype=object),
+                              dtype=h5py.string_dtype("ascii"))
+with h5py.File(sys.argv[2], "r+") as f:
+    del f["ticks/service_summary"]
+    f["ticks"].create_dataset("service_summary", data=np.zeros((2, 18, 4), dtype="i4"))
+PYEOF
+  expect_exit 0 "$BIN" analyze bad-fields.h5
+  expect_in "$T/err" "has no field 'attempts'"
+  expect_in "$T/out" "Recommendation:"
+  expect_exit 0 "$BIN" analyze bad-shape.h5
+  expect_in "$T/err" "with a row for every run"
+fi
 [ "$failures" -eq 0 ] || { echo "cli_call_graph: $failures failure(s)" >&2; exit 1; }
 echo "cli_call_graph: ok"

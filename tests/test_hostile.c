@@ -36,6 +36,7 @@
 #include <hdf5.h>
 
 #include "ana.h"
+#include "services.h"
 #include "testutil.h"
 
 /* ASan reads this at start-up (ignored without ASan). */
@@ -220,6 +221,12 @@ static void analyse_fully(const char *path) {
   assert_non_null(null);
   ana_summary_print_table(null, &r, &s);
   ana_summary_print_effects(null, &r, &s);
+  ana_services svc;
+  if (ana_services_compute(&svc, &r, &s, err, sizeof err) == 0) {
+    ana_services_print_table(null, &r, &s, &svc);
+    json_decref(ana_services_json(&r, &s, &svc));
+    ana_services_free(&svc);
+  }
   ana_reco rec;
   ana_reco_opts ro = {0.01, 0.99};
   assert_int_equal(ana_recommend(&rec, &r, &s, &ro), 0);

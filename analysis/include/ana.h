@@ -28,6 +28,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "decision.h"
 #include "fmt_results.h"
 
@@ -261,6 +263,8 @@ void ana_summary_print_effects(FILE *out, const fmt_results *r, const ana_summar
 void ana_summary_print_csv(FILE *out, const fmt_results *r, const ana_summary *s);
 void ana_summary_print_json(FILE *out, const fmt_results *r, const ana_summary *s,
                             const char *recommendation);
+/* The same as a JSON object, for a caller that adds to it (NULL: out of memory). */
+json_t *ana_summary_json(const fmt_results *r, const ana_summary *s, const char *recommendation);
 /* "vnodes=16 capacity_factor=1.25 ..." */
 void ana_point_describe(const fmt_results *r, size_t point_index, char *buf, size_t len);
 /* The same for the tunable (scenario = 0) or scenario (1) axes only; -1 = all. */

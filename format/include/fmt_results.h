@@ -70,6 +70,7 @@ typedef struct fmt_results {
   double slo_ms;           /* the sweep's own SLO; NaN when unknown */
   int32_t services;        /* a call graph's services, the front included (0: a single tier) */
   char front[ENG_NAME_MAX]; /* its front service's name: every figure in the file is that one's */
+  char service_names[ENG_MAX_SERVICES + 1][ENG_NAME_MAX]; /* the front first (services of them) */
   int64_t n_ticks;         /* columns of the /ticks datasets, the stored rows (0 when none) */
   char record[64];         /* root `record`: "full" (also when absent), "every=10ms", "summary" */
   int64_t row_ticks;       /* ticks per stored /ticks row: 1 at full, 0 at summary */
@@ -133,5 +134,21 @@ int fmt_bins_read(fmt_bins *b, const fmt_results *r, const char *metric, size_t 
 void fmt_bins_free(fmt_bins *b);
 /* 1 if /ticks/<metric> exists, 0 if not, -1 on error. */
 int fmt_metric_exists(const fmt_results *r, const char *metric);
+
+/* A call graph's per-service figures, run by run (r->runs order): cell[(i *
+ * n_fields + f) * n_services + k] is field fields[f] (fmt_service_field_name:
+ * "outcome", "attempts", "calls", ...) of service k (0: the front; its name
+ * r->service_names[k]) in run r->runs[i]; -1 where the run stores no /ticks
+ * rows. */
+typedef struct fmt_service_runs {
+  int32_t n_services, n_fields;
+  size_t n_runs;
+  int32_t *cell;
+} fmt_service_runs;
+/* 0 when read; 1 when the file keeps none (a single tier, record = summary:
+ * s left empty); -1 with a message. */
+int fmt_service_runs_read(fmt_service_runs *s, const fmt_results *r, const char *const *fields,
+                          int n_fields, char *err, size_t errlen);
+void fmt_service_runs_free(fmt_service_runs *s);
 
 #endif

@@ -46,6 +46,7 @@
 #include <zlib.h>
 
 #include "ana.h"
+#include "services.h"
 #include "fmt_store.h"
 #include "journal.h"
 #include "swp.h"
@@ -669,6 +670,14 @@ static void analyse(const fmt_results *res) {
   if (null) {
     ana_summary_print_table(null, res, &s);
     ana_summary_print_effects(null, res, &s);
+  }
+  ana_services svc; /* a call graph's per-service figures: read from /ticks, checked */
+  if (ana_services_compute(&svc, res, &s, err, sizeof err) == 0) {
+    if (null) ana_services_print_table(null, res, &s, &svc);
+    json_decref(ana_services_json(res, &s, &svc));
+    ana_services_free(&svc);
+  } else {
+    FUZZ_ASSERT(err[0] && !strchr(err, '\n'), "services error '%s'", err);
   }
   ana_reco rec;
   ana_reco_opts ro = {0.01, 0.99};
