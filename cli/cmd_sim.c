@@ -194,13 +194,14 @@ static void write_ticks_csv(const eng_run *run, const eng_config *cfg, FILE *f) 
   int32_t T = eng_run_ticks(run);
   const int32_t *cols[ENG_M_USER_FIRST];
   for (int m = 0; m < ENG_M_USER_FIRST; m++) cols[m] = eng_run_metric(run, m);
+  size_t st = 1;
   for (int32_t t = 0; t < T; t++) {
     fprintf(f, "%d,%g", t, t * cfg->tick_ms);
     for (int m = 0; m < ENG_M_USER_FIRST; m++) fprintf(f, ",%d", cols[m][t]);
     for (int32_t k = 0; k < S; k++) fprintf(f, ",%d", shardq[(size_t)t * (size_t)S + (size_t)k]);
     for (int32_t k = 1; k < NS; k++)
       for (int q = 0; q < ENG_SV_COUNT; q++)
-        fprintf(f, ",%d", eng_run_service_trace(run, k, (eng_service_trace)q)[t]);
+        fprintf(f, ",%d", eng_run_service_trace(run, k, (eng_service_trace)q, &st)[(size_t)t * st]);
     for (int l = 0; l < ENG_L_COUNT; l++) {
       double v = lat[l][t / wticks];
       if (isnan(v)) fputc(',', f); /* no request ended in the window */

@@ -49,6 +49,7 @@ void eng_graph_destroy(eng_graph_run *g) {
     free(g->svc[k].sh);
     free(g->svc[k].load);
     free(g->svc[k].tr);
+    free(g->svc[k].tx);
     eng_ring_free(&g->svc[k].ring);
   }
   for (int e = 0; e < ENG_MAX_EDGES; e++) {
@@ -154,8 +155,10 @@ static int service_prepare(eng_graph_run *g, int k, const eng_service *s, uint64
   v->error_rate = s->error_rate;
   v->at = s->at;
   free(v->tr);
-  v->tr = calloc((size_t)TR_COUNT * (size_t)g->ticks, sizeof *v->tr);
-  if (!v->tr) return -1;
+  free(v->tx);
+  v->tr = calloc((size_t)TR_RULE * (size_t)g->ticks, sizeof *v->tr);
+  v->tx = calloc((size_t)(TR_COUNT - TR_RULE) * (size_t)g->ticks, sizeof *v->tx);
+  if (!v->tr || !v->tx) return -1;
   return 0;
 }
 
@@ -347,9 +350,11 @@ static void shard_next(eng_graph_run *g, g_service *v, uint32_t shard) {
     int shed = x->cancelled; /* a hedge its caller cancelled: dropped, not counted */
     if (!shed && v->cfg->deadline_drop && x->deadline <= g->now) {
       v->sum.dropped++;
+      v->cur[TR_SHED]++;
       shed = 1;
     } else if (!shed && codel_sheds(v, s, g->now, g->now - x->sent)) {
       v->sum.shed++;
+      v->cur[TR_SHED]++;
       shed = 1;
     }
     if (shed) {
@@ -418,7 +423,11 @@ static void call_end(eng_graph_run *g, uint32_t ci, int ok) {
       eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, 1, 0);
     if (x->state == ST_SILENT) att_free(g, a); /* shed unanswered: nobody waits for it now */
   }
-  if (!ok) g->svc[g->edge[c->edge].cfg->to].sum.failed_calls++;
+  if (!ok) {
+    g_service *to = &g->svc[g->edge[c->edge].cfg->to];
+    to->sum.failed_calls++;
+    to->cur[TR_FAILED]++;
+  }
   call_free(g, ci);
   g_att *x = &g->at[p];
   if (!ok) x->failed = 1;
@@ -465,7 +474,10 @@ static int call_may_retry(eng_graph_run *g, uint32_t ci) {
   } else if (e->lim_kind) {
     ok = eng_limiter_may_retry(&e->lim[c->client], &e->lp, g->now, c->after_timeout);
   }
-  if (!ok) g->svc[e->cfg->to].sum.budget_refused++;
+  if (!ok) {
+    g->svc[e->cfg->to].sum.budget_refused++;
+    g->svc[e->cfg->to].cur[TR_BUDGET]++;
+  }
   return ok;
 }
 
@@ -536,6 +548,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
     if (e->lim_kind == ENG_LIMITER_SRE &&
         !eng_limiter_admit(l, &e->lp, g->now, eng_rng_uniform(&g->rng))) {
       v->sum.budget_refused++; /* adaptive throttling refuses locally: the call fails unsent */
+      v->cur[TR_BUDGET]++;
       call_stop(g, ci);
       return;
     }
@@ -549,6 +562,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
     if (rt.shard < 0) { /* every shard at its bounded-load cap */
       c->tries++;
       v->sum.rejected++;
+      v->cur[TR_REJ_ROUTER]++;
       call_failed(g, ci, ENG_FAIL_ROUTER, c->tries);
       return;
     }
@@ -558,11 +572,13 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   if (e->live && e->live[c->client] >= e->max_live) {
     /* the client's own concurrency limit (Envoy's max_requests) fails it at once */
     v->sum.breaker_refused++;
+    v->cur[TR_BREAKER]++;
     call_failed(g, ci, ENG_FAIL_OVERFLOW, c->tries);
     return;
   }
   if (e->brk && !eng_breaker_allow(edge_breaker(e, c->client, shard), &e->bp, g->now)) {
     v->sum.breaker_refused++;
+    v->cur[TR_BREAKER]++;
     if (ce->brk.breaker_reject == ENG_BREAKER_REJECT_FAIL) {
       if (e->lim_kind) eng_limiter_on_failure(&e->lim[c->client], &e->lp, g->now, c->tries > 1, 0);
       call_stop(g, ci);
@@ -573,7 +589,10 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   }
   v->sum.attempts++;
   v->cur[TR_ATT]++;
-  if (c->out) v->sum.retries++;
+  if (c->out) {
+    v->sum.retries++;
+    v->cur[TR_RETRY]++;
+  }
   else {
     c->out = 1; /* its first attempt that went out (an open breaker may have refused one) */
     v->sum.calls++;
@@ -590,6 +609,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
   int lost = v->cfg->outage.count && in_window(&v->cfg->outage, (double)g->now * g->c->tick_ms);
   if (!lost && s->busy >= v->cfg->workers && s->qlen >= v->q_cap) {
     v->sum.rejected++;
+    v->cur[TR_REJ_QUEUE]++;
     if (e->brk) attempt_heard(g, e, c->client, shard, g->now, 0);
     call_failed(g, ci, ENG_FAIL_REJECTED, c->tries);
     return;
@@ -622,6 +642,7 @@ static void call_send(eng_graph_run *g, uint32_t ci) {
     event_add(g, EV_HEDGE, ci, c->gen, c->tries, g->now + e->hedge_delay);
   if (lost) { /* an outage: nobody answers; its caller learns at its timeout */
     v->sum.lost++;
+    v->cur[TR_LOST]++;
     x->state = ST_SILENT;
     if (hedge_now) call_hedge(g, ci);
     return;
@@ -789,6 +810,7 @@ static void on_event(eng_graph_run *g, const g_event *e) {
     g_call *c = &g->cl[ci];
     const g_edge *ed = &g->edge[c->edge];
     g->svc[ed->cfg->to].sum.timeouts++;
+    g->svc[ed->cfg->to].cur[TR_TIMEOUT]++;
     copy_unlink(g, c, e->id); /* it goes on at its server; its answer is wasted */
     attempt_over(ed, c->client);
     if (ed->brk) attempt_heard(g, ed, c->client, x->shard, x->sent, 0);

@@ -59,7 +59,7 @@ void eng_graph_summarize(eng_graph_run *g, const eng_recovery_params *rule,
                          const eng_summary *front, int k, eng_service_summary *out);
 
 /* Service k's trace which (eng_service_trace) of the last run, or NULL. */
-const int32_t *eng_graph_trace(const eng_graph_run *g, int k, int which);
+const int32_t *eng_graph_trace(const eng_graph_run *g, int k, int which, size_t *stride);
 
 /* What a run of c's graph holds at most: its per-tick traces, and its
  * records (bytes), for eng_run_memory. */

@@ -78,6 +78,17 @@ enum {
   TR_NEW = ENG_SV_CALLS,
   TR_ATT = ENG_SV_ATTEMPTS,
   TR_WASTED = ENG_SV_WASTED,
+  TR_RULE = TR_WASTED + 1, /* the outcome rule's, kept a column each; the rest tick by tick */
+  TR_RETRY = ENG_SV_RETRIES,
+  TR_TIMEOUT = ENG_SV_TIMEOUTS,
+  TR_REJ_QUEUE = ENG_SV_REJECTED_QUEUE,
+  TR_REJ_ROUTER = ENG_SV_REJECTED_ROUTER,
+  TR_BREAKER = ENG_SV_REJECTED_BREAKER,
+  TR_BUDGET = ENG_SV_REJECTED_BUDGET,
+  TR_SHED = ENG_SV_SHED,
+  TR_LOST = ENG_SV_LOST,
+  TR_FAILED = ENG_SV_FAILED,
+  TR_IN_FLIGHT = ENG_SV_IN_FLIGHT,
   TR_COUNT = ENG_SV_COUNT
 };
 
@@ -93,7 +104,8 @@ typedef struct g_service {
   int32_t last_stage;
   int32_t bo_on;        /* in a brownout now */
   int32_t cur[TR_COUNT];
-  int32_t *tr;          /* TR_COUNT x ticks */
+  int32_t *tr;          /* TR_RULE x ticks (a column each: the outcome rule reads them) */
+  int32_t *tx;          /* ticks x (TR_COUNT - TR_RULE): one line of stores a tick */
   eng_service_summary sum;
   double busy_ticks;
 } g_service;

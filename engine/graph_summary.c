@@ -19,8 +19,11 @@ void eng_graph_tick_end(eng_graph_run *g, int32_t now, const int32_t *front_cur)
   for (int k = 1; k < g->n_svc; k++) {
     g_service *v = &g->svc[k];
     v->cur[TR_QUEUE] = v->queued;
+    v->cur[TR_IN_FLIGHT] = (int32_t)v->inflight;
     if (v->queued > v->sum.peak_queue) v->sum.peak_queue = v->queued;
-    for (int m = 0; m < TR_COUNT; m++) v->tr[(size_t)m * T + (size_t)now] = v->cur[m];
+    for (int m = 0; m < TR_RULE; m++) v->tr[(size_t)m * T + (size_t)now] = v->cur[m];
+    memcpy(v->tx + (size_t)now * (TR_COUNT - TR_RULE), v->cur + TR_RULE,
+           (TR_COUNT - TR_RULE) * sizeof *v->cur);
     memset(v->cur, 0, sizeof v->cur);
   }
 }
@@ -97,7 +100,9 @@ void eng_graph_memory(const eng_config *c, double ticks, double *traces, double 
   }
 }
 
-const int32_t *eng_graph_trace(const eng_graph_run *g, int k, int which) {
+const int32_t *eng_graph_trace(const eng_graph_run *g, int k, int which, size_t *stride) {
   if (k < 1 || k >= g->n_svc || which < 0 || which >= TR_COUNT) return NULL;
-  return g->svc[k].tr + (size_t)which * (size_t)g->ticks;
+  *stride = which < TR_RULE ? 1 : TR_COUNT - TR_RULE;
+  if (which < TR_RULE) return g->svc[k].tr + (size_t)which * (size_t)g->ticks;
+  return g->svc[k].tx + (which - TR_RULE);
 }

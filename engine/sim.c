@@ -2651,14 +2651,17 @@ int32_t eng_run_services(const eng_run *r) {
   return r->graph_on ? r->cfg->graph.n_services + 1 : 0;
 }
 
-const int32_t *eng_run_service_trace(const eng_run *r, int32_t k, eng_service_trace which) {
-  return r->graph_on ? eng_graph_trace(r->graph, k, which) : NULL;
+const int32_t *eng_run_service_trace(const eng_run *r, int32_t k, eng_service_trace which,
+                                     size_t *stride) {
+  return r->graph_on ? eng_graph_trace(r->graph, k, which, stride) : NULL;
 }
 
 eng_metric eng_service_trace_metric(eng_service_trace which) {
-  static const eng_metric mirror[ENG_SV_COUNT] = {ENG_M_QUEUE_DEPTH, ENG_M_SUCCESSES,
-                                                  ENG_M_NEW_REQUESTS, ENG_M_ATTEMPTS,
-                                                  ENG_M_WASTED};
+  static const eng_metric mirror[ENG_SV_COUNT] = {
+      ENG_M_QUEUE_DEPTH,   ENG_M_SUCCESSES,   ENG_M_NEW_REQUESTS, ENG_M_ATTEMPTS,
+      ENG_M_WASTED,        ENG_M_RETRIES,     ENG_M_TIMEOUTS,     ENG_M_REJ_QUEUE_FULL,
+      ENG_M_REJ_ROUTER,    ENG_M_REJ_BREAKER, ENG_M_REJ_BUDGET,   ENG_M_SHED,
+      ENG_M_LOST,          ENG_M_FAILED,      ENG_M_IN_FLIGHT};
   return (unsigned)which < ENG_SV_COUNT ? mirror[which] : ENG_M_COUNT;
 }
 
@@ -2673,13 +2676,14 @@ int eng_run_service_rows(const eng_run *r, int32_t k, eng_service_trace which, i
     memcpy(out, eng_run_metric(r, m), (size_t)rows * sizeof *out);
     return 0;
   }
-  const int32_t *tr = eng_run_service_trace(r, k, which);
+  size_t st = 1;
+  const int32_t *tr = eng_run_service_trace(r, k, which, &st);
   const int32_t every = r->row_every, T = r->ticks;
   const int sums = eng_metric_get_info(m)->sums;
   for (int32_t i = 0; i < rows; i++) {
     int32_t t0 = i * every, t1 = t0 + every < T ? t0 + every : T;
     int64_t v = 0;
-    for (int32_t t = t0; t < t1; t++) v = sums ? v + tr[t] : tr[t];
+    for (int32_t t = t0; t < t1; t++) v = sums ? v + tr[(size_t)t * st] : tr[(size_t)t * st];
     out[i] = v > INT32_MAX ? INT32_MAX : (int32_t)v;
   }
   return 0;

@@ -26,8 +26,8 @@
  *           u32 crc32(all of the above)
  *   record: u32 kind, u32 len, payload[len], u32 crc32(kind, len, payload)
  *   run (kind 0x53524E31): i64 run, i64 point, i32 replicate, i32 ticks,
- *           f64 wall_s, i32 thread, u32 wide_chunk_size[FMT_WIDE_COUNT],
- *           eng_summary, u32 chunk_size[19], the 19 chunks as stored in /ticks
+ *           f64 wall_s, i32 thread, u32 wide_chunk_size[] (one per fmt_wide
+ *           dataset the header gives a width, in fmt_wide order), eng_summary, u32 chunk_size[19], the 19 chunks as stored in /ticks
  *           (shuffle + deflate), back to back, then the fmt_wide chunks
  *           (shard queue depths, the service series; size 0: not recorded);
  *           every size 0: a run that stores no /ticks rows (refine's,
@@ -65,8 +65,11 @@
 #define K_ROWS 0x53524E41u
 #define K_GROUP 0x53524E47u
 #define R_WIDE 36 /* offset of a run record's wide_chunk_size[] */
-#define R_SUMMARY (R_WIDE + 4 * FMT_WIDE_COUNT)
-#define R_FIXED (R_SUMMARY + sizeof(eng_summary) + 4 * ENG_M_COUNT)
+/* A run record's summary and chunks follow the sizes of the wide chunks
+ * its journal records (no word for the others: a single tier's records
+ * are as short as before any wide chunk but the shard queues). */
+#define R_SUMMARY(j) (R_WIDE + 4 * (size_t)(j)->n_wide)
+#define R_FIXED(j) (R_SUMMARY(j) + sizeof(eng_summary) + 4 * ENG_M_COUNT)
 #define ROW_BYTES 12          /* an appended row: i64 point, i32 replicate */
 #define GROUP_MAX (64u << 20) /* a group image: /refine is a few KB per candidate */
 #define GROUP_NAMES 8
@@ -77,6 +80,7 @@ struct fmt_journal {
   int64_t n_runs;     /* the sweep's own runs */
   int64_t rows;       /* ... plus the rows appended so far */
   int32_t ticks, wide[FMT_WIDE_COUNT]; /* each fmt_wide chunk's width (0: none) */
+  int n_wide;                /* how many it records (width > 0) */
   uint64_t instance;
   int64_t *at;        /* per row: offset of its run's latest record, -1 none */
   int64_t at_cap;
@@ -188,6 +192,8 @@ static int journal_shape(fmt_journal *j, int64_t n_runs, int32_t ticks, const in
   j->n_runs = j->rows = n_runs;
   j->ticks = ticks;
   memcpy(j->wide, wide, sizeof j->wide);
+  j->n_wide = 0;
+  for (int w = 0; w < FMT_WIDE_COUNT; w++) j->n_wide += wide[w] > 0;
   return rows_reserve(j, n_runs > 0 ? n_runs : 1);
 }
 
@@ -358,7 +364,7 @@ static int header_check(fmt_journal *j, const char *h5path, const fmt_journal_id
 static uint64_t kind_bound(const fmt_journal *j, uint32_t kind) {
   switch (kind) {
   case K_RUN: {
-    uint64_t b = R_FIXED + (uint64_t)ENG_M_COUNT * fmt_chunk_bound((size_t)j->ticks);
+    uint64_t b = R_FIXED(j) + (uint64_t)ENG_M_COUNT * fmt_chunk_bound((size_t)j->ticks);
     for (int w = 0; w < FMT_WIDE_COUNT; w++)
       if (j->wide[w])
         b += fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, j->ticks) * (size_t)j->wide[w]);
@@ -389,14 +395,14 @@ static int64_t record_at(fmt_journal *j, int64_t off, int64_t size, uint32_t *ki
   *run = -1;
   if (head[0] != K_RUN) return 12 + (int64_t)len;
   const uint8_t *p = j->buf + 8;
-  if (len < R_FIXED) return 0;
+  if (len < R_FIXED(j)) return 0;
   int64_t r;
   memcpy(&r, p, 8);
   if (r < 0 || r >= j->rows) return 0;
   size_t bound1 = fmt_chunk_bound((size_t)j->ticks), sum = 0;
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs;
-    memcpy(&cs, p + R_FIXED - 4 * ENG_M_COUNT + 4 * m, 4);
+    memcpy(&cs, p + R_FIXED(j) - 4 * ENG_M_COUNT + 4 * m, 4);
     if (cs > bound1) return 0; /* 0: a metric the sweep does not record */
     sum += cs;
   }
@@ -404,16 +410,16 @@ static int64_t record_at(fmt_journal *j, int64_t off, int64_t size, uint32_t *ki
    * rows (sum 0: one that stores none, refine's; fmt__record_check says
    * which may), none of the others. */
   int rows = sum != 0;
-  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+  for (int w = 0, slot = 0; w < FMT_WIDE_COUNT; w++) {
+    if (!j->wide[w]) continue;
     uint32_t cs;
-    memcpy(&cs, p + R_WIDE + 4 * w, 4);
-    if (cs && !j->wide[w]) return 0;
-    if (!cs && j->wide[w] && rows) return 0;
+    memcpy(&cs, p + R_WIDE + 4 * slot++, 4);
+    if ((cs != 0) != rows) return 0;
     if (cs > fmt_chunk_bound((size_t)fmt_wide_rows((fmt_wide)w, j->ticks) * (size_t)j->wide[w]))
       return 0;
     sum += cs;
   }
-  if (R_FIXED + sum != len) return 0;
+  if (R_FIXED(j) + sum != len) return 0;
   *run = r;
   return 12 + (int64_t)len;
 }
@@ -602,18 +608,19 @@ int fmt_journal_read(fmt_journal *j, int64_t run, fmt_run_record *rec, uint8_t *
   memcpy(&rec->ticks, p + 20, 4);
   memcpy(&rec->wall_s, p + 24, 8);
   memcpy(&rec->thread, p + 32, 4);
-  memcpy(&rec->summary, p + R_SUMMARY, sizeof(eng_summary));
-  size_t at = R_FIXED;
+  memcpy(&rec->summary, p + R_SUMMARY(j), sizeof(eng_summary));
+  size_t at = R_FIXED(j);
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs;
-    memcpy(&cs, p + R_FIXED - 4 * ENG_M_COUNT + 4 * m, 4);
+    memcpy(&cs, p + R_FIXED(j) - 4 * ENG_M_COUNT + 4 * m, 4);
     rec->chunk[m] = p + at;
     rec->chunk_size[m] = cs;
     at += cs;
   }
-  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+  for (int w = 0, slot = 0; w < FMT_WIDE_COUNT; w++) {
+    if (!j->wide[w]) continue;
     uint32_t cs;
-    memcpy(&cs, p + R_WIDE + 4 * w, 4);
+    memcpy(&cs, p + R_WIDE + 4 * slot++, 4);
     if (!cs) continue;
     rec->wide_chunk[w] = p + at;
     rec->wide_chunk_size[w] = cs;
@@ -740,9 +747,9 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
                (long long)rec->run, (long long)j->rows);
     return -1;
   }
-  size_t len = R_FIXED;
+  size_t len = R_FIXED(j);
   for (int m = 0; m < ENG_M_COUNT; m++) len += rec->chunk_size[m];
-  int rows = len > R_FIXED, fits = 1;
+  int rows = len > R_FIXED(j), fits = 1;
   for (int w = 0; w < FMT_WIDE_COUNT; w++) {
     len += rec->wide_chunk_size[w];
     if ((rec->wide_chunk_size[w] != 0) != (j->wide[w] && rows)) fits = 0;
@@ -763,15 +770,16 @@ int fmt_journal_append(fmt_journal *j, const fmt_run_record *rec, char *err, siz
   PUT(p, 20, rec->ticks);
   PUT(p, 24, rec->wall_s);
   PUT(p, 32, rec->thread);
-  for (int w = 0; w < FMT_WIDE_COUNT; w++) {
+  for (int w = 0, slot = 0; w < FMT_WIDE_COUNT; w++) {
+    if (!j->wide[w]) continue;
     uint32_t cs = (uint32_t)rec->wide_chunk_size[w];
-    PUT(p, R_WIDE + 4 * (size_t)w, cs);
+    PUT(p, R_WIDE + 4 * (size_t)slot++, cs);
   }
-  memcpy(p + R_SUMMARY, &rec->summary, sizeof(eng_summary));
-  size_t at = R_FIXED;
+  memcpy(p + R_SUMMARY(j), &rec->summary, sizeof(eng_summary));
+  size_t at = R_FIXED(j);
   for (int m = 0; m < ENG_M_COUNT; m++) {
     uint32_t cs = (uint32_t)rec->chunk_size[m];
-    PUT(p, R_FIXED - 4 * ENG_M_COUNT + 4 * (size_t)m, cs);
+    PUT(p, R_FIXED(j) - 4 * ENG_M_COUNT + 4 * (size_t)m, cs);
     if (cs) memcpy(p + at, rec->chunk[m], rec->chunk_size[m]); /* none stored: NULL */
     at += rec->chunk_size[m];
   }

@@ -24,8 +24,12 @@ const char *const fmt_run_coord_names[FMT_RUN_COORDS] = {"point", "replicate", "
 /* In fmt_wide order; the service series are named service_<the metric
  * each mirrors> (eng_service_trace_metric; test_format checks it). */
 static const char *const wide_names[FMT_WIDE_COUNT] = {
-    FMT_TICKS_SHARD_QUEUES, "service_queue_depth", "service_successes", "service_new_requests",
-    "service_attempts",     "service_wasted",      "service_summary"};
+    FMT_TICKS_SHARD_QUEUES,           "service_queue_depth",     "service_successes",
+    "service_new_requests",           "service_attempts",        "service_wasted",
+    "service_retries",                "service_timeouts",        "service_rejected_queue_full",
+    "service_rejected_router",        "service_rejected_breaker", "service_rejected_budget",
+    "service_shed",                   "service_lost",            "service_failed_requests",
+    "service_in_flight",              "service_summary"};
 
 static const char *const service_fields[FMT_SERVICE_FIELDS] = {
     "outcome", "recovery_ms", "calls",          "attempts",     "retries",

@@ -190,11 +190,20 @@ assert s.shape == (12, len(fields), 4), s.shape
 F = {f: s[:, i, :] for i, f in enumerate(fields)}
 assert (F["outcome"][:, 0] == t["outcome"][:]).all(), "the front's outcome is the run's"
 assert (F["attempts"][:, 0] == full["runs"]["attempts"]).all(), "the front's attempts are the run's"
-for series, field in [("service_attempts", "attempts"), ("service_successes", "successes"),
-                      ("service_new_requests", "calls"), ("service_wasted", "wasted")]:
+sums = {"service_attempts": F["attempts"], "service_successes": F["successes"],
+        "service_new_requests": F["calls"], "service_wasted": F["wasted"],
+        "service_retries": F["retries"], "service_timeouts": F["timeouts"],
+        "service_failed_requests": F["failed_calls"], "service_lost": F["lost"],
+        "service_shed": F["dropped"] + F["shed"],
+        "service_rejected_budget": F["budget_refused"],
+        "service_rejected_breaker": F["breaker_refused"]}
+for series, want in sums.items():
     for f in (full, every):
         got = f["ticks"][series][:].sum(axis=1)
-        assert (got == F[field]).all(), (f.filename, series, got[0], F[field][0])
+        assert (got[:, 1:] == want[:, 1:]).all(), (f.filename, series, got[0], want[0])
+rej = t["service_rejected_queue_full"][:].sum(axis=1) + t["service_rejected_router"][:].sum(axis=1)
+assert (rej[:, 1:] == F["rejected"][:, 1:]).all()
+assert (t["service_in_flight"][:, :, 1:] >= t["service_queue_depth"][:, :, 1:]).all()
 assert (t["service_attempts"][:, :, 0] == t["attempts"][:]).all(), "front series = its metric"
 assert (t["service_queue_depth"][:, :, 0] == t["queue_depth"][:]).all()
 # the amplification chain: attempts at each service per front request, db behind mid

@@ -331,9 +331,22 @@ typedef enum eng_service_trace {
   ENG_SV_CALLS,     /* new_requests: calls made to it (first attempts) */
   ENG_SV_ATTEMPTS,  /* attempts: first attempts and retries */
   ENG_SV_WASTED,    /* wasted: work finished after its caller gave up */
+  ENG_SV_RETRIES,   /* retries: attempts after a call's first (hedged copies too) */
+  ENG_SV_TIMEOUTS,  /* timeouts: attempts its callers gave up at a timeout or deadline */
+  ENG_SV_REJECTED_QUEUE,   /* rejected_queue_full: refused by a full queue */
+  ENG_SV_REJECTED_ROUTER,  /* rejected_router: every shard at its bounded-load cap */
+  ENG_SV_REJECTED_BREAKER, /* rejected_breaker: its callers' open breakers, concurrency limits */
+  ENG_SV_REJECTED_BUDGET,  /* rejected_budget: its callers' retry limiters */
+  ENG_SV_SHED,      /* shed: dropped unserved (deadline drop, controlled delay) */
+  ENG_SV_LOST,      /* lost: sent during an outage */
+  ENG_SV_FAILED,    /* failed_requests: calls to it that failed after their retries */
+  ENG_SV_IN_FLIGHT, /* in_flight: attempts it holds, in service and queued */
   ENG_SV_COUNT
 } eng_service_trace;
-const int32_t *eng_run_service_trace(const eng_run *run, int32_t k, eng_service_trace which);
+/* ... as a pointer to its first tick and the stride between ticks (the
+ * traces the outcome rule reads are contiguous, the others interleaved). */
+const int32_t *eng_run_service_trace(const eng_run *run, int32_t k, eng_service_trace which,
+                                     size_t *stride);
 /* The metric a service trace mirrors (its name, units and whether it
  * sums over a row's ticks or holds its last tick's level). */
 eng_metric eng_service_trace_metric(eng_service_trace which);

@@ -22,7 +22,7 @@ import zlib
 MAGIC = b"SSWJRN4\0"
 K_RUN = 0x53524E31
 METRICS = 24  # ENG_M_COUNT
-WIDE = 7  # FMT_WIDE_COUNT: shard queues, five service series, the service summary
+WIDE = 17  # FMT_WIDE_COUNT: shard queues, 15 service series, the service summary
 
 
 def header(b):
@@ -71,7 +71,7 @@ def main():
     cmd, path = sys.argv[1], sys.argv[2]
     b = open(path, "rb").read()
     h = header(b)
-    summary_at = 36 + 4 * WIDE
+    summary_at = 36 + 4 * sum(1 for w in h["wide"] if w > 0)  # a size per recorded wide chunk
     fixed = summary_at + h["ssize"] + 4 * METRICS
     if cmd == "info":
         kinds = {}
