@@ -10,6 +10,14 @@
 
 /* ---- worker.c: one computing thread ---- */
 
+/* The shapes of the fmt_wide matrices: shard queues (rows x shards), the
+ * service series (rows x services, all fifteen alike), the service summary
+ * (fields x services). An encoder is sized by its shape. */
+enum { DRV_WIDE_SHAPES = 3 };
+static inline int drv_wide_shape(int w) {
+  return w == FMT_WIDE_SHARD_QUEUES ? 0 : w == FMT_WIDE_SERVICE_SUMMARY ? 2 : 1;
+}
+
 /* Its engine run, its configuration cache and its encoded chunks. */
 typedef struct drv_worker {
   eng_run *run;
@@ -22,12 +30,13 @@ typedef struct drv_worker {
   uint8_t *arena;     /* the run's encoded chunks back to back (compressed sizes only) */
   size_t bound, arena_cap;
   /* The fmt_wide matrices (sources with wide[w] > 0), made on first use:
-   * one padded ticks x width matrix (the widest), and per matrix its
-   * encoder and encoding. */
+   * one padded ticks x width matrix (the widest), an encoder per shape
+   * (drv_wide_shape: the service series all share one) and per matrix its
+   * encoding. */
   int32_t *wide_padded;
   size_t wide_padded_n;
   int32_t *wide_series; /* one service's series, ticks values */
-  fmt_chunk_encoder *wide_encoder[FMT_WIDE_COUNT];
+  fmt_chunk_encoder *wide_encoder[DRV_WIDE_SHAPES];
   uint8_t *wide_tmp[FMT_WIDE_COUNT];
 } drv_worker;
 

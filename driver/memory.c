@@ -49,12 +49,16 @@ double drv_worker_memory(int32_t ticks, const int32_t *wide) {
    * touched only for points with a shorter horizon than the file's: not
    * counted. */
   double b = one + DRV_DEFLATE_BYTES + one * DRV_COMPRESSED_SHARE * (1 + ENG_M_COUNT);
-  /* Each fmt_wide matrix (ticks x width): padded (always written),
-   * shuffled, and its encoding, with an encoder of its own. */
-  for (int w = 0; wide && w < FMT_WIDE_COUNT; w++)
-    if (wide[w] > 0)
-      b += (double)fmt_wide_rows((fmt_wide)w, ticks) * sizeof(int32_t) * wide[w] *
-               (2 + DRV_COMPRESSED_SHARE) + DRV_DEFLATE_BYTES;
+  /* Each fmt_wide matrix (rows x width): its encoding, and per shape
+   * (drv_wide_shape) the padded matrix, the encoder's shuffle buffer and
+   * its deflate state. */
+  int shape_seen[DRV_WIDE_SHAPES] = {0};
+  for (int w = 0; wide && w < FMT_WIDE_COUNT; w++) {
+    if (wide[w] <= 0) continue;
+    double cells = (double)fmt_wide_rows((fmt_wide)w, ticks) * sizeof(int32_t) * wide[w];
+    b += cells * DRV_COMPRESSED_SHARE;
+    if (!shape_seen[drv_wide_shape(w)]++) b += cells * 2 + DRV_DEFLATE_BYTES;
+  }
   return b;
 }
 

@@ -35,10 +35,8 @@ void drv_worker_free(drv_worker *w) {
   free(w->arena);
   free(w->wide_padded);
   free(w->wide_series);
-  for (int k = 0; k < FMT_WIDE_COUNT; k++) {
-    fmt_chunk_encoder_destroy(w->wide_encoder[k]);
-    free(w->wide_tmp[k]);
-  }
+  for (int k = 0; k < DRV_WIDE_SHAPES; k++) fmt_chunk_encoder_destroy(w->wide_encoder[k]);
+  for (int k = 0; k < FMT_WIDE_COUNT; k++) free(w->wide_tmp[k]);
   memset(w, 0, sizeof *w);
 }
 
@@ -107,16 +105,15 @@ static int encode_wide(drv_worker *w, const drv_source *src, int32_t rows, fmt_r
       w->wide_padded_n = w->wide_padded ? n : 0;
     }
     if (!w->wide_series) w->wide_series = malloc((T ? T : 1) * sizeof *w->wide_series);
-    if (!w->wide_encoder[k]) {
-      w->wide_encoder[k] = fmt_chunk_encoder_create(n);
-      w->wide_tmp[k] = malloc(bound);
-    }
-    if (!w->wide_padded || !w->wide_series || !w->wide_encoder[k] || !w->wide_tmp[k]) {
+    fmt_chunk_encoder **enc = &w->wide_encoder[drv_wide_shape(k)];
+    if (!*enc) *enc = fmt_chunk_encoder_create(n);
+    if (!w->wide_tmp[k]) w->wide_tmp[k] = malloc(bound);
+    if (!w->wide_padded || !w->wide_series || !*enc || !w->wide_tmp[k]) {
       swp_seterr(msg, msglen, "out of memory for /ticks/%s", fmt_wide_name((fmt_wide)k));
       return -1;
     }
     if (wide_fill(w, (fmt_wide)k, width, rows, w->wide_padded, msg, msglen)) return -1;
-    size_t len = fmt_chunk_encode(w->wide_encoder[k], w->wide_padded, w->wide_tmp[k], bound);
+    size_t len = fmt_chunk_encode(*enc, w->wide_padded, w->wide_tmp[k], bound);
     if (!len) {
       swp_seterr(msg, msglen, "compressing /ticks/%s failed", fmt_wide_name((fmt_wide)k));
       return -1;
