@@ -19,7 +19,7 @@
 #include "textsafe.h"
 
 enum { F_OUTCOME, F_ATTEMPTS, F_CALLS, F_COUNT };
-static const char *const fields[F_COUNT] = {"outcome", "attempts", "calls"};
+const char *const ana_service_fields[ANA_SERVICE_FIELDS] = {"outcome", "attempts", "calls"};
 
 void ana_services_free(ana_services *v) {
   free(v->stats);
@@ -31,8 +31,18 @@ int ana_services_compute(ana_services *v, const fmt_results *r, const ana_summar
   memset(v, 0, sizeof *v);
   if (r->services <= 0) return 0;
   fmt_service_runs sr;
-  int rc = fmt_service_runs_read(&sr, r, fields, F_COUNT, err, errlen);
+  int rc = fmt_service_runs_read(&sr, r, ana_service_fields, ANA_SERVICE_FIELDS, err, errlen);
   if (rc) return rc < 0 ? -1 : 0; /* 1: the file keeps none */
+  rc = ana_services_from(v, r, s, &sr, err, errlen);
+  fmt_service_runs_free(&sr);
+  return rc;
+}
+
+int ana_services_from(ana_services *v, const fmt_results *r, const ana_summary *s,
+                      const fmt_service_runs *srp, char *err, size_t errlen) {
+  memset(v, 0, sizeof *v);
+  const fmt_service_runs sr = *srp;
+  int rc;
   size_t K = (size_t)sr.n_services, P = r->n_points;
   v->n_services = sr.n_services;
   v->n_points = P;
@@ -77,7 +87,6 @@ done:
   free(at);
   free(start);
   free(runs);
-  fmt_service_runs_free(&sr);
   if (rc) ana_services_free(v);
   return rc;
 }

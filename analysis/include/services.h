@@ -26,9 +26,17 @@ typedef struct ana_services {
   ana_service_stats *stats; /* [point index * n_services + service] */
 } ana_services;
 
+/* The fields ana_services_from reads, in this order (fmt_service_runs_read). */
+#define ANA_SERVICE_FIELDS 3
+extern const char *const ana_service_fields[ANA_SERVICE_FIELDS]; /* outcome attempts calls */
+
 /* 0 (v empty for a file without per-service figures), or -1 with a message. */
 int ana_services_compute(ana_services *v, const fmt_results *r, const ana_summary *s, char *err,
                          size_t errlen);
+/* The same from figures already read with ana_service_fields (runs with
+ * calls of the front <= 0 carry none). */
+int ana_services_from(ana_services *v, const fmt_results *r, const ana_summary *s,
+                      const fmt_service_runs *sr, char *err, size_t errlen);
 void ana_services_free(ana_services *v);
 /* In the summary's point order; nothing for an empty v. */
 void ana_services_print_table(FILE *out, const fmt_results *r, const ana_summary *s,
